@@ -1,0 +1,161 @@
+"""The purge's activities: one pydantic input, one output, plain `def` on the worker's pool."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+
+from pyiceberg.io import FileIO, load_file_io
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.bulk_delete import ObjectStore
+from activities.chunk_deleter import ChunkJob
+from activities.finalizer import finalize, finalized_before
+from activities.locations import LocationGuard
+from activities.plan_model import Plan
+from activities.planner import build_plan
+from activities.settings import ActivitySettings
+from activities.state_store import StateStore
+from workflows.constants import CHUNK_ACTIVITY, ERROR_STATE_LOCATION, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from workflows.counts import Category, FileCounts, SkipReason
+from workflows.request import PurgeRequest
+from workflows.status import PlannedTotals
+from workflows.steps import (
+    ChunkCheckpoint,
+    ChunkInput,
+    ChunkResult,
+    FinalizeInput,
+    FinalizeResult,
+    PlanInput,
+    PlanSummary,
+)
+
+log = logging.getLogger(__name__)
+_PLAN_CACHE_SIZE = 8
+
+
+def _table_io(request: PurgeRequest) -> FileIO:
+    return load_file_io(request.file_io_properties, request.metadata_location)
+
+
+class PurgeActivities:
+    def __init__(self, settings: ActivitySettings) -> None:
+        self._settings = settings
+        self._state = StateStore(settings.state_location, settings.state_properties)
+        self._plans: OrderedDict[str, Plan] = OrderedDict()
+        self._plans_lock = threading.Lock()
+
+    @property
+    def all(self) -> list[object]:
+        return [self.plan_purge, self.delete_content_chunk, self.finalize_purge]
+
+    @activity.defn(name=PLAN_ACTIVITY)
+    def plan_purge(self, step: PlanInput) -> PlanSummary:
+        request = step.request
+        log.info("planning %s (%s)", step.purge_id, request.table_name)
+        plan = build_plan(step.purge_id, request, _table_io(request), self._settings.sizing, activity.heartbeat)
+        plan_uri = self._state.uri(step.purge_id, activity.info().workflow_run_id, "plan.json")
+        try:
+            self._state.write(plan_uri, plan, compress=True)
+        except OSError as error:
+            raise ApplicationError(
+                f"cannot write the plan to the state location {self._state.location}: {type(error).__name__}",
+                type=ERROR_STATE_LOCATION,
+            ) from None
+        return PlanSummary(
+            plan_location=plan_uri,
+            chunk_count=len(plan.chunks),
+            planned=_totals(plan),
+            gc_enabled=plan.gc_enabled,
+            planning_counts=_foreign_counts(plan),
+        )
+
+    @activity.defn(name=CHUNK_ACTIVITY)
+    def delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
+        details = activity.info().heartbeat_details
+        checkpoint = ChunkCheckpoint.model_validate(details[0]) if details else ChunkCheckpoint()
+        plan = self._plan(step.plan_location)
+        options = step.request.options
+        with ObjectStore(step.request.file_io_properties, options.concurrency) as store:
+            job = ChunkJob(
+                plan=plan,
+                plan_uri=step.plan_location,
+                chunk_index=step.chunk_index,
+                io=_table_io(step.request),
+                store=store,
+                state=self._state,
+                guard=LocationGuard(plan.locations, options.location_guard),
+                dry_run=options.dry_run,
+                heartbeat=activity.heartbeat,
+            )
+            return job.run(checkpoint)
+
+    @activity.defn(name=FINALIZE_ACTIVITY)
+    def finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
+        raw = self._state.read(step.plan_location)
+        if raw is None:
+            done = finalized_before(self._state, step.plan_location)
+            if done is None:
+                raise ApplicationError(
+                    f"plan object missing at {step.plan_location}; was the state location cleaned?",
+                    type=ERROR_STATE_LOCATION,
+                    non_retryable=True,
+                )
+            return done
+        plan = Plan.model_validate_json(raw)
+        options = step.request.options
+        with ObjectStore(step.request.file_io_properties, options.concurrency) as store:
+            result = finalize(
+                plan,
+                step.plan_location,
+                step.chunk_count,
+                store,
+                self._state,
+                options.dry_run,
+                step.keep_metadata_chain,
+                step.counts_so_far,
+                activity.heartbeat,
+            )
+        with self._plans_lock:
+            self._plans.pop(step.plan_location, None)
+        return result
+
+    def _plan(self, uri: str) -> Plan:
+        with self._plans_lock:
+            if uri in self._plans:
+                self._plans.move_to_end(uri)
+                return self._plans[uri]
+        raw = self._state.read(uri)
+        if raw is None:
+            raise ApplicationError(
+                f"plan object missing at {uri}; was the state location cleaned?",
+                type=ERROR_STATE_LOCATION,
+                non_retryable=True,
+            )
+        plan = Plan.model_validate_json(raw)
+        with self._plans_lock:
+            self._plans[uri] = plan
+            while len(self._plans) > _PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
+        return plan
+
+
+def _totals(plan: Plan) -> PlannedTotals:
+    manifests = [manifest for chunk in plan.chunks for manifest in chunk]
+    return PlannedTotals(
+        content_files=sum(manifest.file_count for manifest in manifests),
+        manifests=len(manifests),
+        manifest_lists=len(plan.manifest_lists),
+        metadata_files=len(plan.previous_metadata_files) + (1 if plan.current_metadata_file else 0),
+        statistics_files=len(plan.statistics_files),
+    )
+
+
+def _foreign_counts(plan: Plan) -> FileCounts:
+    counts = FileCounts()
+    for file in plan.foreign_files:
+        bucket = counts.of(Category(file.category))
+        bucket.skipped[SkipReason.FOREIGN_LOCATION] = bucket.skipped.get(SkipReason.FOREIGN_LOCATION, 0) + 1
+    return counts

@@ -1,0 +1,48 @@
+"""A boto3 S3 client built from PyIceberg FileIO properties (the request's, never logged)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+# PyIceberg accepts both spellings; the s3.* one wins, as in PyIceberg.
+_KEYS = {
+    "endpoint_url": ("s3.endpoint",),
+    "aws_access_key_id": ("s3.access-key-id", "client.access-key-id"),
+    "aws_secret_access_key": ("s3.secret-access-key", "client.secret-access-key"),
+    "aws_session_token": ("s3.session-token", "client.session-token"),
+    "region_name": ("s3.region", "client.region"),
+}
+
+
+def _first(properties: dict[str, str], names: tuple[str, ...]) -> str | None:
+    return next((properties[name] for name in names if properties.get(name)), None)
+
+
+def s3_client(properties: dict[str, str], max_connections: int, max_attempts: int = 8) -> S3Client:
+    arguments = {name: _first(properties, keys) for name, keys in _KEYS.items()}
+    virtual = properties.get("s3.force-virtual-addressing", "false").lower() == "true"
+    config = Config(
+        retries={"mode": "standard", "max_attempts": max_attempts},
+        max_pool_connections=max_connections,
+        connect_timeout=10,
+        read_timeout=60,
+        s3={"addressing_style": "virtual" if virtual else "path"},
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+    )
+    session = boto3.session.Session()
+    return session.client(
+        "s3",
+        config=config,
+        region_name=arguments["region_name"] or "us-east-1",
+        endpoint_url=arguments["endpoint_url"],
+        aws_access_key_id=arguments["aws_access_key_id"],
+        aws_secret_access_key=arguments["aws_secret_access_key"],
+        aws_session_token=arguments["aws_session_token"],
+    )

@@ -1,0 +1,125 @@
+"""The `icepurge` command line: run a worker, start and follow purges."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from api.client import PurgeClient, PurgeNotFoundError
+from worker.connect import connect
+from worker.settings import TemporalSettings
+from workflows.status import TERMINAL_STATES, PurgeState, PurgeStatus
+from workflows.validation import InvalidPurgeRequestError
+
+app = typer.Typer(help="icepurge: durable purges of dropped Iceberg tables.", no_args_is_help=True)
+purge = typer.Typer(help="Start and follow purges.", no_args_is_help=True)
+app.add_typer(purge, name="purge")
+console = Console(stderr=True)
+
+EXIT_CODES = {
+    PurgeState.SUCCEEDED: 0,
+    PurgeState.SUCCEEDED_WITH_ERRORS: 3,
+    PurgeState.FAILED: 4,
+    PurgeState.CANCELLED: 5,
+}
+
+
+async def _client() -> PurgeClient:
+    settings = TemporalSettings()
+    return PurgeClient(await connect(settings), settings.task_queue)
+
+
+@app.command()
+def worker() -> None:
+    """Run a worker (configured by ICEPURGE_* environment variables) until SIGINT/SIGTERM."""
+    from worker.run import serve
+    from worker.settings import WorkerSettings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    asyncio.run(serve(WorkerSettings()))  # type: ignore[call-arg]  # state_location comes from the env
+
+
+@purge.command("start")
+def start(request_file: Path = typer.Argument(..., help="Request JSON file, or - for stdin.")) -> None:
+    """Start a purge (or attach to the running one for the same table snapshot); prints its id."""
+    text = sys.stdin.read() if str(request_file) == "-" else request_file.read_text()
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        console.print(f"[red]request is not valid JSON: {error}[/red]")
+        raise typer.Exit(2) from None
+
+    async def go() -> str:
+        return await (await _client()).start(raw)
+
+    try:
+        print(asyncio.run(go()))
+    except InvalidPurgeRequestError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+
+
+@purge.command("status")
+def status(purge_id: str) -> None:
+    """Print a purge's status as JSON."""
+
+    async def go() -> PurgeStatus:
+        return await (await _client()).status(purge_id)
+
+    try:
+        print(asyncio.run(go()).model_dump_json(indent=2))
+    except PurgeNotFoundError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+
+
+@purge.command("watch")
+def watch(purge_id: str, interval: float = typer.Option(1.0, help="Seconds between polls.")) -> None:
+    """Follow a purge with a live progress bar; the exit code tells the final state."""
+
+    async def go() -> PurgeStatus:
+        client = await _client()
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]} files/s"),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=console) as bar:
+            task = bar.add_task(purge_id, total=None, rate="-")
+            while True:
+                current = await client.status(purge_id)
+                bar.update(
+                    task,
+                    description=f"{current.state.value:<21} {current.table}",
+                    completed=current.files_done,
+                    total=current.files_total or None,
+                    rate=f"{current.rate_files_per_second or 0:.0f}",
+                )
+                if current.state in TERMINAL_STATES:
+                    return current
+                await asyncio.sleep(interval)
+
+    try:
+        final = asyncio.run(go())
+    except PurgeNotFoundError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"{final.state.value}: {final.files_done} files; report at {final.report_location}")
+    raise typer.Exit(EXIT_CODES.get(final.state, 1))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

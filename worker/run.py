@@ -1,0 +1,49 @@
+"""Runs a worker until asked to stop (SIGINT/SIGTERM), finishing or handing back what it holds."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from concurrent.futures import ThreadPoolExecutor
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from activities.purge_activities import PurgeActivities
+from worker.connect import connect
+from worker.settings import WorkerSettings
+from workflows.purge_table import PurgeTableWorkflow
+
+log = logging.getLogger(__name__)
+
+
+def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecutor) -> Worker:
+    activities = PurgeActivities(settings.activity_settings())
+    return Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[PurgeTableWorkflow],
+        activities=activities.all,
+        activity_executor=pool,
+        max_concurrent_activities=settings.max_concurrent_activities,
+        workflow_runner=SandboxedWorkflowRunner(
+            restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "pydantic_core")
+        ),
+    )
+
+
+async def serve(settings: WorkerSettings) -> None:
+    client = await connect(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    # Sync activities need a thread each, so the pool matches the activity slots.
+    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+        worker = build_worker(client, settings, pool)
+        async with worker:
+            log.info("icepurge worker polling %s on %s", settings.task_queue, settings.temporal_address)
+            await stop.wait()
+            log.info("icepurge worker stopping")

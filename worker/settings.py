@@ -1,0 +1,37 @@
+"""Worker configuration from environment variables (ICEPURGE_*) or a .env file."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from activities.planner import ChunkSizing
+from activities.settings import ActivitySettings
+from workflows.constants import TASK_QUEUE
+
+
+class TemporalSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ICEPURGE_", env_file=".env", extra="ignore")
+
+    temporal_address: str = Field("127.0.0.1:7233", description="Temporal frontend host:port.")
+    temporal_namespace: str = "default"
+    task_queue: str = TASK_QUEUE
+
+
+class WorkerSettings(TemporalSettings):
+    state_location: str = Field(
+        description="Where plans and reports are kept: s3://bucket/prefix or file:///dir."
+    )
+    state_io_properties: dict[str, str] = Field(
+        default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
+    )
+    chunk_target_files: int = Field(5_000, ge=1)
+    chunk_max_manifests: int = Field(200, ge=1)
+    max_concurrent_activities: int = Field(8, ge=1, le=256)
+
+    def activity_settings(self) -> ActivitySettings:
+        return ActivitySettings(
+            state_location=self.state_location,
+            state_properties=self.state_io_properties,
+            sizing=ChunkSizing(target_files=self.chunk_target_files, max_manifests=self.chunk_max_manifests),
+        )

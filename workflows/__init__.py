@@ -1,0 +1,1 @@
+"""Deterministic orchestration of a purge: the contract and the PurgeTable workflow."""

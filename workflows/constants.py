@@ -1,0 +1,35 @@
+"""Names shared by every process that talks to icepurge's workflows; kept in one place."""
+
+from typing import Final
+
+WORKFLOW_TYPE: Final = "PurgeTable"
+TASK_QUEUE: Final = "icepurge"
+WORKFLOW_ID_PREFIX: Final = "icepurge-"
+STATUS_QUERY: Final = "status"
+
+PLAN_ACTIVITY: Final = "plan_purge"
+CHUNK_ACTIVITY: Final = "delete_content_chunk"
+FINALIZE_ACTIVITY: Final = "finalize_purge"
+
+# Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
+SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
+    ("PurgeState", "Keyword"),
+    ("PurgeCatalog", "Keyword"),
+    ("PurgeNamespace", "Keyword"),
+    ("PurgeTable", "Keyword"),
+    ("PurgeRequestedBy", "Keyword"),
+    ("PurgeFilesTotal", "Int"),
+    ("PurgeFilesDeleted", "Int"),
+    ("PurgeFilesFailed", "Int"),
+)
+
+# Failure types the workflow and clients recognise (ApplicationError.type).
+ERROR_INVALID_REQUEST: Final = "InvalidPurgeRequest"
+ERROR_METADATA_NOT_FOUND: Final = "MetadataNotFound"
+ERROR_METADATA_ACCESS_DENIED: Final = "MetadataAccessDenied"
+ERROR_METADATA_CORRUPT: Final = "MetadataCorrupt"
+ERROR_UNSUPPORTED_FORMAT: Final = "UnsupportedFormatVersion"
+ERROR_STATE_LOCATION: Final = "StateLocationUnavailable"
+
+# Bounded so that status and results stay far below Temporal's payload limits.
+FAILURE_SAMPLE_SIZE: Final = 20

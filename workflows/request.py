@@ -1,0 +1,81 @@
+"""The purge request: the JSON contract a catalog in any language sends to start a purge."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SUPPORTED_SCHEMES = frozenset(
+    {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs", "file", "hdfs", "viewfs", "oss"}
+)
+
+
+class Engine(StrEnum):
+    AUTO = "auto"
+    LOCAL = "local"
+
+
+class PurgeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dry_run: bool = Field(False, description="Plan and list the would-delete set; delete nothing.")
+    engine: Engine = Field(Engine.AUTO, description="Where deletes run; 'auto' picks by table size.")
+    concurrency: int = Field(8, ge=1, le=64, description="Delete requests in flight per chunk.")
+    chunk_window: int = Field(2, ge=1, le=16, description="Chunk activities running at once.")
+    history_sweep: bool = Field(
+        True,
+        description=(
+            "Also delete files reachable only from older metadata files (snapshots expired "
+            "without file cleanup), inside the table's locations. Off = strict Iceberg parity."
+        ),
+    )
+    location_guard: bool = Field(
+        True, description="Skip (and report) reachable files outside the table's locations."
+    )
+
+
+def metadata_scheme(location: str) -> str:
+    head, sep, _ = location.partition("://")
+    return head.lower() if sep else ""
+
+
+class PurgeRequest(BaseModel):
+    """A snapshot of a dropped table, handed over by its catalog."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    catalog: str = Field(min_length=1, max_length=255)
+    namespace: list[str] = Field(min_length=1, description="Namespace levels, outermost first.")
+    table: str = Field(min_length=1, max_length=255)
+    metadata_location: str = Field(min_length=1, description="URI of the table's current metadata JSON.")
+    file_io_properties: dict[str, str] = Field(
+        default_factory=dict,
+        repr=False,
+        description="PyIceberg FileIO properties (s3.endpoint, s3.access-key-id, ...). Never logged.",
+    )
+    requested_by: str = Field(min_length=1, max_length=255)
+    request_id: str | None = Field(None, max_length=255)
+    options: PurgeOptions = Field(default_factory=PurgeOptions)
+
+    @field_validator("namespace")
+    @classmethod
+    def _levels_not_empty(cls, levels: list[str]) -> list[str]:
+        if any(not level for level in levels):
+            raise ValueError("namespace levels must be non-empty strings")
+        return levels
+
+    @field_validator("metadata_location")
+    @classmethod
+    def _supported_scheme(cls, location: str) -> str:
+        scheme = metadata_scheme(location)
+        if scheme not in SUPPORTED_SCHEMES:
+            supported = ", ".join(sorted(SUPPORTED_SCHEMES))
+            raise ValueError(f"metadata_location needs a URI scheme among: {supported}")
+        if not location.endswith(".json") and not location.endswith(".json.gz"):
+            raise ValueError("metadata_location must point to a table metadata JSON file")
+        return location
+
+    @property
+    def table_name(self) -> str:
+        return ".".join([self.catalog, *self.namespace, self.table])

@@ -1,0 +1,98 @@
+"""What a purge reports: the live status (query) and the final report (workflow result)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.counts import FileCounts
+
+
+class PurgeState(StrEnum):
+    PENDING = "PENDING"
+    PLANNING = "PLANNING"
+    DELETING = "DELETING"
+    FINALIZING = "FINALIZING"
+    SUCCEEDED = "SUCCEEDED"
+    SUCCEEDED_WITH_ERRORS = "SUCCEEDED_WITH_ERRORS"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+TERMINAL_STATES = frozenset(
+    {PurgeState.SUCCEEDED, PurgeState.SUCCEEDED_WITH_ERRORS, PurgeState.FAILED, PurgeState.CANCELLED}
+)
+
+
+class FileFailure(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    category: str
+    error: str
+
+
+class PlannedTotals(BaseModel):
+    """Files the plan found, by kind; content counts come from the manifest lists' own counts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content_files: int = 0
+    manifests: int = 0
+    manifest_lists: int = 0
+    metadata_files: int = 0
+    statistics_files: int = 0
+
+    @property
+    def files(self) -> int:
+        return (
+            self.content_files
+            + self.manifests
+            + self.manifest_lists
+            + self.metadata_files
+            + self.statistics_files
+        )
+
+
+class PurgeStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    state: PurgeState
+    catalog: str
+    namespace: list[str]
+    table: str
+    metadata_location: str
+    requested_by: str
+    request_id: str | None = None
+    dry_run: bool = False
+    engine: str = "local"
+    gc_enabled: bool | None = None
+    planned: PlannedTotals = Field(default_factory=PlannedTotals)
+    counts: FileCounts = Field(default_factory=FileCounts)
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    rate_files_per_second: float | None = None
+    eta_seconds: float | None = None
+    started_at: datetime | None = None
+    updated_at: datetime | None = None
+    finished_at: datetime | None = None
+    last_error: str | None = None
+    failure_sample: list[FileFailure] = Field(default_factory=list)
+    failures_total: int = 0
+    report_location: str | None = None
+    run_count: int = Field(1, description="Runs of this purge so far (continue-as-new included).")
+
+
+class PurgeReport(BaseModel):
+    """The workflow's result: the final status; full failure and would-delete lists are in the
+    report object at report_location."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: PurgeStatus
+    duration_seconds: float

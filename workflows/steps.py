@@ -1,0 +1,81 @@
+"""Inputs and outputs of the purge's activities: small, so workflow history stays small."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.counts import FileCounts
+from workflows.request import PurgeRequest
+from workflows.status import FileFailure, PlannedTotals
+
+
+class PlanInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    request: PurgeRequest
+
+
+class PlanSummary(BaseModel):
+    """The plan's claim check: a reference and totals, never file lists."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    plan_location: str
+    chunk_count: int
+    planned: PlannedTotals
+    gc_enabled: bool
+    planning_counts: FileCounts = Field(
+        default_factory=FileCounts, description="Files the plan already settled (skipped)."
+    )
+
+
+class ChunkInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    request: PurgeRequest
+    plan_location: str
+    chunk_index: int
+
+
+class ChunkCheckpoint(BaseModel):
+    """Heartbeat details: manifests [0, next_manifest) of the chunk are finished."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    next_manifest: int = 0
+    counts: FileCounts = Field(default_factory=FileCounts)
+    failures_total: int = 0
+
+
+class ChunkResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_index: int
+    counts: FileCounts
+    failures_total: int
+    failure_sample: list[FileFailure]
+    delete_requests: int
+
+
+class FinalizeInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    request: PurgeRequest
+    plan_location: str
+    chunk_count: int
+    keep_metadata_chain: bool = Field(
+        description="Content deletes failed: keep manifest lists and metadata so a re-run can finish."
+    )
+    counts_so_far: FileCounts = Field(description="Counts of planning and chunks, for the report.")
+
+
+class FinalizeResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    counts: FileCounts
+    failures_total: int
+    failure_sample: list[FileFailure]
+    report_location: str
