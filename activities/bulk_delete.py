@@ -131,8 +131,9 @@ class FileIODeleter:
 class ObjectStore:
     """Routes each file to the deleter for its scheme; one per activity, closed after use."""
 
-    def __init__(self, properties: dict[str, str], concurrency: int) -> None:
+    def __init__(self, properties: dict[str, str], concurrency: int, max_attempts: int = 8) -> None:
         self._properties = properties
+        self._max_attempts = max_attempts
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
         self._concurrency = concurrency
         self._s3: S3BulkDeleter | None = None
@@ -156,7 +157,9 @@ class ObjectStore:
     def _deleter(self, scheme: str, sample: str) -> S3BulkDeleter | FileIODeleter:
         if scheme in S3_SCHEMES:
             if self._s3 is None:
-                client = s3_client(self._properties, max_connections=self._concurrency + 2)
+                client = s3_client(
+                    self._properties, max_connections=self._concurrency + 2, max_attempts=self._max_attempts
+                )
                 self._s3 = S3BulkDeleter(client, self._pool)
             return self._s3
         if scheme not in self._fileio:

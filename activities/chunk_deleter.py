@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,19 +21,45 @@ from workflows.steps import ChunkCheckpoint, ChunkResult
 
 # Files per delete call between heartbeats, so a huge manifest still heartbeats in time.
 SLICE = 8_000
+# Manifests are handled in groups of about one DeleteObjects batch, so many small manifests
+# share requests; the checkpoint moves once per group.
+GROUP_FILES = 1_000
+GROUP_MANIFESTS = 64
+
+
+def manifest_groups(manifests: list[PlannedManifest], start: int) -> list[tuple[int, int]]:
+    groups: list[tuple[int, int]] = []
+    group_start, files = start, 0
+    for index in range(start, len(manifests)):
+        files += manifests[index].file_count
+        if files >= GROUP_FILES or index + 1 - group_start >= GROUP_MANIFESTS:
+            groups.append((group_start, index + 1))
+            group_start, files = index + 1, 0
+    if group_start < len(manifests):
+        groups.append((group_start, len(manifests)))
+    return groups
 
 
 class ChunkOutcome(BaseModel):
-    """Per-file lists that don't belong in history: the full failure list, the dry-run list."""
+    """The chunk's durable record: its checkpoint, and per-file lists that don't belong in
+    history (the full failure list, the dry-run list)."""
 
     model_config = ConfigDict(extra="forbid")
 
+    checkpoint: ChunkCheckpoint = Field(default_factory=ChunkCheckpoint)
     failures: list[FileFailure] = Field(default_factory=list)
     would_delete: list[str] = Field(default_factory=list)
 
 
 def chunk_outcome_uri(plan_uri: str, chunk_index: int) -> str:
     return f"{parent_dir(plan_uri)}/chunks/{chunk_index:06d}.json"
+
+
+def _further(first: ChunkCheckpoint, second: ChunkCheckpoint) -> ChunkCheckpoint:
+    def position(checkpoint: ChunkCheckpoint) -> tuple[int, int]:
+        return checkpoint.next_manifest, checkpoint.entries_done_until
+
+    return first if position(first) >= position(second) else second
 
 
 @dataclass
@@ -46,88 +73,134 @@ class ChunkJob:
     guard: LocationGuard
     dry_run: bool
     heartbeat: Callable[[ChunkCheckpoint], None]
+    readers: ThreadPoolExecutor
+    _outcome: ChunkOutcome = field(default_factory=ChunkOutcome, init=False)
     _committed: ChunkCheckpoint = field(default_factory=ChunkCheckpoint, init=False)
 
-    def run(self, checkpoint: ChunkCheckpoint) -> ChunkResult:
-        if self.dry_run:
-            # Nothing was deleted, so a retried dry run simply starts over.
-            checkpoint = ChunkCheckpoint()
-        outcome_uri = chunk_outcome_uri(self.plan_uri, self.chunk_index)
-        outcome = ChunkOutcome()
-        if checkpoint.next_manifest > 0:
-            saved = self.state.read(outcome_uri)
-            outcome = ChunkOutcome.model_validate_json(saved) if saved else outcome
+    @property
+    def _outcome_uri(self) -> str:
+        return chunk_outcome_uri(self.plan_uri, self.chunk_index)
+
+    def run(self, heartbeat_checkpoint: ChunkCheckpoint) -> ChunkResult:
+        """Resumes from the furthest checkpoint: the one saved in the state location (written
+        before each heartbeat, so never behind) or the heartbeat's, should that write be lost."""
+        if not self.dry_run:
+            saved = self.state.read(self._outcome_uri)
+            if saved:
+                self._outcome = ChunkOutcome.model_validate_json(saved)
+            self._outcome.checkpoint = _further(self._outcome.checkpoint, heartbeat_checkpoint)
+        # A dry run deletes nothing, so a retried one simply starts over.
+        checkpoint = self._outcome.checkpoint
         manifests = self.plan.chunks[self.chunk_index]
         requests = 0
-        for index in range(checkpoint.next_manifest, len(manifests)):
-            # Mid-manifest heartbeats resend the last finished cursor and its counters, so a retry
-            # redoes the manifest in progress without counting its files twice.
+        for group_start, group_end in manifest_groups(manifests, checkpoint.next_manifest):
+            # Heartbeats inside a group resend the last saved checkpoint, so a retry redoes the
+            # group in progress without counting its files twice.
             self._committed = checkpoint.model_copy(deep=True)
-            failures_before = len(outcome.failures)
-            requests += self._manifest(manifests[index], checkpoint.counts, outcome)
-            checkpoint.failures_total = len(outcome.failures)
-            if len(outcome.failures) > failures_before:
-                self.state.write(outcome_uri, outcome)
-            checkpoint.next_manifest = index + 1
-            self.heartbeat(checkpoint)
-        if self.dry_run and outcome.would_delete:
-            self.state.write(outcome_uri, outcome)
+            group = manifests[group_start:group_end]
+            listed = list(self.readers.map(self._read, group))
+            if checkpoint.entries_done_until < group_end:
+                deleted = self._delete_entries(listed, checkpoint.counts)
+                checkpoint.entries_done_until = group_end
+                requests += deleted.requests
+                self._save()
+            requests += self._delete_manifests(group, listed, checkpoint.counts)
+            checkpoint.next_manifest = group_end
+            self._save()
+        if self.dry_run and self._outcome.would_delete:
+            self.state.write(self._outcome_uri, self._outcome)
         return ChunkResult(
             chunk_index=self.chunk_index,
             counts=checkpoint.counts,
-            failures_total=checkpoint.failures_total,
-            failure_sample=outcome.failures[:FAILURE_SAMPLE_SIZE],
+            failures_total=len(self._outcome.failures),
+            failure_sample=self._outcome.failures[:FAILURE_SAMPLE_SIZE],
             delete_requests=requests,
         )
 
-    def _manifest(self, manifest: PlannedManifest, counts: FileCounts, outcome: ChunkOutcome) -> int:
-        """Deletes a manifest's files, then the manifest; returns the delete requests sent."""
+    def _save(self) -> None:
+        outcome = self._outcome
+        outcome.checkpoint.failures_total = len(outcome.failures)
+        if not self.dry_run:
+            self.state.write(self._outcome_uri, outcome)
+        self.heartbeat(outcome.checkpoint)
+
+    def _read(self, manifest: PlannedManifest) -> list[ContentFile] | None:
         try:
-            entries = read_manifest_entries(self.io, manifest.path)
+            return read_manifest_entries(self.io, manifest.path)
         except FileNotFoundError:
-            counts.of(Category.MANIFESTS).already_missing += 1
-            return 0
+            return None
+
+    def _delete_entries(self, listed: list[list[ContentFile] | None], counts: FileCounts) -> DeleteOutcome:
+        """Deletes the content files of a group of manifests together."""
         pending: dict[str, ContentFile] = {}
-        for entry in entries:
-            reason = self._skip_reason(entry)
-            if reason is not None:
-                counts.of(entry.category).skipped[reason] = counts.of(entry.category).skipped.get(reason, 0) + 1
-                if reason is SkipReason.DRY_RUN:
-                    outcome.would_delete.append(entry.path)
-            else:
-                pending.setdefault(entry.path, entry)
+        for entries in listed:
+            for entry in entries or []:
+                reason = self._skip_reason(entry)
+                if reason is None:
+                    pending.setdefault(entry.path, entry)
+                else:
+                    self._skip(counts, entry.category, reason, entry.path)
         paths = list(pending)
-        requests = 0
-        entry_failed = False
+        total = DeleteOutcome()
         for start in range(0, len(paths), SLICE):
             result = self.store.delete(paths[start : start + SLICE])
-            requests += result.requests
-            entry_failed |= bool(result.failed)
-            _tally(result, counts, outcome, lambda path: pending[path].category, lambda path: pending[path].size)
+            total.requests += result.requests
+            self._tally(result, counts, lambda path: pending[path].category, lambda path: pending[path].size)
             self.heartbeat(self._committed)
-        return requests + self._delete_manifest(manifest, counts, outcome, entry_failed)
+        return total
 
-    def _delete_manifest(
-        self, manifest: PlannedManifest, counts: FileCounts, outcome: ChunkOutcome, entry_failed: bool
+    def _delete_manifests(
+        self, group: list[PlannedManifest], listed: list[list[ContentFile] | None], counts: FileCounts
     ) -> int:
-        manifests = counts.of(Category.MANIFESTS)
-        reason = (
-            SkipReason.KEPT_FOR_RETRY
-            if entry_failed
-            else SkipReason.FOREIGN_LOCATION
-            if not manifest.owned
-            else SkipReason.DRY_RUN
-            if self.dry_run
-            else None
-        )
-        if reason is not None:
-            manifests.skipped[reason] = manifests.skipped.get(reason, 0) + 1
-            if reason is SkipReason.DRY_RUN:
-                outcome.would_delete.append(manifest.path)
+        """Deletes the group's manifests whose files are all gone; returns the requests sent."""
+        failed = {failure.path for failure in self._outcome.failures}
+        removable: dict[str, int] = {}
+        for manifest, entries in zip(group, listed, strict=True):
+            if entries is None:
+                counts.of(Category.MANIFESTS).already_missing += 1
+                continue
+            reason = self._manifest_skip_reason(manifest, any(entry.path in failed for entry in entries))
+            if reason is None:
+                removable[manifest.path] = manifest.length
+            else:
+                self._skip(counts, Category.MANIFESTS, reason, manifest.path)
+        if not removable:
             return 0
-        result = self.store.delete([manifest.path])
-        _tally(result, counts, outcome, lambda _: Category.MANIFESTS, lambda _: manifest.length)
+        result = self.store.delete(list(removable))
+        self._tally(result, counts, lambda _: Category.MANIFESTS, removable.__getitem__)
         return result.requests
+
+    def _skip(self, counts: FileCounts, category: Category, reason: SkipReason, path: str) -> None:
+        skipped = counts.of(category).skipped
+        skipped[reason] = skipped.get(reason, 0) + 1
+        if reason is SkipReason.DRY_RUN:
+            self._outcome.would_delete.append(path)
+
+    def _tally(
+        self,
+        result: DeleteOutcome,
+        counts: FileCounts,
+        category_of: Callable[[str], Category],
+        size_of: Callable[[str], int],
+    ) -> None:
+        for path in result.deleted:
+            bucket = counts.of(category_of(path))
+            bucket.deleted += 1
+            bucket.bytes_deleted += size_of(path)
+        for path in result.missing:
+            counts.of(category_of(path)).already_missing += 1
+        for path, error in result.failed:
+            counts.of(category_of(path)).failed += 1
+            self._outcome.failures.append(FileFailure(path=path, category=category_of(path), error=error))
+
+    def _manifest_skip_reason(self, manifest: PlannedManifest, entry_failed: bool) -> SkipReason | None:
+        if entry_failed:
+            return SkipReason.KEPT_FOR_RETRY
+        if not manifest.owned:
+            return SkipReason.FOREIGN_LOCATION
+        if self.dry_run:
+            return SkipReason.DRY_RUN
+        return None
 
     def _skip_reason(self, entry: ContentFile) -> SkipReason | None:
         if not self.plan.gc_enabled and entry.category in CONTENT_CATEGORIES:
@@ -140,19 +213,3 @@ class ChunkJob:
 
 
 
-def _tally(
-    result: DeleteOutcome,
-    counts: FileCounts,
-    outcome: ChunkOutcome,
-    category_of: Callable[[str], Category],
-    size_of: Callable[[str], int],
-) -> None:
-    for path in result.deleted:
-        bucket = counts.of(category_of(path))
-        bucket.deleted += 1
-        bucket.bytes_deleted += size_of(path)
-    for path in result.missing:
-        counts.of(category_of(path)).already_missing += 1
-    for path, error in result.failed:
-        counts.of(category_of(path)).failed += 1
-        outcome.failures.append(FileFailure(path=path, category=category_of(path), error=error))

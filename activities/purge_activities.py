@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections import OrderedDict
 
 from pyiceberg.io import FileIO, load_file_io
@@ -78,7 +79,10 @@ class PurgeActivities:
         checkpoint = ChunkCheckpoint.model_validate(details[0]) if details else ChunkCheckpoint()
         plan = self._plan(step.plan_location)
         options = step.request.options
-        with ObjectStore(step.request.file_io_properties, options.concurrency) as store:
+        with (
+            self._object_store(step.request, options.concurrency) as store,
+            ThreadPoolExecutor(options.concurrency, thread_name_prefix="icepurge-read") as readers,
+        ):
             job = ChunkJob(
                 plan=plan,
                 plan_uri=step.plan_location,
@@ -89,6 +93,7 @@ class PurgeActivities:
                 guard=LocationGuard(plan.locations, options.location_guard),
                 dry_run=options.dry_run,
                 heartbeat=activity.heartbeat,
+                readers=readers,
             )
             return job.run(checkpoint)
 
@@ -106,7 +111,7 @@ class PurgeActivities:
             return done
         plan = Plan.model_validate_json(raw)
         options = step.request.options
-        with ObjectStore(step.request.file_io_properties, options.concurrency) as store:
+        with self._object_store(step.request, options.concurrency) as store:
             result = finalize(
                 plan,
                 step.plan_location,
@@ -121,6 +126,9 @@ class PurgeActivities:
         with self._plans_lock:
             self._plans.pop(step.plan_location, None)
         return result
+
+    def _object_store(self, request: PurgeRequest, concurrency: int) -> ObjectStore:
+        return ObjectStore(request.file_io_properties, concurrency, self._settings.delete_max_attempts)
 
     def _plan(self, uri: str) -> Plan:
         with self._plans_lock:

@@ -12,3 +12,4 @@ class ActivitySettings:
     state_location: str
     state_properties: dict[str, str] = field(default_factory=dict, repr=False)
     sizing: ChunkSizing = field(default_factory=ChunkSizing)
+    delete_max_attempts: int = 8

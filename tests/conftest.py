@@ -56,6 +56,7 @@ def worker_settings(stack: EmbeddedStack) -> WorkerSettings:
         state_io_properties=json.loads(env["ICEPURGE_STATE_IO_PROPERTIES"]),
         chunk_target_files=TEST_CHUNK_FILES,
         task_queue="icepurge-tests",
+        delete_max_attempts=3,
     )
 
 

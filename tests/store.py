@@ -12,9 +12,9 @@ class S3Store:
         self.properties = properties
         self.client = s3_client(properties, max_connections=16)
 
-    def list(self, prefix_uri: str) -> set[str]:
-        """Object URIs under a prefix, without SeaweedFS's zero-byte directory markers."""
-        parts = urlsplit(prefix_uri)
+    def list(self, location: str) -> set[str]:
+        """Object URIs under a location (a folder), without SeaweedFS's directory markers."""
+        parts = urlsplit(location.rstrip("/") + "/")
         bucket, prefix = parts.netloc, parts.path.lstrip("/")
         found: set[str] = set()
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):

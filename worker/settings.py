@@ -28,10 +28,12 @@ class WorkerSettings(TemporalSettings):
     chunk_target_files: int = Field(5_000, ge=1)
     chunk_max_manifests: int = Field(200, ge=1)
     max_concurrent_activities: int = Field(8, ge=1, le=256)
+    delete_max_attempts: int = Field(8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown).")
 
     def activity_settings(self) -> ActivitySettings:
         return ActivitySettings(
             state_location=self.state_location,
             state_properties=self.state_io_properties,
             sizing=ChunkSizing(target_files=self.chunk_target_files, max_manifests=self.chunk_max_manifests),
+            delete_max_attempts=self.delete_max_attempts,
         )

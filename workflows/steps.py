@@ -40,11 +40,13 @@ class ChunkInput(BaseModel):
 
 
 class ChunkCheckpoint(BaseModel):
-    """Heartbeat details: manifests [0, next_manifest) of the chunk are finished."""
+    """Manifests [0, next_manifest) of the chunk are finished; the content files of manifests
+    [0, entries_done_until) are gone (their manifests may still be there)."""
 
     model_config = ConfigDict(extra="forbid")
 
     next_manifest: int = 0
+    entries_done_until: int = 0
     counts: FileCounts = Field(default_factory=FileCounts)
     failures_total: int = 0
 

@@ -1,0 +1,113 @@
+"""A fault-injecting pass-through proxy in front of the real S3 store, on loopback.
+
+It counts DeleteObjects requests and keys, can slow them down, and can answer 503 SlowDown for
+requests that name chosen keys: faults injected on purpose, everything else is the real store.
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
+_KEY = re.compile(rb"<Key>([^<]*)</Key>")
+
+
+class FaultPlan:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.delete_requests = 0
+        self.deleted_keys: list[str] = []
+        self.delete_delay = 0.0
+        self.fail_keys_containing: str | None = None
+        self.transient_failures_left = 0
+        self.throttled = 0
+
+
+def _handler(upstream_port: int, faults: FaultPlan) -> type[BaseHTTPRequestHandler]:
+    class Proxy(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            return
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            if self.command == "POST" and "delete" in self.path.split("?", 1)[-1]:
+                if self._inject_delete_fault(body):
+                    return
+            connection = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
+            headers = {name: value for name, value in self.headers.items() if name.lower() not in _HOP_BY_HOP}
+            connection.request(self.command, self.path, body=body or None, headers=headers)
+            response = connection.getresponse()
+            payload = response.read()
+            self.send_response(response.status, response.reason)
+            # A HEAD answer has no body, but its Content-Length is the object's size.
+            own_length = self.command != "HEAD"
+            for name, value in response.getheaders():
+                lowered = name.lower()
+                if lowered not in _HOP_BY_HOP and not (own_length and lowered == "content-length"):
+                    self.send_header(name, value)
+            if own_length:
+                self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+            connection.close()
+
+        def _inject_delete_fault(self, body: bytes) -> bool:
+            keys = [key.decode() for key in _KEY.findall(body)]
+            with faults.lock:
+                poisoned = faults.fail_keys_containing is not None and any(
+                    faults.fail_keys_containing in key for key in keys
+                )
+                transient = not poisoned and faults.transient_failures_left > 0
+                if transient:
+                    faults.transient_failures_left -= 1
+                if poisoned or transient:
+                    faults.throttled += 1
+                else:
+                    faults.delete_requests += 1
+                    faults.deleted_keys.extend(keys)
+                delay = faults.delete_delay
+            if poisoned or transient:
+                self._slow_down()
+                return True
+            if delay:
+                time.sleep(delay)
+            return False
+
+        def _slow_down(self) -> None:
+            payload = (
+                b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+                b"<Message>Please reduce your request rate.</Message></Error>"
+            )
+            self.send_response(503)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward  # noqa: N815
+
+    return Proxy
+
+
+@contextmanager
+def s3_proxy(upstream_port: int) -> Iterator[tuple[int, FaultPlan]]:
+    faults = FaultPlan()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(upstream_port, faults))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1]), faults
+    finally:
+        server.shutdown()
+        server.server_close()

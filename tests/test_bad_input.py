@@ -1,0 +1,152 @@
+"""Bad requests are refused before any workflow starts; terminal metadata faults end FAILED
+promptly, naming the file and the cause, with no endless retry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
+
+from api.client import PurgeClient
+from tests.purge_helpers import request_for
+from tests.store import S3Store
+from tests.tables import simple_table
+from workflows.constants import (
+    ERROR_INVALID_REQUEST,
+    ERROR_METADATA_ACCESS_DENIED,
+    ERROR_METADATA_CORRUPT,
+    ERROR_METADATA_NOT_FOUND,
+    ERROR_UNSUPPORTED_FORMAT,
+    WORKFLOW_TYPE,
+)
+from workflows.request import PurgeRequest
+from workflows.status import PurgeState
+from workflows.validation import InvalidPurgeRequestError, parse_request
+
+VALID = {
+    "catalog": "tests",
+    "namespace": ["bad"],
+    "table": "t",
+    "metadata_location": "s3://warehouse/tests/bad/t/metadata/00000-x.metadata.json",
+    "requested_by": "pytest",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"namespace": []}, "namespace"),
+        ({"namespace": ["ok", ""]}, "namespace"),
+        ({"metadata_location": "ftp://host/x.metadata.json"}, "metadata_location"),
+        ({"metadata_location": "s3://bucket/not-metadata.txt"}, "metadata_location"),
+        ({"table": ""}, "table"),
+        ({"requested_by": None}, "requested_by"),
+        ({"options": {"concurrency": 0}}, "options.concurrency"),
+        ({"options": {"engine": "mapreduce"}}, "options.engine"),
+        ({"unknown_field": 1}, "unknown_field"),
+    ],
+)
+async def test_malformed_request_is_refused_before_any_workflow_starts(
+    purges: PurgeClient, temporal_client: Client, change: dict[str, object], field: str
+) -> None:
+    before = (await temporal_client.count_workflows(f"WorkflowType='{WORKFLOW_TYPE}'")).count
+    with pytest.raises(InvalidPurgeRequestError) as refused:
+        await purges.start({**VALID, **change})
+    assert field in str(refused.value)
+    after = (await temporal_client.count_workflows(f"WorkflowType='{WORKFLOW_TYPE}'")).count
+    assert after == before
+
+
+def test_secrets_never_appear_in_a_validation_error() -> None:
+    with pytest.raises(InvalidPurgeRequestError) as refused:
+        parse_request({**VALID, "file_io_properties": {"s3.secret-access-key": 42}, "table": ""})
+    assert "42" not in str(refused.value)
+    request = PurgeRequest.model_validate({**VALID, "file_io_properties": {"s3.secret-access-key": "hunter2"}})
+    assert "hunter2" not in repr(request)
+
+
+async def _fails_with(purges: PurgeClient, request: PurgeRequest) -> tuple[ApplicationError, str]:
+    purge_id = await purges.start(request)
+    # A guard against an endless retry, not a speed target.
+    with pytest.raises(WorkflowFailureError) as failed:
+        await asyncio.wait_for(purges.wait(purge_id), timeout=120)
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    return cause, purge_id
+
+
+async def _plan_attempts(temporal_client: Client, purge_id: str) -> int:
+    history = await temporal_client.get_workflow_handle(purge_id).fetch_history()
+    return sum(1 for event in history.events if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED)
+
+
+async def test_missing_metadata_file_fails_with_its_location(
+    purges: PurgeClient, temporal_client: Client, s3: S3Store
+) -> None:
+    location = "s3://warehouse/tests/bad/missing/metadata/00001-gone.metadata.json"
+    cause, purge_id = await _fails_with(
+        purges, PurgeRequest.model_validate({**VALID, "metadata_location": location, "file_io_properties": s3.properties})
+    )
+    assert cause.type == ERROR_METADATA_NOT_FOUND
+    assert location in cause.message
+    assert await _plan_attempts(temporal_client, purge_id) == 1
+    status = await purges.status(purge_id)
+    assert status.state is PurgeState.FAILED
+    assert status.last_error is not None and location in status.last_error
+
+
+async def test_wrong_credentials_fail_as_access_denied(
+    catalog: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
+) -> None:
+    table = simple_table(catalog, ("bad",), "creds", appends=1)
+    wrong = {**s3.properties, "s3.secret-access-key": "not-the-secret"}
+    cause, purge_id = await _fails_with(purges, request_for(table, wrong))
+    assert cause.type == ERROR_METADATA_ACCESS_DENIED
+    assert table.metadata_location in cause.message
+    assert "not-the-secret" not in cause.message
+    assert await _plan_attempts(temporal_client, purge_id) == 1
+    assert s3.list(table.location())
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        (b'{"format-version": 2, "table-uuid": ', ERROR_METADATA_CORRUPT),
+        (b"\x00\x01binary", ERROR_METADATA_CORRUPT),
+        (json.dumps({"format-version": 2, "location": "s3://x"}).encode(), ERROR_METADATA_CORRUPT),
+        (json.dumps({"format-version": 9}).encode(), ERROR_UNSUPPORTED_FORMAT),
+    ],
+)
+async def test_corrupt_metadata_fails_naming_the_cause(
+    purges: PurgeClient, s3: S3Store, content: bytes, kind: str
+) -> None:
+    location = f"s3://warehouse/tests/bad/corrupt/metadata/{abs(hash(content))}.metadata.json"
+    s3.put(location, content)
+    cause, _ = await _fails_with(
+        purges, PurgeRequest.model_validate({**VALID, "metadata_location": location, "file_io_properties": s3.properties})
+    )
+    assert cause.type == kind
+    assert location in cause.message
+
+
+async def test_raw_start_with_bad_json_fails_naming_the_field(
+    temporal_client: Client, purges: PurgeClient
+) -> None:
+    """Catalogs in other languages start the workflow directly: the workflow validates too."""
+    handle = await temporal_client.start_workflow(
+        WORKFLOW_TYPE,
+        {**VALID, "namespace": "not-a-list"},
+        id="raw-bad-request",
+        task_queue="icepurge-tests",
+    )
+    with pytest.raises(WorkflowFailureError) as failed:
+        await asyncio.wait_for(handle.result(), timeout=60)
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert cause.type == ERROR_INVALID_REQUEST
+    assert "namespace" in cause.message

@@ -1,0 +1,113 @@
+"""Starting a purge: idempotent, from Python or from the `temporal` CLI; status during and after."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
+
+from api.client import PurgeClient
+from devstack.binaries import binary
+from devstack.stack import EmbeddedStack
+from tests.purge_helpers import request_for
+from tests.s3_proxy import s3_proxy
+from tests.store import S3Store
+from tests.tables import many_files_table, simple_table
+from workflows.constants import STATUS_QUERY, WORKFLOW_TYPE
+from workflows.purge_id import purge_id_for
+from workflows.status import PurgeState
+
+
+async def test_duplicate_start_attaches_to_the_running_purge(
+    catalog: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = many_files_table(catalog, ("start",), "dup", manifests=4, files=20)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 0.2
+        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        first = await purges.start(request_for(table, properties))
+        run = (await temporal_client.get_workflow_handle(first).describe()).run_id
+        second = await purges.start(request_for(table, properties))
+        assert second == first
+        assert (await temporal_client.get_workflow_handle(second).describe()).run_id == run
+        await purges.wait(first)
+    executions = [execution async for execution in temporal_client.list_workflows(f"WorkflowId='{first}'")]
+    assert len(executions) == 1
+
+
+async def test_status_moves_during_the_run_and_answers_after_it(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = many_files_table(catalog, ("start",), "progress", manifests=8, files=20)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 0.3
+        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        purge_id = await purges.start(request_for(table, properties, chunk_window=1))
+        seen: list[tuple[PurgeState, int]] = []
+        while True:
+            status = await purges.status(purge_id)
+            seen.append((status.state, status.chunks_done))
+            if status.state in (PurgeState.SUCCEEDED, PurgeState.FAILED):
+                break
+            await asyncio.sleep(0.1)
+    mid_run = [done for state, done in seen if state is PurgeState.DELETING]
+    assert len(set(mid_run)) >= 2, seen
+    final = await purges.status(purge_id)
+    assert final.state is PurgeState.SUCCEEDED
+    assert final.chunks_done == final.chunks_total >= 4
+    assert final.files_done == final.files_total
+    assert final.finished_at is not None
+    assert "s3.secret-access-key" not in final.model_dump_json()
+
+
+async def _temporal(stack: EmbeddedStack, *args: str) -> str:
+    """Runs the real CLI without blocking the event loop the in-process worker polls on."""
+    process = await asyncio.create_subprocess_exec(
+        binary("temporal"),
+        *args,
+        "--address",
+        stack.temporal_address,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, stderr.decode()
+    return stdout.decode()
+
+
+async def test_start_from_the_temporal_cli_with_the_documented_json(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = simple_table(catalog, ("start", "cli level"), "from_cli")
+    request = request_for(table, s3.properties)
+    document = {
+        "catalog": request.catalog,
+        "namespace": request.namespace,
+        "table": request.table,
+        "metadata_location": request.metadata_location,
+        "file_io_properties": request.file_io_properties,
+        "requested_by": "temporal-cli",
+        "options": {"dry_run": False},
+    }
+    purge_id = purge_id_for(request)
+    start = [
+        "workflow", "start",
+        "--type", WORKFLOW_TYPE,
+        "--task-queue", "icepurge-tests",
+        "--workflow-id", purge_id,
+        "--id-conflict-policy", "UseExisting",
+        "--input", json.dumps(document),
+    ]  # fmt: skip
+    await _temporal(stack, *start)
+    report = await purges.wait(purge_id)
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert report.status.requested_by == "temporal-cli"
+    assert s3.list(table.location()) == set()
+    queried = await _temporal(
+        stack, "workflow", "query", "--workflow-id", purge_id, "--name", STATUS_QUERY, "--output", "json"
+    )
+    status = json.loads(queried)["queryResult"][0]
+    assert status["state"] == "SUCCEEDED"
+    assert status["namespace"] == ["start", "cli level"]
