@@ -87,17 +87,18 @@ class S3BulkDeleter:
                 outcome.failed.extend((uri_of[key], _error_text(error)) for key in remaining)
                 return outcome
             errors = {item["Key"]: item for item in response.get("Errors", []) if "Key" in item}
-            retry = []
+            retry: list[str] = []
             for key in remaining:
-                error = errors.get(key)
-                if error is None:
+                key_error = errors.get(key)
+                if key_error is None:
                     outcome.deleted.append(uri_of[key])
-                elif error.get("Code") == "NoSuchKey":
+                elif key_error.get("Code") == "NoSuchKey":
                     outcome.missing.append(uri_of[key])
-                elif error.get("Code") in _TRANSIENT_KEY_ERRORS and attempt + 1 < _KEY_RETRIES:
+                elif key_error.get("Code") in _TRANSIENT_KEY_ERRORS and attempt + 1 < _KEY_RETRIES:
                     retry.append(key)
                 else:
-                    outcome.failed.append((uri_of[key], f"{error.get('Code')}: {error.get('Message', '')}"))
+                    reason = f"{key_error.get('Code')}: {key_error.get('Message', '')}"
+                    outcome.failed.append((uri_of[key], reason))
             if not retry:
                 break
             remaining = retry
@@ -165,5 +166,3 @@ class ObjectStore:
         if scheme not in self._fileio:
             self._fileio[scheme] = FileIODeleter(load_file_io(self._properties, sample), self._pool)
         return self._fileio[scheme]
-
-

@@ -210,6 +210,3 @@ class ChunkJob:
         if self.dry_run:
             return SkipReason.DRY_RUN
         return None
-
-
-

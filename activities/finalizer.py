@@ -42,6 +42,7 @@ def report_uri(plan_uri: str) -> str:
 
 
 def finalize(
+    *,
     plan: Plan,
     plan_uri: str,
     chunk_count: int,
@@ -73,7 +74,9 @@ def finalize(
         bucket.deleted += len(result.deleted)
         bucket.already_missing += len(result.missing)
         bucket.failed += len(result.failed)
-        failures.extend(FileFailure(path=path, category=category, error=error) for path, error in result.failed)
+        failures.extend(
+            FileFailure(path=path, category=category, error=error) for path, error in result.failed
+        )
         beat()
 
     report = PurgeReportObject(

@@ -22,7 +22,7 @@ SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 _DENIED_MARKERS = ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403")
 
 
-class MetadataFault(ApplicationError):
+class TerminalMetadataError(ApplicationError):
     """A metadata problem that retrying cannot fix; the message names the file and the cause."""
 
     def __init__(self, kind: str, location: str, cause: str) -> None:
@@ -31,19 +31,21 @@ class MetadataFault(ApplicationError):
 
 
 def read_bytes(io: FileIO, location: str) -> bytes:
-    """Reads a whole file; missing and forbidden files raise a MetadataFault."""
+    """Reads a whole file; missing and forbidden files raise a TerminalMetadataError."""
     try:
         with io.new_input(location).open() as stream:
             return stream.read()
     except FileNotFoundError:
-        raise MetadataFault(ERROR_METADATA_NOT_FOUND, location, "metadata file not found") from None
+        raise TerminalMetadataError(ERROR_METADATA_NOT_FOUND, location, "metadata file not found") from None
     except PermissionError:
-        raise MetadataFault(
-            ERROR_METADATA_ACCESS_DENIED, location, "access denied reading metadata; check the FileIO credentials"
+        raise TerminalMetadataError(
+            ERROR_METADATA_ACCESS_DENIED,
+            location,
+            "access denied reading metadata; check the FileIO credentials",
         ) from None
     except OSError as error:
         if any(marker in str(error) for marker in _DENIED_MARKERS):
-            raise MetadataFault(
+            raise TerminalMetadataError(
                 ERROR_METADATA_ACCESS_DENIED,
                 location,
                 "access denied reading metadata; check the FileIO credentials",
@@ -57,12 +59,14 @@ def parse_metadata(raw: bytes, location: str) -> TableMetadata:
     try:
         document: Any = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise MetadataFault(ERROR_METADATA_CORRUPT, location, f"metadata is not valid JSON ({error})") from None
+        raise TerminalMetadataError(
+            ERROR_METADATA_CORRUPT, location, f"metadata is not valid JSON ({error})"
+        ) from None
     if not isinstance(document, dict):
-        raise MetadataFault(ERROR_METADATA_CORRUPT, location, "metadata is not a JSON object")
+        raise TerminalMetadataError(ERROR_METADATA_CORRUPT, location, "metadata is not a JSON object")
     version = document.get("format-version")
     if version not in SUPPORTED_FORMAT_VERSIONS:
-        raise MetadataFault(
+        raise TerminalMetadataError(
             ERROR_UNSUPPORTED_FORMAT,
             location,
             f"unsupported Iceberg format-version {version!r} (supported: 1, 2, 3)",
@@ -71,7 +75,9 @@ def parse_metadata(raw: bytes, location: str) -> TableMetadata:
         return TableMetadataUtil.parse_obj(document)
     except (ValidationError, ValueError) as error:
         first = str(error).splitlines()[0]
-        raise MetadataFault(ERROR_METADATA_CORRUPT, location, f"metadata does not parse ({first})") from None
+        raise TerminalMetadataError(
+            ERROR_METADATA_CORRUPT, location, f"metadata does not parse ({first})"
+        ) from None
 
 
 def read_metadata(io: FileIO, location: str) -> TableMetadata:

@@ -11,7 +11,7 @@ from pyiceberg.manifest import ManifestFile
 from pyiceberg.table.metadata import TableMetadata
 
 from activities.locations import LocationGuard, normalize, parent_dir, table_locations
-from activities.metadata_reader import MetadataFault, read_metadata
+from activities.metadata_reader import TerminalMetadataError, read_metadata
 from activities.plan_model import Plan, PlannedFile, PlannedManifest
 from workflows.counts import Category
 from workflows.request import PurgeRequest
@@ -124,8 +124,10 @@ def _walk_metadata_log(
         beat()
         try:
             older = read_metadata(io, location)
-        except (MetadataFault, OSError) as error:
-            log.info("older metadata file not readable, only deleted: %s (%s)", location, type(error).__name__)
+        except (TerminalMetadataError, OSError) as error:
+            log.info(
+                "older metadata file not readable, only deleted: %s (%s)", location, type(error).__name__
+            )
             continue
         for entry in older.metadata_log:
             if normalize(entry.metadata_file) not in seen:
@@ -147,7 +149,9 @@ def split_into_chunks(manifests: list[PlannedManifest], sizing: ChunkSizing) -> 
     current: list[PlannedManifest] = []
     files = 0
     for manifest in manifests:
-        if current and (files + manifest.file_count > sizing.target_files or len(current) >= sizing.max_manifests):
+        if current and (
+            files + manifest.file_count > sizing.target_files or len(current) >= sizing.max_manifests
+        ):
             chunks.append(current)
             current, files = [], 0
         current.append(manifest)

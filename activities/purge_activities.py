@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from pyiceberg.io import FileIO, load_file_io
 from temporalio import activity
@@ -49,15 +51,19 @@ class PurgeActivities:
         self._plans_lock = threading.Lock()
 
     @property
-    def all(self) -> list[object]:
+    def all(self) -> list[Callable[..., Any]]:
         return [self.plan_purge, self.delete_content_chunk, self.finalize_purge]
 
     @activity.defn(name=PLAN_ACTIVITY)
     def plan_purge(self, step: PlanInput) -> PlanSummary:
         request = step.request
         log.info("planning %s (%s)", step.purge_id, request.table_name)
-        plan = build_plan(step.purge_id, request, _table_io(request), self._settings.sizing, activity.heartbeat)
-        plan_uri = self._state.uri(step.purge_id, activity.info().workflow_run_id, "plan.json")
+        plan = build_plan(
+            step.purge_id, request, _table_io(request), self._settings.sizing, activity.heartbeat
+        )
+        info = activity.info()
+        # One folder per run chain: a later purge of the same snapshot never reads this one's objects.
+        plan_uri = self._state.uri(step.purge_id, info.workflow_run_id or info.activity_id, "plan.json")
         try:
             self._state.write(plan_uri, plan, compress=True)
         except OSError as error:
@@ -113,15 +119,15 @@ class PurgeActivities:
         options = step.request.options
         with self._object_store(step.request, options.concurrency) as store:
             result = finalize(
-                plan,
-                step.plan_location,
-                step.chunk_count,
-                store,
-                self._state,
-                options.dry_run,
-                step.keep_metadata_chain,
-                step.counts_so_far,
-                activity.heartbeat,
+                plan=plan,
+                plan_uri=step.plan_location,
+                chunk_count=step.chunk_count,
+                store=store,
+                state=self._state,
+                dry_run=options.dry_run,
+                keep_metadata_chain=step.keep_metadata_chain,
+                counts_so_far=step.counts_so_far,
+                beat=activity.heartbeat,
             )
         with self._plans_lock:
             self._plans.pop(step.plan_location, None)

@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import BaseModel
 from pyiceberg.io import FileIO, load_file_io
 
-
 _GZIP_MAGIC = b"\x1f\x8b"
 
 

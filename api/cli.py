@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -43,11 +44,11 @@ def worker() -> None:
     from worker.settings import WorkerSettings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(serve(WorkerSettings()))  # type: ignore[call-arg]  # state_location comes from the env
+    asyncio.run(serve(WorkerSettings()))
 
 
 @purge.command("start")
-def start(request_file: Path = typer.Argument(..., help="Request JSON file, or - for stdin.")) -> None:
+def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, or - for stdin.")]) -> None:
     """Start a purge (or attach to the running one for the same table snapshot); prints its id."""
     text = sys.stdin.read() if str(request_file) == "-" else request_file.read_text()
     try:
@@ -81,7 +82,9 @@ def status(purge_id: str) -> None:
 
 
 @purge.command("watch")
-def watch(purge_id: str, interval: float = typer.Option(1.0, help="Seconds between polls.")) -> None:
+def watch(
+    purge_id: str, interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0
+) -> None:
     """Follow a purge with a live progress bar; the exit code tells the final state."""
 
     async def go() -> PurgeStatus:

@@ -44,11 +44,12 @@ class PurgeClient:
     async def status(self, purge_id: str) -> PurgeStatus:
         handle = self._client.get_workflow_handle(purge_id)
         try:
-            return await handle.query(STATUS_QUERY, result_type=PurgeStatus)
+            status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
         except RPCError as error:
             if "not found" in str(error).lower():
                 raise PurgeNotFoundError(f"no purge with id {purge_id}") from None
             raise
+        return status
 
     async def execution_status(self, purge_id: str) -> WorkflowExecutionStatus | None:
         description = await self._client.get_workflow_handle(purge_id).describe()
@@ -57,4 +58,5 @@ class PurgeClient:
     async def wait(self, purge_id: str) -> PurgeReport:
         """The final report; raises WorkflowFailureError when the purge ended FAILED."""
         handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
-        return await handle.result()
+        report: PurgeReport = await handle.result()
+        return report

@@ -17,5 +17,7 @@ def binary(name: str) -> str:
         return str(beside_python)
     found = shutil.which(name)
     if found is None:
-        raise MissingBinaryError(f"'{name}' not found; run `make install` to install the project's dependencies")
+        raise MissingBinaryError(
+            f"'{name}' not found; run `make install` to install the project's dependencies"
+        )
     return found

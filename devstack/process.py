@@ -33,7 +33,9 @@ def free_ports(count: int) -> list[int]:
 
 
 class ServiceProcess:
-    def __init__(self, name: str, command: list[str], log_path: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, name: str, command: list[str], log_path: Path, env: dict[str, str] | None = None
+    ) -> None:
         self.name = name
         self.command = command
         self.log_path = log_path
@@ -67,7 +69,9 @@ class ServiceProcess:
             if port_open(port):
                 return
             time.sleep(0.2)
-        raise ServiceFailedError(f"{self.name} not listening on port {port} after {timeout:.0f}s; see {self.log_path}")
+        raise ServiceFailedError(
+            f"{self.name} not listening on port {port} after {timeout:.0f}s; see {self.log_path}"
+        )
 
     def kill(self) -> None:
         """SIGKILL the whole process group at once: a crash, for fault-injection tests."""

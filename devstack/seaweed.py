@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from devstack.process import ServiceFailedError, ServiceProcess
 @dataclass(frozen=True)
 class S3Credentials:
     access_key: str = "icepurge-dev"
-    secret_key: str = "icepurge-dev-secret"  # a local dev identity, not a real secret
+    secret_key: str = "icepurge-dev-secret"  # noqa: S105  # the loopback dev store's own identity
 
 
 def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credentials) -> ServiceProcess:
@@ -31,7 +32,9 @@ def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credential
                 "identities": [
                     {
                         "name": "icepurge",
-                        "credentials": [{"accessKey": credentials.access_key, "secretKey": credentials.secret_key}],
+                        "credentials": [
+                            {"accessKey": credentials.access_key, "secretKey": credentials.secret_key}
+                        ],
                         "actions": ["Admin", "Read", "Write", "List", "Tagging"],
                     }
                 ]
@@ -80,10 +83,10 @@ def create_buckets(properties: dict[str, str], buckets: list[str], timeout: floa
     for bucket in buckets:
         while True:
             try:
-                try:
+                with contextlib.suppress(
+                    client.exceptions.BucketAlreadyOwnedByYou, client.exceptions.BucketAlreadyExists
+                ):
                     client.create_bucket(Bucket=bucket)
-                except (client.exceptions.BucketAlreadyOwnedByYou, client.exceptions.BucketAlreadyExists):
-                    pass
                 client.put_object(Bucket=bucket, Key=".icepurge-ready", Body=b"")
                 client.delete_object(Bucket=bucket, Key=".icepurge-ready")
                 break

@@ -7,7 +7,7 @@ from typing import Any
 from pyiceberg.table import Table
 
 from api.client import PurgeClient
-from workflows.request import PurgeRequest
+from workflows.request import PurgeOptions, PurgeRequest
 from workflows.status import PurgeReport
 
 
@@ -20,7 +20,7 @@ def request_for(table: Table, properties: dict[str, str], **options: Any) -> Pur
         metadata_location=table.metadata_location,
         file_io_properties=properties,
         requested_by="pytest",
-        options=options,  # type: ignore[arg-type]
+        options=PurgeOptions.model_validate(options),
     )
 
 

@@ -39,9 +39,9 @@ def _handler(upstream_port: int, faults: FaultPlan) -> type[BaseHTTPRequestHandl
         def _forward(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
-            if self.command == "POST" and "delete" in self.path.split("?", 1)[-1]:
-                if self._inject_delete_fault(body):
-                    return
+            is_bulk_delete = self.command == "POST" and "delete" in self.path.split("?", 1)[-1]
+            if is_bulk_delete and self._inject_delete_fault(body):
+                return
             connection = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {name: value for name, value in self.headers.items() if name.lower() not in _HOP_BY_HOP}
             connection.request(self.command, self.path, body=body or None, headers=headers)

@@ -9,7 +9,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.catalog import Catalog
-from pyiceberg.expressions import EqualTo
 from pyiceberg.manifest import (
     DataFile,
     DataFileContent,
@@ -35,7 +34,9 @@ SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "category", StringType(), required=False),
 )
-SPEC = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="category"))
+SPEC = PartitionSpec(
+    PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="category")
+)
 
 
 def rows(start: int, count: int, category: str = "a") -> pa.Table:
@@ -47,15 +48,25 @@ def rows(start: int, count: int, category: str = "a") -> pa.Table:
     )
 
 
-def simple_table(catalog: Catalog, namespace: tuple[str, ...], name: str, appends: int = 3, **props: str) -> Table:
+def simple_table(
+    catalog: Catalog,
+    namespace: tuple[str, ...],
+    name: str,
+    appends: int = 3,
+    properties: dict[str, str] | None = None,
+) -> Table:
     catalog.create_namespace_if_not_exists(namespace)
-    table = catalog.create_table((*namespace, name), schema=SCHEMA, partition_spec=SPEC, properties=props)
+    table = catalog.create_table(
+        (*namespace, name), schema=SCHEMA, partition_spec=SPEC, properties=properties or {}
+    )
     for index in range(appends):
         table.append(rows(index * 10, 10, category=f"c{index % 3}"))
     return table
 
 
-def many_files_table(catalog: Catalog, namespace: tuple[str, ...], name: str, manifests: int, files: int) -> Table:
+def many_files_table(
+    catalog: Catalog, namespace: tuple[str, ...], name: str, manifests: int, files: int
+) -> Table:
     """`manifests` appends of `files` data files each (one partition value per file)."""
     catalog.create_namespace_if_not_exists(namespace)
     table = catalog.create_table((*namespace, name), schema=SCHEMA, partition_spec=SPEC)
@@ -114,19 +125,22 @@ def _write_parquet(table: Table, path: str, data: pa.Table) -> int:
 
 def add_delete_files(table: Table, category: str) -> list[str]:
     """Commits one position-delete and one equality-delete file against a data file of `category`."""
-    data_file = next(
-        task.file for task in table.scan(row_filter=EqualTo("category", category)).plan_files()
-    )
+    data_file = next(task.file for task in table.scan(row_filter=f"category == '{category}'").plan_files())
     base = f"{table.location()}/data/category={category}"
-    position_path = f"{base}/pos-deletes-{table.metadata.last_sequence_number}.parquet"
-    equality_path = f"{base}/eq-deletes-{table.metadata.last_sequence_number}.parquet"
+    position_path = f"{base}/pos-deletes-{len(table.metadata.snapshots)}.parquet"
+    equality_path = f"{base}/eq-deletes-{len(table.metadata.snapshots)}.parquet"
     position_size = _write_parquet(
         table,
         position_path,
         pa.table({"file_path": [data_file.file_path], "pos": pa.array([0], pa.int64())}),
     )
     equality_size = _write_parquet(table, equality_path, pa.table({"id": pa.array([1], pa.int64())}))
-    common = {"file_format": FileFormat.PARQUET, "partition": Record(category), "record_count": 1, "spec_id": 0}
+    common: dict[str, Any] = {
+        "file_format": FileFormat.PARQUET,
+        "partition": Record(category),
+        "record_count": 1,
+        "spec_id": 0,
+    }
     delete_files = [
         DataFile.from_args(
             content=DataFileContent.POSITION_DELETES,
@@ -167,7 +181,9 @@ def add_statistics(table: Table) -> list[str]:
                 file_size_in_bytes=stats_size,
                 file_footer_size_in_bytes=8,
                 blob_metadata=[
-                    BlobMetadata(type="apache-datasketches-theta-v1", snapshot_id=sid, sequence_number=1, fields=[1])
+                    BlobMetadata(
+                        type="apache-datasketches-theta-v1", snapshot_id=sid, sequence_number=1, fields=[1]
+                    )
                 ],
             )
         )
@@ -184,18 +200,24 @@ def add_statistics(table: Table) -> list[str]:
     return [stats_path, part_path]
 
 
-def rich_table(catalog: Catalog, namespace: tuple[str, ...], name: str, **props: str) -> Table:
+def rich_table(catalog: Catalog, namespace: tuple[str, ...], name: str) -> Table:
     """Appends, overwrite, delete, schema and partition evolution, delete files, statistics, and
     early snapshots expired without file cleanup (as PyIceberg's expire_snapshots leaves them)."""
-    table = simple_table(catalog, namespace, name, appends=4, **props)
+    table = simple_table(catalog, namespace, name, appends=4)
     early = [snapshot.snapshot_id for snapshot in table.snapshots()[:2]]
-    table.overwrite(rows(100, 5, category="c0"), overwrite_filter=EqualTo("category", "c0"))
-    table.delete(EqualTo("category", "c1"))
+    table.overwrite(rows(100, 5, category="c0"), overwrite_filter="category == 'c0'")
+    table.delete("category == 'c1'")
     with table.update_schema() as update:
         update.add_column("note", StringType())
-    table.append(pa.table({
-        "id": pa.array([500], pa.int64()), "category": ["c2"], "note": ["evolved"],
-    }))
+    table.append(
+        pa.table(
+            {
+                "id": pa.array([500], pa.int64()),
+                "category": ["c2"],
+                "note": ["evolved"],
+            }
+        )
+    )
     add_delete_files(table, "c2")
     add_statistics(table)
     with table.update_spec() as update:

@@ -66,7 +66,9 @@ def test_secrets_never_appear_in_a_validation_error() -> None:
     with pytest.raises(InvalidPurgeRequestError) as refused:
         parse_request({**VALID, "file_io_properties": {"s3.secret-access-key": 42}, "table": ""})
     assert "42" not in str(refused.value)
-    request = PurgeRequest.model_validate({**VALID, "file_io_properties": {"s3.secret-access-key": "hunter2"}})
+    request = PurgeRequest.model_validate(
+        {**VALID, "file_io_properties": {"s3.secret-access-key": "hunter2"}}
+    )
     assert "hunter2" not in repr(request)
 
 
@@ -82,7 +84,9 @@ async def _fails_with(purges: PurgeClient, request: PurgeRequest) -> tuple[Appli
 
 async def _plan_attempts(temporal_client: Client, purge_id: str) -> int:
     history = await temporal_client.get_workflow_handle(purge_id).fetch_history()
-    return sum(1 for event in history.events if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED)
+    return sum(
+        1 for event in history.events if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+    )
 
 
 async def test_missing_metadata_file_fails_with_its_location(
@@ -90,7 +94,10 @@ async def test_missing_metadata_file_fails_with_its_location(
 ) -> None:
     location = "s3://warehouse/tests/bad/missing/metadata/00001-gone.metadata.json"
     cause, purge_id = await _fails_with(
-        purges, PurgeRequest.model_validate({**VALID, "metadata_location": location, "file_io_properties": s3.properties})
+        purges,
+        PurgeRequest.model_validate(
+            {**VALID, "metadata_location": location, "file_io_properties": s3.properties}
+        ),
     )
     assert cause.type == ERROR_METADATA_NOT_FOUND
     assert location in cause.message
@@ -128,7 +135,10 @@ async def test_corrupt_metadata_fails_naming_the_cause(
     location = f"s3://warehouse/tests/bad/corrupt/metadata/{abs(hash(content))}.metadata.json"
     s3.put(location, content)
     cause, _ = await _fails_with(
-        purges, PurgeRequest.model_validate({**VALID, "metadata_location": location, "file_io_properties": s3.properties})
+        purges,
+        PurgeRequest.model_validate(
+            {**VALID, "metadata_location": location, "file_io_properties": s3.properties}
+        ),
     )
     assert cause.type == kind
     assert location in cause.message

@@ -91,7 +91,7 @@ async def test_reachable_file_outside_table_locations_is_skipped_and_reported(
 async def test_gc_disabled_keeps_content_and_deletes_the_rest(
     catalog: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
-    table = simple_table(catalog, ("safety",), "nogc", **{"gc.enabled": "false"})
+    table = simple_table(catalog, ("safety",), "nogc", properties={"gc.enabled": "false"})
     content = {task.file.file_path for task in table.scan().plan_files()}
     before = s3.list(table.location())
 

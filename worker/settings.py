@@ -28,7 +28,9 @@ class WorkerSettings(TemporalSettings):
     chunk_target_files: int = Field(5_000, ge=1)
     chunk_max_manifests: int = Field(200, ge=1)
     max_concurrent_activities: int = Field(8, ge=1, le=256)
-    delete_max_attempts: int = Field(8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown).")
+    delete_max_attempts: int = Field(
+        8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."
+    )
 
     def activity_settings(self) -> ActivitySettings:
         return ActivitySettings(

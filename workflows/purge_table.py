@@ -73,9 +73,7 @@ class PurgeTableWorkflow:
             parsed = parse_request(request)
         except InvalidPurgeRequestError as error:
             raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
-        progress = self._progress = Progress(
-            carried.status if carried else self._new_status(parsed)
-        )
+        progress = self._progress = Progress(carried.status if carried else self._new_status(parsed))
         if carried:
             progress.status.run_count += 1
         try:
@@ -115,7 +113,7 @@ class PurgeTableWorkflow:
 
     async def _plan(self, request: PurgeRequest, progress: Progress) -> PlanSummary:
         progress.move_to(PurgeState.PLANNING, workflow.now())
-        plan = await workflow.execute_activity(
+        plan: PlanSummary = await workflow.execute_activity(
             PLAN_ACTIVITY,
             PlanInput(purge_id=progress.status.purge_id, request=request),
             result_type=PlanSummary,
@@ -152,7 +150,7 @@ class PurgeTableWorkflow:
     async def _chunk(
         self, request: PurgeRequest, plan: PlanSummary, index: int, progress: Progress
     ) -> ChunkResult:
-        return await workflow.execute_activity(
+        result: ChunkResult = await workflow.execute_activity(
             CHUNK_ACTIVITY,
             ChunkInput(
                 purge_id=progress.status.purge_id,
@@ -167,17 +165,16 @@ class PurgeTableWorkflow:
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             summary=f"chunk {index + 1}/{plan.chunk_count}",
         )
+        return result
 
     def _continue(self, request: dict[str, Any], progress: Progress, plan: PlanSummary) -> None:
         carried = CarriedState(status=progress.status, plan=plan, next_chunk=self._next_chunk)
         workflow.continue_as_new(args=[request, carried])
 
-    async def _finalize(
-        self, request: PurgeRequest, plan: PlanSummary, progress: Progress
-    ) -> PurgeReport:
+    async def _finalize(self, request: PurgeRequest, plan: PlanSummary, progress: Progress) -> PurgeReport:
         progress.move_to(PurgeState.FINALIZING, workflow.now())
         status = progress.status
-        result = await workflow.execute_activity(
+        result: FinalizeResult = await workflow.execute_activity(
             FINALIZE_ACTIVITY,
             FinalizeInput(
                 purge_id=status.purge_id,

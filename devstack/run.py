@@ -1,0 +1,102 @@
+"""`make run`: the embedded stack, a worker, and a demo purge a newcomer can watch; serves until
+Ctrl-C, then stops everything it started."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+from pyiceberg.catalog.sql import SqlCatalog
+
+from api.client import PurgeClient
+from devstack.ports import StackPorts
+from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
+from devstack.synthetic_table import synthetic_table
+from worker.connect import connect
+from worker.settings import TemporalSettings
+from workflows.request import PurgeOptions, PurgeRequest
+from workflows.status import TERMINAL_STATES
+
+
+def _ports() -> StackPorts:
+    defaults = StackPorts.defaults()
+    return StackPorts.from_pairs(
+        temporal=int(os.environ.get("ICEPURGE_TEMPORAL_PORT", defaults.temporal)),
+        temporal_ui=int(os.environ.get("ICEPURGE_UI_PORT", defaults.temporal_ui)),
+        s3=int(os.environ.get("ICEPURGE_S3_PORT", defaults.s3)),
+        api=int(os.environ.get("ICEPURGE_API_PORT", defaults.api)),
+        base=int(os.environ.get("ICEPURGE_PORT_BASE", defaults.temporal_http)),
+    )
+
+
+async def _demo(stack: EmbeddedStack) -> None:
+    catalog = SqlCatalog(
+        "demo", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/demo", **stack.s3_properties
+    )
+    name = f"events_{int(time.time())}"
+    table = synthetic_table(catalog, ("demo", name), manifests=20, files_per_manifest=50)
+    print(f"seeded demo table demo.{name}: {table.metadata_location}")
+    # The catalog drops its entry and hands the snapshot over, as a catalog's DROP ... PURGE would.
+    catalog.drop_table(("demo", name))
+    request = PurgeRequest(
+        catalog="demo",
+        namespace=["demo"],
+        table=name,
+        metadata_location=table.metadata_location,
+        file_io_properties=stack.s3_properties,
+        requested_by="make-run-demo",
+        options=PurgeOptions(),
+    )
+    client = PurgeClient(await connect(TemporalSettings(temporal_address=stack.temporal_address)))
+    purge_id = await client.start(request)
+    print(f"started purge {purge_id}")
+    while True:
+        status = await client.status(purge_id)
+        files = f"{status.files_done}/{status.files_total} files"
+        print(f"  {status.state.value:<12} {files}, chunks {status.chunks_done}/{status.chunks_total}")
+        if status.state in TERMINAL_STATES:
+            break
+        await asyncio.sleep(0.5)
+    ui = f"http://127.0.0.1:{stack.ports.temporal_ui}/namespaces/default/workflows/{purge_id}"
+    print(f"demo purge {status.state.value}; report: {status.report_location}")
+    print(f"Web UI:  {ui}")
+    print(f"Status:  temporal workflow query --address {stack.temporal_address} -w {purge_id} --name status")
+
+
+def main() -> None:
+    state_dir = Path(os.environ.get("ICEPURGE_RUN_STATE_DIR", ".state/run")).resolve()
+    stack = EmbeddedStack(state_dir=state_dir, ports=_ports())
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    print(f"starting the embedded stack in {state_dir} ...")
+    stack.start()
+    worker = stack.worker_process()
+    try:
+        worker.start()
+        print(
+            f"Temporal {stack.temporal_address}, Web UI http://127.0.0.1:{stack.ports.temporal_ui}, "
+            f"S3 http://127.0.0.1:{stack.ports.s3}; logs in {state_dir / 'logs'}"
+        )
+        asyncio.run(_demo(stack))
+        print("serving; Ctrl-C stops everything")
+        while not stopping and worker.running():
+            time.sleep(0.5)
+        if not worker.running():
+            print(f"the worker exited; see {worker.log_path}")
+    finally:
+        print("stopping ...")
+        worker.stop()
+        stack.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The published JSON Schemas match the models, and the documented example request is valid."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from api.schemas import contract_schemas, render
+from workflows.purge_id import purge_id_for
+from workflows.request import PurgeRequest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", sorted(contract_schemas()))
+def test_committed_schema_matches_the_model(name: str) -> None:
+    committed = (ROOT / "schemas" / name).read_text()
+    assert committed == render(contract_schemas()[name]), f"run `make schemas` and commit schemas/{name}"
+
+
+def test_readme_example_request_is_a_valid_request() -> None:
+    readme = (ROOT / "README.md").read_text()
+    example = re.search(r"<!-- example-request -->\s*```json\n(.*?)```", readme, re.DOTALL)
+    assert example is not None, "README lost its example request"
+    request = PurgeRequest.model_validate(json.loads(example.group(1)))
+    assert request.namespace == ["sales", "eu"]
+
+
+def test_purge_id_is_stable_and_depends_on_the_snapshot_only() -> None:
+    base = {
+        "catalog": "c",
+        "namespace": ["a", "b"],
+        "table": "t",
+        "metadata_location": "s3://b/t/metadata/1.metadata.json",
+        "requested_by": "x",
+    }
+    first = purge_id_for(PurgeRequest.model_validate(base))
+    assert first == purge_id_for(
+        PurgeRequest.model_validate({**base, "requested_by": "y", "request_id": "r"})
+    )
+    assert first != purge_id_for(PurgeRequest.model_validate({**base, "namespace": ["a.b"]}))
+    assert first != purge_id_for(
+        PurgeRequest.model_validate({**base, "metadata_location": "s3://b/t/metadata/2.metadata.json"})
+    )
