@@ -21,18 +21,22 @@ from workflows.steps import ChunkCheckpoint, ChunkResult
 
 # Files per delete call between heartbeats, so a huge manifest still heartbeats in time.
 SLICE = 8_000
-# Manifests are handled in groups of about one DeleteObjects batch, so many small manifests
-# share requests; the checkpoint moves once per group.
-GROUP_FILES = 1_000
+# Manifests are handled in groups of about one DeleteObjects batch per request in flight, so
+# small manifests share requests and every concurrent request slot has keys to send; the
+# checkpoint moves once per group.
+FILES_PER_REQUEST = 1_000
 GROUP_MANIFESTS = 64
 
 
-def manifest_groups(manifests: list[PlannedManifest], start: int) -> list[tuple[int, int]]:
+def manifest_groups(
+    manifests: list[PlannedManifest], start: int, concurrency: int = 1
+) -> list[tuple[int, int]]:
+    group_files = FILES_PER_REQUEST * concurrency
     groups: list[tuple[int, int]] = []
     group_start, files = start, 0
     for index in range(start, len(manifests)):
         files += manifests[index].file_count
-        if files >= GROUP_FILES or index + 1 - group_start >= GROUP_MANIFESTS:
+        if files >= group_files or index + 1 - group_start >= GROUP_MANIFESTS:
             groups.append((group_start, index + 1))
             group_start, files = index + 1, 0
     if group_start < len(manifests):
@@ -74,6 +78,7 @@ class ChunkJob:
     dry_run: bool
     heartbeat: Callable[[ChunkCheckpoint], None]
     readers: ThreadPoolExecutor
+    concurrency: int
     _outcome: ChunkOutcome = field(default_factory=ChunkOutcome, init=False)
     _committed: ChunkCheckpoint = field(default_factory=ChunkCheckpoint, init=False)
 
@@ -93,7 +98,8 @@ class ChunkJob:
         checkpoint = self._outcome.checkpoint
         manifests = self.plan.chunks[self.chunk_index]
         requests = 0
-        for group_start, group_end in manifest_groups(manifests, checkpoint.next_manifest):
+        groups = manifest_groups(manifests, checkpoint.next_manifest, self.concurrency)
+        for group_start, group_end in groups:
             # Heartbeats inside a group resend the last saved checkpoint, so a retry redoes the
             # group in progress without counting its files twice.
             self._committed = checkpoint.model_copy(deep=True)

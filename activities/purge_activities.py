@@ -100,6 +100,7 @@ class PurgeActivities:
                 dry_run=options.dry_run,
                 heartbeat=activity.heartbeat,
                 readers=readers,
+                concurrency=options.concurrency,
             )
             return job.run(checkpoint)
 

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: if whoever started the stack is killed (even with -9),
+    the kernel kills the service too, so no test run or `make run` leaves services behind."""
+    if sys.platform == "linux":
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class ServiceFailedError(RuntimeError):
@@ -56,6 +67,7 @@ class ServiceProcess:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
                 env={**os.environ, **(self.env or {})},
+                preexec_fn=_die_with_parent,  # noqa: PLW1509  # the stack is started from one thread
             )
 
     def running(self) -> bool:

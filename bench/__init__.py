@@ -1,0 +1,1 @@
+"""Benchmarks: committed scripts that print figures; results are kept in BENCHMARKS.md."""
