@@ -17,13 +17,10 @@ from pathlib import Path
 from pyiceberg.catalog.sql import SqlCatalog
 
 from activities.s3_client import s3_client
-from api.client import PurgeClient
 from devstack.ports import StackPorts
+from devstack.requests import request_for_table
 from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
 from devstack.synthetic_table import OBJECT_BODY, synthetic_table
-from worker.connect import connect
-from worker.settings import TemporalSettings
-from workflows.request import PurgeOptions, PurgeRequest
 
 CEILING_THREADS = 8
 BATCH = 1000
@@ -59,16 +56,8 @@ async def icepurge_throughput(stack: EmbeddedStack, manifests: int, files: int) 
     )
     name = f"t{uuid.uuid4().hex[:8]}"
     table = synthetic_table(catalog, ("bench", name), manifests=manifests, files_per_manifest=files)
-    request = PurgeRequest(
-        catalog="bench",
-        namespace=["bench"],
-        table=name,
-        metadata_location=table.metadata_location,
-        file_io_properties=stack.s3_properties,
-        requested_by="bench",
-        options=PurgeOptions(),
-    )
-    client = PurgeClient(await connect(TemporalSettings(temporal_address=stack.temporal_address)))
+    request = request_for_table("bench", table, stack.s3_properties, "bench")
+    client = await stack.purge_client()
     started = time.perf_counter()
     report = await client.wait(await client.start(request))
     elapsed = time.perf_counter() - started

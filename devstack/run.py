@@ -11,13 +11,10 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
 from devstack.ports import StackPorts
+from devstack.requests import request_for_table
 from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
 from devstack.synthetic_table import synthetic_table
-from worker.connect import connect
-from worker.settings import TemporalSettings
-from workflows.request import PurgeOptions, PurgeRequest
 from workflows.status import TERMINAL_STATES
 
 
@@ -41,16 +38,8 @@ async def _demo(stack: EmbeddedStack) -> None:
     print(f"seeded demo table demo.{name}: {table.metadata_location}")
     # The catalog drops its entry and hands the snapshot over, as a catalog's DROP ... PURGE would.
     catalog.drop_table(("demo", name))
-    request = PurgeRequest(
-        catalog="demo",
-        namespace=["demo"],
-        table=name,
-        metadata_location=table.metadata_location,
-        file_io_properties=stack.s3_properties,
-        requested_by="make-run-demo",
-        options=PurgeOptions(),
-    )
-    client = PurgeClient(await connect(TemporalSettings(temporal_address=stack.temporal_address)))
+    request = request_for_table("demo", table, stack.s3_properties, "make-run-demo")
+    client = await stack.purge_client()
     purge_id = await client.start(request)
     print(f"started purge {purge_id}")
     while True:

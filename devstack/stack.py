@@ -7,10 +7,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from api.client import PurgeClient
 from devstack.ports import StackPorts
 from devstack.process import ServiceProcess
 from devstack.seaweed import S3Credentials, create_buckets, s3_properties, seaweed_server
 from devstack.temporal_server import temporal_server
+from worker.connect import connect
+from worker.settings import TemporalSettings
 
 WAREHOUSE_BUCKET = "warehouse"
 STATE_BUCKET = "icepurge-state"
@@ -55,6 +58,9 @@ class EmbeddedStack:
         for service in reversed(self._services):
             service.stop()
         self._services.clear()
+
+    async def purge_client(self) -> PurgeClient:
+        return PurgeClient(await connect(TemporalSettings(temporal_address=self.temporal_address)))
 
     def worker_env(self, **overrides: str) -> dict[str, str]:
         """ICEPURGE_* settings for a worker process on this stack."""

@@ -7,21 +7,13 @@ from typing import Any
 from pyiceberg.table import Table
 
 from api.client import PurgeClient
-from workflows.request import PurgeOptions, PurgeRequest
+from devstack.requests import request_for_table
+from workflows.request import PurgeRequest
 from workflows.status import PurgeReport
 
 
 def request_for(table: Table, properties: dict[str, str], **options: Any) -> PurgeRequest:
-    namespace, name = list(table.name()[:-1]), table.name()[-1]
-    return PurgeRequest(
-        catalog="tests",
-        namespace=namespace,
-        table=name,
-        metadata_location=table.metadata_location,
-        file_io_properties=properties,
-        requested_by="pytest",
-        options=PurgeOptions.model_validate(options),
-    )
+    return request_for_table("tests", table, properties, "pytest", **options)
 
 
 async def purge(client: PurgeClient, request: PurgeRequest) -> PurgeReport:

@@ -13,6 +13,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape
+
+from activities.s3_client import s3_client
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
 _KEY = re.compile(rb"<Key>([^<]*)</Key>")
@@ -25,11 +32,14 @@ class FaultPlan:
         self.deleted_keys: list[str] = []
         self.delete_delay = 0.0
         self.fail_keys_containing: str | None = None
+        self.deny_keys_containing: str | None = None
         self.transient_failures_left = 0
         self.throttled = 0
 
 
-def _handler(upstream_port: int, faults: FaultPlan) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    upstream_port: int, faults: FaultPlan, upstream: S3Client | None
+) -> type[BaseHTTPRequestHandler]:
     class Proxy(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -40,7 +50,7 @@ def _handler(upstream_port: int, faults: FaultPlan) -> type[BaseHTTPRequestHandl
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             is_bulk_delete = self.command == "POST" and "delete" in self.path.split("?", 1)[-1]
-            if is_bulk_delete and self._inject_delete_fault(body):
+            if is_bulk_delete and (self._inject_delete_fault(body) or self._deny_keys(body)):
                 return
             connection = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {name: value for name, value in self.headers.items() if name.lower() not in _HOP_BY_HOP}
@@ -83,6 +93,33 @@ def _handler(upstream_port: int, faults: FaultPlan) -> type[BaseHTTPRequestHandl
                 time.sleep(delay)
             return False
 
+        def _deny_keys(self, body: bytes) -> bool:
+            """Answers a DeleteObjects itself: AccessDenied for the chosen keys, the others
+            deleted for real (a forwarded, edited body would break the request's signature)."""
+            keys = [key.decode() for key in _KEY.findall(body)]
+            denied = faults.deny_keys_containing
+            if upstream is None or denied is None or not any(denied in key for key in keys):
+                return False
+            bucket = self.path.split("?", 1)[0].strip("/").split("/", 1)[0]
+            allowed = [key for key in keys if denied not in key]
+            if allowed:
+                upstream.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": key} for key in allowed]})
+            parts = [f"<Deleted><Key>{escape(key)}</Key></Deleted>" for key in allowed]
+            error = "<Code>AccessDenied</Code><Message>Access Denied</Message>"
+            parts += [f"<Error><Key>{escape(key)}</Key>{error}</Error>" for key in keys if denied in key]
+            payload = (
+                '<?xml version="1.0" encoding="UTF-8"?>'
+                '<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                + "".join(parts)
+                + "</DeleteResult>"
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            return True
+
         def _slow_down(self) -> None:
             payload = (
                 b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
@@ -100,9 +137,12 @@ def _handler(upstream_port: int, faults: FaultPlan) -> type[BaseHTTPRequestHandl
 
 
 @contextmanager
-def s3_proxy(upstream_port: int) -> Iterator[tuple[int, FaultPlan]]:
+def s3_proxy(
+    upstream_port: int, upstream_properties: dict[str, str] | None = None
+) -> Iterator[tuple[int, FaultPlan]]:
     faults = FaultPlan()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(upstream_port, faults))
+    upstream = s3_client(upstream_properties, max_connections=4) if upstream_properties else None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(upstream_port, faults, upstream))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -72,6 +72,12 @@ def test_secrets_never_appear_in_a_validation_error() -> None:
     assert "hunter2" not in repr(request)
 
 
+def _request_at(location: str, s3: S3Store) -> PurgeRequest:
+    return PurgeRequest.model_validate(
+        {**VALID, "metadata_location": location, "file_io_properties": s3.properties}
+    )
+
+
 async def _fails_with(purges: PurgeClient, request: PurgeRequest) -> tuple[ApplicationError, str]:
     purge_id = await purges.start(request)
     # A guard against an endless retry, not a speed target.
@@ -95,9 +101,7 @@ async def test_missing_metadata_file_fails_with_its_location(
     location = "s3://warehouse/tests/bad/missing/metadata/00001-gone.metadata.json"
     cause, purge_id = await _fails_with(
         purges,
-        PurgeRequest.model_validate(
-            {**VALID, "metadata_location": location, "file_io_properties": s3.properties}
-        ),
+        _request_at(location, s3),
     )
     assert cause.type == ERROR_METADATA_NOT_FOUND
     assert location in cause.message
@@ -136,9 +140,7 @@ async def test_corrupt_metadata_fails_naming_the_cause(
     s3.put(location, content)
     cause, _ = await _fails_with(
         purges,
-        PurgeRequest.model_validate(
-            {**VALID, "metadata_location": location, "file_io_properties": s3.properties}
-        ),
+        _request_at(location, s3),
     )
     assert cause.type == kind
     assert location in cause.message

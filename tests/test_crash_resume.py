@@ -70,6 +70,9 @@ async def test_killed_workers_resume_from_the_last_checkpoint(
     # Each kill redoes at most the manifest group in flight: a chunk here is 2 manifests, one group.
     resent = sum(times - 1 for times in Counter(faults.deleted_keys).values())
     assert resent <= len(kill_points) * (2 * FILES + 2)
+    secret = s3.properties["s3.secret-access-key"]
+    for log in (stack.state_dir / "logs").glob("crash-worker-*.log"):
+        assert secret not in log.read_text()
     assert set(key for key in faults.deleted_keys) >= {
         path.split("/", 3)[3] for path in before if "/data/" in path
     }

@@ -1,0 +1,76 @@
+"""The `icepurge` CLI against the real stack: start, status, watch, and refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from pyiceberg.catalog.sql import SqlCatalog
+
+from api.client import PurgeClient
+from devstack.stack import EmbeddedStack
+from tests.purge_helpers import request_for
+from tests.store import S3Store
+from tests.tables import simple_table
+
+
+async def _icepurge(stack: EmbeddedStack, *args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "api.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={
+            "ICEPURGE_TEMPORAL_ADDRESS": stack.temporal_address,
+            "ICEPURGE_TASK_QUEUE": "icepurge-tests",
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "120",
+        },
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=180)
+    assert process.returncode is not None
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
+async def test_start_watch_and_status_through_the_cli(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, tmp_path: Path
+) -> None:
+    table = simple_table(catalog, ("cli",), "watched")
+    request_file = tmp_path / "request.json"
+    request_file.write_text(request_for(table, s3.properties).model_dump_json())
+
+    code, stdout, stderr = await _icepurge(stack, "purge", "start", str(request_file))
+    assert code == 0, stderr
+    purge_id = stdout.strip()
+
+    code, _, stderr = await _icepurge(stack, "purge", "watch", purge_id, "--interval", "0.2")
+    assert code == 0, stderr
+    assert "SUCCEEDED" in stderr
+
+    code, stdout, _ = await _icepurge(stack, "purge", "status", purge_id)
+    assert code == 0
+    status = json.loads(stdout)
+    assert status["state"] == "SUCCEEDED"
+    assert s3.properties["s3.secret-access-key"] not in stdout
+    assert s3.list(table.location()) == set()
+
+
+async def test_cli_refuses_a_malformed_request_naming_the_field(
+    purges: PurgeClient, stack: EmbeddedStack, tmp_path: Path
+) -> None:
+    request_file = tmp_path / "bad.json"
+    request_file.write_text(json.dumps({"catalog": "c", "namespace": "flat", "table": "t"}))
+    code, _, stderr = await _icepurge(stack, "purge", "start", str(request_file))
+    assert code == 2
+    assert "namespace" in stderr
+    assert "metadata_location" in stderr
+
+
+async def test_cli_status_of_an_unknown_purge_says_so(purges: PurgeClient, stack: EmbeddedStack) -> None:
+    code, _, stderr = await _icepurge(stack, "purge", "status", "icepurge-does-not-exist")
+    assert code == 2
+    assert "no purge with id" in stderr
