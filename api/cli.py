@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -121,7 +122,16 @@ def watch(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The Temporal client's native threads can call into Python while the interpreter
+    # finalizes and abort it (temporalio/sdk-python#300); a finished command skips finalization.
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,25 @@ async def test_start_watch_and_status_through_the_cli(
     assert s3.list(table.location()) == set()
 
 
+async def test_short_lived_cli_commands_exit_cleanly(
+    purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, tmp_path: Path
+) -> None:
+    """Regression: one `purge start` in about fifteen died in interpreter finalization
+    (SIGABRT/SIGSEGV from the Temporal client's native threads)."""
+    request_file = tmp_path / "request.json"
+    document = {
+        "catalog": "tests",
+        "namespace": ["cli"],
+        "table": "exit",
+        "metadata_location": "s3://warehouse/tests/cli/exit/metadata/00000-none.metadata.json",
+        "file_io_properties": s3.properties,
+        "requested_by": "pytest",
+    }
+    request_file.write_text(json.dumps(document))
+    codes = [(await _icepurge(stack, "purge", "start", str(request_file)))[0] for _ in range(30)]
+    assert codes == [0] * 30
+
+
 async def test_cli_refuses_a_malformed_request_naming_the_field(
     purges: PurgeClient, stack: EmbeddedStack, tmp_path: Path
 ) -> None:
