@@ -12,12 +12,11 @@ from pyiceberg.io import FileIO
 from activities.bulk_delete import DeleteOutcome, ObjectStore
 from activities.locations import LocationGuard, parent_dir
 from activities.manifest_reader import ContentFile, read_manifest_entries
-from activities.plan_model import Plan, PlannedManifest
+from activities.plan_model import PlannedManifest
 from activities.state_store import StateStore
-from workflows.constants import FAILURE_SAMPLE_SIZE
 from workflows.counts import CONTENT_CATEGORIES, Category, FileCounts, SkipReason
 from workflows.status import FileFailure
-from workflows.steps import ChunkCheckpoint, ChunkResult
+from workflows.steps import ChunkCheckpoint
 
 # Files per delete call between heartbeats, so a huge manifest still heartbeats in time.
 SLICE = 8_000
@@ -68,9 +67,12 @@ def _further(first: ChunkCheckpoint, second: ChunkCheckpoint) -> ChunkCheckpoint
 
 @dataclass
 class ChunkJob:
-    plan: Plan
-    plan_uri: str
-    chunk_index: int
+    """Deletes a list of manifests with their files, checkpointing to `outcome_uri`: a chunk in
+    the local engine, one task's share of a chunk in the Spark engine."""
+
+    manifests: list[PlannedManifest]
+    gc_enabled: bool
+    outcome_uri: str
     io: FileIO
     store: ObjectStore
     state: StateStore
@@ -82,21 +84,18 @@ class ChunkJob:
     _outcome: ChunkOutcome = field(default_factory=ChunkOutcome, init=False)
     _committed: ChunkCheckpoint = field(default_factory=ChunkCheckpoint, init=False)
 
-    @property
-    def _outcome_uri(self) -> str:
-        return chunk_outcome_uri(self.plan_uri, self.chunk_index)
-
-    def run(self, heartbeat_checkpoint: ChunkCheckpoint) -> ChunkResult:
+    def run(self, heartbeat_checkpoint: ChunkCheckpoint) -> tuple[ChunkOutcome, int]:
         """Resumes from the furthest checkpoint: the one saved in the state location (written
-        before each heartbeat, so never behind) or the heartbeat's, should that write be lost."""
+        before each heartbeat, so never behind) or the heartbeat's, should that write be lost.
+        Returns the outcome and the delete requests this attempt sent."""
         if not self.dry_run:
-            saved = self.state.read(self._outcome_uri)
+            saved = self.state.read(self.outcome_uri)
             if saved:
                 self._outcome = ChunkOutcome.model_validate_json(saved)
             self._outcome.checkpoint = _further(self._outcome.checkpoint, heartbeat_checkpoint)
         # A dry run deletes nothing, so a retried one simply starts over.
         checkpoint = self._outcome.checkpoint
-        manifests = self.plan.chunks[self.chunk_index]
+        manifests = self.manifests
         requests = 0
         groups = manifest_groups(manifests, checkpoint.next_manifest, self.concurrency)
         for group_start, group_end in groups:
@@ -114,20 +113,15 @@ class ChunkJob:
             checkpoint.next_manifest = group_end
             self._save()
         if self.dry_run and self._outcome.would_delete:
-            self.state.write(self._outcome_uri, self._outcome)
-        return ChunkResult(
-            chunk_index=self.chunk_index,
-            counts=checkpoint.counts,
-            failures_total=len(self._outcome.failures),
-            failure_sample=self._outcome.failures[:FAILURE_SAMPLE_SIZE],
-            delete_requests=requests,
-        )
+            self.state.write(self.outcome_uri, self._outcome)
+        self._outcome.checkpoint.failures_total = len(self._outcome.failures)
+        return self._outcome, requests
 
     def _save(self) -> None:
         outcome = self._outcome
         outcome.checkpoint.failures_total = len(outcome.failures)
         if not self.dry_run:
-            self.state.write(self._outcome_uri, outcome)
+            self.state.write(self.outcome_uri, outcome)
         self.heartbeat(outcome.checkpoint)
 
     def _read(self, manifest: PlannedManifest) -> list[ContentFile] | None:
@@ -209,7 +203,7 @@ class ChunkJob:
         return None
 
     def _skip_reason(self, entry: ContentFile) -> SkipReason | None:
-        if not self.plan.gc_enabled and entry.category in CONTENT_CATEGORIES:
+        if not self.gc_enabled and entry.category in CONTENT_CATEGORIES:
             return SkipReason.GC_DISABLED
         if not self.guard.allows(entry.path):
             return SkipReason.FOREIGN_LOCATION

@@ -6,7 +6,6 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pyiceberg.io import FileIO, load_file_io
@@ -14,16 +13,24 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.bulk_delete import ObjectStore
-from activities.chunk_deleter import ChunkJob
+from activities.chunk_deleter import chunk_outcome_uri
 from activities.finalizer import finalize, finalized_before
-from activities.locations import LocationGuard
+from activities.local_engine import run_manifests
 from activities.plan_model import Plan
 from activities.planner import build_plan
 from activities.settings import ActivitySettings
+from activities.spark_engine import SparkEngine
 from activities.state_store import StateStore
-from workflows.constants import CHUNK_ACTIVITY, ERROR_STATE_LOCATION, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from workflows.constants import (
+    CHUNK_ACTIVITY,
+    ERROR_ENGINE_UNAVAILABLE,
+    ERROR_STATE_LOCATION,
+    FAILURE_SAMPLE_SIZE,
+    FINALIZE_ACTIVITY,
+    PLAN_ACTIVITY,
+)
 from workflows.counts import Category, FileCounts, SkipReason
-from workflows.request import PurgeRequest
+from workflows.request import Engine, PurgeRequest
 from workflows.status import PlannedTotals
 from workflows.steps import (
     ChunkCheckpoint,
@@ -44,8 +51,9 @@ def _table_io(request: PurgeRequest) -> FileIO:
 
 
 class PurgeActivities:
-    def __init__(self, settings: ActivitySettings) -> None:
+    def __init__(self, settings: ActivitySettings, spark: SparkEngine | None = None) -> None:
         self._settings = settings
+        self._spark = spark
         self._state = StateStore(settings.state_location, settings.state_properties)
         self._plans: OrderedDict[str, Plan] = OrderedDict()
         self._plans_lock = threading.Lock()
@@ -71,11 +79,13 @@ class PurgeActivities:
                 f"cannot write the plan to the state location {self._state.location}: {type(error).__name__}",
                 type=ERROR_STATE_LOCATION,
             ) from None
+        planned = _totals(plan)
         return PlanSummary(
             plan_location=plan_uri,
             chunk_count=len(plan.chunks),
-            planned=_totals(plan),
+            planned=planned,
             gc_enabled=plan.gc_enabled,
+            engine=self._choose_engine(request.options.engine, planned),
             planning_counts=_foreign_counts(plan),
         )
 
@@ -84,25 +94,35 @@ class PurgeActivities:
         details = activity.info().heartbeat_details
         checkpoint = ChunkCheckpoint.model_validate(details[0]) if details else ChunkCheckpoint()
         plan = self._plan(step.plan_location)
-        options = step.request.options
-        with (
-            self._object_store(step.request, options.concurrency) as store,
-            ThreadPoolExecutor(options.concurrency, thread_name_prefix="icepurge-read") as readers,
-        ):
-            job = ChunkJob(
+        outcome_uri = chunk_outcome_uri(step.plan_location, step.chunk_index)
+        if step.engine == Engine.SPARK:
+            outcome, requests = self._spark_engine().run_chunk(
                 plan=plan,
-                plan_uri=step.plan_location,
                 chunk_index=step.chunk_index,
-                io=_table_io(step.request),
-                store=store,
-                state=self._state,
-                guard=LocationGuard(plan.locations, options.location_guard),
-                dry_run=options.dry_run,
+                request=step.request,
+                outcome_uri=outcome_uri,
                 heartbeat=activity.heartbeat,
-                readers=readers,
-                concurrency=options.concurrency,
+                is_cancelled=activity.is_cancelled,
             )
-            return job.run(checkpoint)
+        else:
+            outcome, requests = run_manifests(
+                manifests=plan.chunks[step.chunk_index],
+                gc_enabled=plan.gc_enabled,
+                locations=plan.locations,
+                request=step.request,
+                state=self._state,
+                outcome_uri=outcome_uri,
+                delete_max_attempts=self._settings.delete_max_attempts,
+                heartbeat=activity.heartbeat,
+                checkpoint=checkpoint,
+            )
+        return ChunkResult(
+            chunk_index=step.chunk_index,
+            counts=outcome.checkpoint.counts,
+            failures_total=len(outcome.failures),
+            failure_sample=outcome.failures[:FAILURE_SAMPLE_SIZE],
+            delete_requests=requests,
+        )
 
     @activity.defn(name=FINALIZE_ACTIVITY)
     def finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
@@ -133,6 +153,24 @@ class PurgeActivities:
         with self._plans_lock:
             self._plans.pop(step.plan_location, None)
         return result
+
+    def _spark_engine(self) -> SparkEngine:
+        if self._spark is None:
+            raise ApplicationError(
+                "this worker has no Spark engine; set ICEPURGE_SPARK_MASTER on the workers",
+                type=ERROR_ENGINE_UNAVAILABLE,
+                non_retryable=True,
+            )
+        return self._spark
+
+    def _choose_engine(self, requested: Engine, planned: PlannedTotals) -> Engine:
+        if requested is Engine.SPARK:
+            self._spark_engine()
+            return Engine.SPARK
+        if requested is Engine.AUTO and self._spark is not None:
+            big = planned.content_files >= self._settings.auto_spark_min_files
+            return Engine.SPARK if big else Engine.LOCAL
+        return Engine.LOCAL
 
     def _object_store(self, request: PurgeRequest, concurrency: int) -> ObjectStore:
         return ObjectStore(request.file_io_properties, concurrency, self._settings.delete_max_attempts)

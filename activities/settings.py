@@ -13,3 +13,4 @@ class ActivitySettings:
     state_properties: dict[str, str] = field(default_factory=dict, repr=False)
     sizing: ChunkSizing = field(default_factory=ChunkSizing)
     delete_max_attempts: int = 8
+    auto_spark_min_files: int = 100_000

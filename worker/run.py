@@ -12,15 +12,26 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.purge_activities import PurgeActivities
+from activities.spark_engine import SparkEngine
 from worker.connect import connect
 from worker.settings import WorkerSettings
+from worker.spark_session import build_spark_session
 from workflows.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
 
 
 def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecutor) -> Worker:
-    activities = PurgeActivities(settings.activity_settings())
+    spark = None
+    if settings.spark_master:
+        # Started with the worker, so the first big purge finds it warm.
+        spark = SparkEngine(
+            build_spark_session(settings.spark_master, settings.spark_conf),
+            settings.state_location,
+            settings.state_io_properties,
+            settings.delete_max_attempts,
+        )
+    activities = PurgeActivities(settings.activity_settings(), spark)
     return Worker(
         client,
         task_queue=settings.task_queue,

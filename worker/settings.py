@@ -31,6 +31,15 @@ class WorkerSettings(TemporalSettings):
     delete_max_attempts: int = Field(
         8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."
     )
+    spark_master: str | None = Field(
+        None, description="local[N,F], spark://host:port or k8s://...; unset = no Spark engine."
+    )
+    spark_conf: dict[str, str] = Field(
+        default_factory=dict, description="Extra Spark conf (JSON); no secrets."
+    )
+    auto_spark_min_files: int = Field(
+        100_000, ge=0, description="Engine 'auto' uses Spark from this many files."
+    )
 
     def activity_settings(self) -> ActivitySettings:
         return ActivitySettings(
@@ -38,4 +47,5 @@ class WorkerSettings(TemporalSettings):
             state_properties=self.state_io_properties,
             sizing=ChunkSizing(target_files=self.chunk_target_files, max_manifests=self.chunk_max_manifests),
             delete_max_attempts=self.delete_max_attempts,
+            auto_spark_min_files=self.auto_spark_min_files,
         )

@@ -30,6 +30,7 @@ ERROR_METADATA_ACCESS_DENIED: Final = "MetadataAccessDenied"
 ERROR_METADATA_CORRUPT: Final = "MetadataCorrupt"
 ERROR_UNSUPPORTED_FORMAT: Final = "UnsupportedFormatVersion"
 ERROR_STATE_LOCATION: Final = "StateLocationUnavailable"
+ERROR_ENGINE_UNAVAILABLE: Final = "EngineUnavailable"
 
 # Bounded so that status and results stay far below Temporal's payload limits.
 FAILURE_SAMPLE_SIZE: Final = 20

@@ -28,6 +28,7 @@ class Progress:
 
     def planned(self, plan: PlanSummary, now: datetime) -> None:
         self.status.planned = plan.planned
+        self.status.engine = plan.engine.value
         self.status.gc_enabled = plan.gc_enabled
         self.status.chunks_total = plan.chunk_count
         self.status.files_total = plan.planned.files

@@ -106,7 +106,7 @@ class PurgeTableWorkflow:
             requested_by=request.requested_by,
             request_id=request.request_id,
             dry_run=request.options.dry_run,
-            engine="local",
+            engine=request.options.engine.value,
             started_at=now,
             updated_at=now,
         )
@@ -157,6 +157,7 @@ class PurgeTableWorkflow:
                 request=request,
                 plan_location=plan.plan_location,
                 chunk_index=index,
+                engine=plan.engine,
             ),
             result_type=ChunkResult,
             start_to_close_timeout=timedelta(hours=2),

@@ -14,13 +14,17 @@ SUPPORTED_SCHEMES = frozenset(
 class Engine(StrEnum):
     AUTO = "auto"
     LOCAL = "local"
+    SPARK = "spark"
 
 
 class PurgeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     dry_run: bool = Field(False, description="Plan and list the would-delete set; delete nothing.")
-    engine: Engine = Field(Engine.AUTO, description="Where deletes run; 'auto' picks by table size.")
+    engine: Engine = Field(
+        Engine.AUTO,
+        description="Where deletes run: 'local' threads, 'spark', or 'auto' (Spark above a threshold).",
+    )
     concurrency: int = Field(8, ge=1, le=64, description="Delete requests in flight per chunk.")
     chunk_window: int = Field(2, ge=1, le=16, description="Chunk activities running at once.")
     history_sweep: bool = Field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.counts import FileCounts
-from workflows.request import PurgeRequest
+from workflows.request import Engine, PurgeRequest
 from workflows.status import FileFailure, PlannedTotals
 
 
@@ -25,6 +25,7 @@ class PlanSummary(BaseModel):
     chunk_count: int
     planned: PlannedTotals
     gc_enabled: bool
+    engine: Engine = Field(Engine.LOCAL, description="The engine chosen for the chunks (never auto).")
     planning_counts: FileCounts = Field(
         default_factory=FileCounts, description="Files the plan already settled (skipped)."
     )
@@ -37,6 +38,7 @@ class ChunkInput(BaseModel):
     request: PurgeRequest
     plan_location: str
     chunk_index: int
+    engine: Engine = Engine.LOCAL
 
 
 class ChunkCheckpoint(BaseModel):

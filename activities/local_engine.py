@@ -1,0 +1,50 @@
+"""The local engine: a chunk's deletes run on threads inside the worker process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from pyiceberg.io import load_file_io
+
+from activities.bulk_delete import ObjectStore
+from activities.chunk_deleter import ChunkJob, ChunkOutcome
+from activities.locations import LocationGuard
+from activities.plan_model import PlannedManifest
+from activities.state_store import StateStore
+from workflows.request import PurgeRequest
+from workflows.steps import ChunkCheckpoint
+
+
+def run_manifests(
+    *,
+    manifests: list[PlannedManifest],
+    gc_enabled: bool,
+    locations: list[str],
+    request: PurgeRequest,
+    state: StateStore,
+    outcome_uri: str,
+    delete_max_attempts: int,
+    heartbeat: Callable[[ChunkCheckpoint], None],
+    checkpoint: ChunkCheckpoint,
+) -> tuple[ChunkOutcome, int]:
+    """Deletes the manifests and their files with the same storage code on either engine."""
+    options = request.options
+    with (
+        ObjectStore(request.file_io_properties, options.concurrency, delete_max_attempts) as store,
+        ThreadPoolExecutor(options.concurrency, thread_name_prefix="icepurge-read") as readers,
+    ):
+        job = ChunkJob(
+            manifests=manifests,
+            gc_enabled=gc_enabled,
+            outcome_uri=outcome_uri,
+            io=load_file_io(request.file_io_properties, request.metadata_location),
+            store=store,
+            state=state,
+            guard=LocationGuard(locations, options.location_guard),
+            dry_run=options.dry_run,
+            heartbeat=heartbeat,
+            readers=readers,
+            concurrency=options.concurrency,
+        )
+        return job.run(checkpoint)

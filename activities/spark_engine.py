@@ -1,0 +1,176 @@
+"""The Spark engine: one Spark job per chunk, one task per manifest group.
+
+The job is `spark.range(0, n, 1, n).mapInArrow(...)`, which runs unchanged on local[N,F],
+spark://, k8s:// and Spark Connect. Each task runs the local engine's own code over its
+manifests and checkpoints to its own object, so a retried task (or a retried activity) resumes
+instead of recounting; the rows the job returns are the truth. Credentials travel in the task
+closure, never in Spark conf.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from activities.chunk_deleter import ChunkOutcome, manifest_groups
+from activities.local_engine import run_manifests
+from activities.locations import parent_dir
+from activities.plan_model import Plan, PlannedManifest
+from activities.state_store import StateStore
+from workflows.request import PurgeRequest
+from workflows.steps import ChunkCheckpoint
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+
+ROW_SCHEMA = "task long, outcome string, requests long"
+POLL_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything one Spark task needs, shipped in the closure (credentials included)."""
+
+    manifests: list[PlannedManifest]
+    gc_enabled: bool
+    locations: list[str]
+    request: PurgeRequest
+    state_location: str
+    state_properties: dict[str, str]
+    outcome_uri: str
+    delete_max_attempts: int
+
+
+def run_task(spec: TaskSpec) -> tuple[ChunkOutcome, int]:
+    state = StateStore(spec.state_location, spec.state_properties)
+    return run_manifests(
+        manifests=spec.manifests,
+        gc_enabled=spec.gc_enabled,
+        locations=spec.locations,
+        request=spec.request,
+        state=state,
+        outcome_uri=spec.outcome_uri,
+        delete_max_attempts=spec.delete_max_attempts,
+        heartbeat=lambda _: None,
+        checkpoint=ChunkCheckpoint(),
+    )
+
+
+def _task_function(specs: list[TaskSpec]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                outcome, requests = run_task(specs[task])
+                yield pa.RecordBatch.from_pydict(
+                    {"task": [task], "outcome": [outcome.model_dump_json()], "requests": [requests]}
+                )
+
+    return run
+
+
+def merge(outcomes: list[ChunkOutcome]) -> ChunkOutcome:
+    merged = ChunkOutcome()
+    for outcome in outcomes:
+        merged.checkpoint.counts.add(outcome.checkpoint.counts)
+        merged.failures.extend(outcome.failures)
+        merged.would_delete.extend(outcome.would_delete)
+    merged.checkpoint.failures_total = len(merged.failures)
+    return merged
+
+
+class SparkEngine:
+    def __init__(
+        self,
+        spark: SparkSession,
+        state_location: str,
+        state_properties: dict[str, str],
+        delete_max_attempts: int,
+    ) -> None:
+        self.spark = spark
+        self._state_location = state_location
+        self._state_properties = state_properties
+        self._state = StateStore(state_location, state_properties)
+        self._delete_max_attempts = delete_max_attempts
+
+    def run_chunk(
+        self,
+        *,
+        plan: Plan,
+        chunk_index: int,
+        request: PurgeRequest,
+        outcome_uri: str,
+        heartbeat: Callable[..., None],
+        is_cancelled: Callable[[], bool],
+    ) -> tuple[ChunkOutcome, int]:
+        manifests = plan.chunks[chunk_index]
+        saved = self._state.read(outcome_uri)
+        if saved:
+            done = ChunkOutcome.model_validate_json(saved)
+            if done.checkpoint.next_manifest == len(manifests):
+                return done, 0
+        groups = manifest_groups(manifests, 0, request.options.concurrency)
+        task_dir = f"{parent_dir(outcome_uri)}/{chunk_index:06d}-tasks"
+        specs = [
+            TaskSpec(
+                manifests=manifests[start:end],
+                gc_enabled=plan.gc_enabled,
+                locations=plan.locations,
+                request=request,
+                state_location=self._state_location,
+                state_properties=self._state_properties,
+                outcome_uri=f"{task_dir}/{task:05d}.json",
+                delete_max_attempts=self._delete_max_attempts,
+            )
+            for task, (start, end) in enumerate(groups)
+        ]
+        rows = self._collect(specs, f"{plan.purge_id}-chunk-{chunk_index}", heartbeat, is_cancelled)
+        merged = merge([ChunkOutcome.model_validate_json(row["outcome"]) for row in rows])
+        merged.checkpoint.next_manifest = merged.checkpoint.entries_done_until = len(manifests)
+        self._state.write(outcome_uri, merged)
+        for spec in specs:
+            self._state.delete(spec.outcome_uri)
+        return merged, sum(int(row["requests"]) for row in rows)
+
+    def _collect(
+        self,
+        specs: list[TaskSpec],
+        tag: str,
+        heartbeat: Callable[..., None],
+        is_cancelled: Callable[[], bool],
+    ) -> list[Any]:
+        context = self.spark.sparkContext
+        finished = threading.Event()
+
+        def watch() -> None:
+            """Heartbeats while the job runs, and cancels it when the activity is cancelled."""
+            while not finished.wait(POLL_SECONDS):
+                heartbeat()
+                if is_cancelled():
+                    context.cancelJobsWithTag(tag)
+                    return
+
+        # The watcher needs the activity's context to heartbeat and to see cancellation.
+        watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), daemon=True)
+        context.addJobTag(tag)
+        # Without it a cancelled task's Python worker runs on, deleting, after its job is gone.
+        context.setInterruptOnCancel(True)
+        watcher.start()
+        try:
+            count = len(specs)
+            frame = self.spark.range(0, count, 1, count).mapInArrow(_task_function(specs), ROW_SCHEMA)
+            return frame.collect()
+        except BaseException:
+            # Temporal may cancel the activity by raising inside this very call; the job
+            # itself runs on in the JVM until it is cancelled by its tag.
+            context.cancelJobsWithTag(tag)
+            raise
+        finally:
+            finished.set()
+            context.removeJobTag(tag)
+            watcher.join()

@@ -1,0 +1,132 @@
+"""The Spark engine on local[2,4]: parity like the local engine, `auto` picking each engine at
+its threshold, cancellation reaching the running Spark job, no secret in Spark's conf."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client, WorkflowFailureError
+
+from api.client import PurgeClient
+from devstack.stack import EmbeddedStack
+from tests.expected import drop_table_data_set, history_set
+from tests.purge_helpers import purge, request_for
+from tests.s3_proxy import s3_proxy
+from tests.store import S3Store
+from tests.tables import many_files_table, rich_table, simple_table
+from worker.run import build_worker
+from worker.settings import WorkerSettings
+from workflows.counts import Category
+from workflows.status import PurgeState
+
+QUEUE = "icepurge-spark"
+AUTO_THRESHOLD = 50
+
+
+@pytest.fixture(scope="module")
+async def spark_purges(
+    temporal_client: Client, worker_settings: WorkerSettings
+) -> AsyncIterator[PurgeClient]:
+    settings = worker_settings.model_copy(
+        update={
+            "task_queue": QUEUE,
+            "spark_master": "local[2,4]",
+            "spark_conf": {"spark.ui.enabled": "false"},
+            "auto_spark_min_files": AUTO_THRESHOLD,
+        }
+    )
+    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+        async with build_worker(temporal_client, settings, pool):
+            yield PurgeClient(temporal_client, QUEUE)
+
+
+async def test_spark_engine_deletes_the_parity_and_history_set(
+    catalog: SqlCatalog, spark_purges: PurgeClient, s3: S3Store
+) -> None:
+    table = rich_table(catalog, ("spark",), "parity")
+    expected = drop_table_data_set(table.io, table.metadata_location) | history_set(
+        table.io, table.metadata_location
+    )
+    before = s3.list(table.location())
+
+    report = await purge(spark_purges, request_for(table, s3.properties, engine="spark"))
+
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert report.status.engine == "spark"
+    assert s3.list(table.location()) == set()
+    assert before == expected & before
+    counts = report.status.counts
+    assert counts.of(Category.POSITION_DELETE_FILES).deleted >= 1
+    assert counts.of(Category.EQUALITY_DELETE_FILES).deleted >= 1
+
+
+async def test_auto_picks_local_below_the_threshold_and_spark_from_it(
+    catalog: SqlCatalog, spark_purges: PurgeClient, s3: S3Store
+) -> None:
+    small = many_files_table(catalog, ("spark",), "auto_small", manifests=1, files=AUTO_THRESHOLD - 1)
+    large = many_files_table(catalog, ("spark",), "auto_large", manifests=1, files=AUTO_THRESHOLD)
+
+    small_report = await purge(spark_purges, request_for(small, s3.properties))
+    large_report = await purge(spark_purges, request_for(large, s3.properties))
+
+    assert small_report.status.engine == "local"
+    assert large_report.status.engine == "spark"
+    assert large_report.status.counts.of(Category.DATA_FILES).deleted == AUTO_THRESHOLD
+    assert s3.list(small.location()) == s3.list(large.location()) == set()
+
+
+async def test_spark_requested_on_a_worker_without_spark_fails_at_once(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    table = simple_table(catalog, ("spark",), "no_spark", appends=1)
+    with pytest.raises(WorkflowFailureError) as failed:
+        await asyncio.wait_for(purge(purges, request_for(table, s3.properties, engine="spark")), timeout=60)
+    assert "ICEPURGE_SPARK_MASTER" in str(failed.value.cause)
+    assert s3.list(table.location())
+
+
+async def test_cancelling_the_purge_stops_the_running_spark_job(
+    catalog: SqlCatalog, spark_purges: PurgeClient, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    from pyspark.sql import SparkSession
+
+    table = many_files_table(catalog, ("spark",), "cancelled", manifests=6, files=10)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 3.0
+        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        purge_id = await spark_purges.start(request_for(table, properties, engine="spark", concurrency=1))
+        tracker = SparkSession.builder.getOrCreate().sparkContext.statusTracker()
+        while not tracker.getActiveJobsIds():
+            await asyncio.sleep(0.1)
+        await temporal_client.get_workflow_handle(purge_id).cancel()
+        with pytest.raises(WorkflowFailureError):
+            await asyncio.wait_for(spark_purges.wait(purge_id), timeout=60)
+        # Killing a cancelled task's Python worker takes Spark a moment; "within seconds".
+        await asyncio.wait_for(_no_active_jobs(tracker), timeout=15)
+        # A cancelled task's Python worker is killed after spark.python.task.killTimeout (2 s).
+        await asyncio.sleep(3)
+        deletes_at_cancel = faults.delete_requests
+        await asyncio.sleep(4)
+        assert faults.delete_requests == deletes_at_cancel
+        status = await spark_purges.status(purge_id)
+    assert status.state is PurgeState.CANCELLED
+    assert s3.list(table.location())
+
+
+async def _no_active_jobs(tracker: Any) -> None:
+    while tracker.getActiveJobsIds():
+        await asyncio.sleep(0.2)
+
+
+def test_no_secret_in_spark_conf(spark_purges: PurgeClient, s3: S3Store) -> None:
+    from pyspark.sql import SparkSession
+
+    conf = SparkSession.builder.getOrCreate().sparkContext.getConf().getAll()
+    secret = s3.properties["s3.secret-access-key"]
+    assert all(secret not in f"{key}={value}" for key, value in conf)
+    assert dict(conf)["spark.redaction.regex"].startswith("(?i)secret")
