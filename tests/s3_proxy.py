@@ -33,6 +33,8 @@ class FaultPlan:
         self.delete_delay = 0.0
         self.fail_keys_containing: str | None = None
         self.deny_keys_containing: str | None = None
+        self.fail_puts_containing: str | None = None
+        self.fail_puts_left = 0
         self.transient_failures_left = 0
         self.throttled = 0
 
@@ -47,8 +49,10 @@ def _handler(
             return
 
         def _forward(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
+            body = self._read_body()
+            if self.command == "PUT" and self._fail_put():
+                self._slow_down()
+                return
             is_bulk_delete = self.command == "POST" and "delete" in self.path.split("?", 1)[-1]
             if is_bulk_delete and (self._inject_delete_fault(body) or self._deny_keys(body)):
                 return
@@ -91,6 +95,30 @@ def _handler(
                 return True
             if delay:
                 time.sleep(delay)
+            return False
+
+        def _read_body(self) -> bytes:
+            """The request body; PyArrow's uploads arrive with Transfer-Encoding: chunked, which
+            is undone here (the forwarded request then carries a Content-Length)."""
+            if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+                length = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(length) if length else b""
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+
+        def _fail_put(self) -> bool:
+            with faults.lock:
+                chosen = faults.fail_puts_containing is not None and faults.fail_puts_containing in self.path
+                if chosen and faults.fail_puts_left > 0:
+                    faults.fail_puts_left -= 1
+                    return True
             return False
 
         def _deny_keys(self, body: bytes) -> bool:

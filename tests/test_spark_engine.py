@@ -118,6 +118,40 @@ async def test_cancelling_the_purge_stops_the_running_spark_job(
     assert s3.list(table.location())
 
 
+async def test_a_task_that_fails_once_is_retried_without_double_counting(
+    catalog: SqlCatalog,
+    temporal_client: Client,
+    worker_settings: WorkerSettings,
+    s3: S3Store,
+    stack: EmbeddedStack,
+) -> None:
+    """The task's first checkpoint write (after its files are deleted) fails: the task fails,
+    Spark retries it, and only the successful attempt's row counts."""
+    manifests, files = 3, 10
+    table = many_files_table(catalog, ("spark",), "task_retry", manifests=manifests, files=files)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.fail_puts_containing = "-tasks/"
+        faults.fail_puts_left = 4  # more than PyArrow's own retries of one PUT
+        proxied = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        settings = worker_settings.model_copy(
+            update={
+                "task_queue": "icepurge-spark-retry",
+                "spark_master": "local[2,4]",
+                "state_io_properties": proxied,
+            }
+        )
+        with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+            async with build_worker(temporal_client, settings, pool):
+                client = PurgeClient(temporal_client, settings.task_queue)
+                report = await purge(client, request_for(table, proxied, engine="spark"))
+    assert faults.fail_puts_left == 0
+    # The failed attempt had deleted its files already: the retry sent them again.
+    assert len(faults.deleted_keys) > len(set(faults.deleted_keys))
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert report.status.counts.of(Category.DATA_FILES).deleted == manifests * files
+    assert s3.list(table.location()) == set()
+
+
 async def _no_active_jobs(tracker: Any) -> None:
     while tracker.getActiveJobsIds():
         await asyncio.sleep(0.2)
