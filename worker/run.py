@@ -15,7 +15,7 @@ from activities.purge_activities import PurgeActivities
 from activities.spark_engine import SparkEngine
 from worker.connect import connect
 from worker.settings import WorkerSettings
-from worker.spark_session import build_spark_session
+from worker.spark_session import build_spark_session, warm_up
 from workflows.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
@@ -25,8 +25,10 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
     spark = None
     if settings.spark_master:
         # Started with the worker, so the first big purge finds it warm.
+        session = build_spark_session(settings.spark_master, settings.spark_conf)
+        warm_up(session)
         spark = SparkEngine(
-            build_spark_session(settings.spark_master, settings.spark_conf),
+            session,
             settings.state_location,
             settings.state_io_properties,
             settings.delete_max_attempts,
