@@ -164,6 +164,11 @@ def _handler(
     return Proxy
 
 
+def through_proxy(properties: dict[str, str], port: int) -> dict[str, str]:
+    """FileIO properties that send a purge's requests through the proxy on `port`."""
+    return {**properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+
+
 @contextmanager
 def s3_proxy(
     upstream_port: int, upstream_properties: dict[str, str] | None = None

@@ -13,7 +13,7 @@ from api.client import PurgeClient
 from devstack.process import ServiceProcess
 from devstack.stack import EmbeddedStack
 from tests.purge_helpers import request_for
-from tests.s3_proxy import FaultPlan, s3_proxy
+from tests.s3_proxy import FaultPlan, s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table
 from workflows.counts import Category
@@ -47,7 +47,7 @@ async def test_killed_workers_resume_from_the_last_checkpoint(
     kill_points = (3, 9, 15)
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.delete_delay = 0.4
-        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        properties = through_proxy(s3.properties, port)
         worker = _worker(stack, 0)
         try:
             purge_id = await purges.start(request_for(table, properties, chunk_window=1))

@@ -9,7 +9,7 @@ from activities.finalizer import PurgeReportObject
 from api.client import PurgeClient
 from devstack.stack import EmbeddedStack
 from tests.purge_helpers import purge, request_for
-from tests.s3_proxy import s3_proxy
+from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import simple_table
 from workflows.counts import Category, SkipReason
@@ -22,7 +22,7 @@ async def test_slowdown_responses_are_retried_and_counted_nowhere_as_failures(
     table = simple_table(catalog, ("faults",), "throttled")
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.transient_failures_left = 2
-        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        properties = through_proxy(s3.properties, port)
         report = await purge(purges, request_for(table, properties))
     assert faults.throttled == 2
     assert report.status.state is PurgeState.SUCCEEDED
@@ -37,7 +37,7 @@ async def test_a_file_that_cannot_be_deleted_is_listed_and_a_rerun_finishes(
     stuck = sorted(task.file.file_path for task in table.scan().plan_files())[0]
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.fail_keys_containing = stuck.rsplit("/", 1)[1]
-        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        properties = through_proxy(s3.properties, port)
         report = await purge(purges, request_for(table, properties))
 
     status = report.status

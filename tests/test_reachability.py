@@ -10,7 +10,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from api.client import PurgeClient
 from devstack.stack import EmbeddedStack
 from tests.purge_helpers import purge, request_for
-from tests.s3_proxy import s3_proxy
+from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import simple_table
 from workflows.counts import Category
@@ -44,7 +44,7 @@ async def test_per_key_delete_errors_are_counted_as_failures(
     denied = data_files[0]
     with s3_proxy(stack.ports.s3, upstream_properties=s3.properties) as (port, faults):
         faults.deny_keys_containing = denied.rsplit("/", 1)[1]
-        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        properties = through_proxy(s3.properties, port)
         report = await purge(purges, request_for(table, properties))
 
     status = report.status

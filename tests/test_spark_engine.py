@@ -16,7 +16,7 @@ from api.client import PurgeClient
 from devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
-from tests.s3_proxy import s3_proxy
+from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, rich_table, simple_table
 from worker.run import build_worker
@@ -98,7 +98,7 @@ async def test_cancelling_the_purge_stops_the_running_spark_job(
     table = many_files_table(catalog, ("spark",), "cancelled", manifests=6, files=10)
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.delete_delay = 3.0
-        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        properties = through_proxy(s3.properties, port)
         purge_id = await spark_purges.start(request_for(table, properties, engine="spark", concurrency=1))
         tracker = SparkSession.builder.getOrCreate().sparkContext.statusTracker()
         while not tracker.getActiveJobsIds():
@@ -132,7 +132,7 @@ async def test_a_task_that_fails_once_is_retried_without_double_counting(
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.fail_puts_containing = "-tasks/"
         faults.fail_puts_left = 4  # more than PyArrow's own retries of one PUT
-        proxied = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        proxied = through_proxy(s3.properties, port)
         settings = worker_settings.model_copy(
             update={
                 "task_queue": "icepurge-spark-retry",

@@ -12,7 +12,7 @@ from api.client import PurgeClient
 from devstack.binaries import binary
 from devstack.stack import EmbeddedStack
 from tests.purge_helpers import request_for
-from tests.s3_proxy import s3_proxy
+from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
 from workflows.constants import STATUS_QUERY, WORKFLOW_TYPE
@@ -26,7 +26,7 @@ async def test_duplicate_start_attaches_to_the_running_purge(
     table = many_files_table(catalog, ("start",), "dup", manifests=4, files=20)
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.delete_delay = 0.2
-        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        properties = through_proxy(s3.properties, port)
         first = await purges.start(request_for(table, properties))
         run = (await temporal_client.get_workflow_handle(first).describe()).run_id
         second = await purges.start(request_for(table, properties))
@@ -43,7 +43,7 @@ async def test_status_moves_during_the_run_and_answers_after_it(
     table = many_files_table(catalog, ("start",), "progress", manifests=8, files=20)
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.delete_delay = 0.3
-        properties = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+        properties = through_proxy(s3.properties, port)
         purge_id = await purges.start(request_for(table, properties, chunk_window=1))
         seen: list[tuple[PurgeState, int]] = []
         while True:
