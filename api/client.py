@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.service import RPCError
 
@@ -50,10 +50,6 @@ class PurgeClient:
                 raise PurgeNotFoundError(f"no purge with id {purge_id}") from None
             raise
         return status
-
-    async def execution_status(self, purge_id: str) -> WorkflowExecutionStatus | None:
-        description = await self._client.get_workflow_handle(purge_id).describe()
-        return description.status
 
     async def wait(self, purge_id: str) -> PurgeReport:
         """The final report; raises WorkflowFailureError when the purge ended FAILED."""

@@ -59,7 +59,6 @@ class CarriedState(BaseModel):
 class PurgeTableWorkflow:
     def __init__(self) -> None:
         self._progress: Progress | None = None
-        self._next_chunk = 0
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PurgeStatus:
@@ -79,9 +78,9 @@ class PurgeTableWorkflow:
         try:
             plan = carried.plan if carried else await self._plan(parsed, progress)
             next_chunk = carried.next_chunk if carried else 0
-            finished = await self._delete_chunks(parsed, plan, next_chunk, progress)
-            if not finished:
-                self._continue(request, progress, plan)
+            next_chunk = await self._delete_chunks(parsed, plan, next_chunk, progress)
+            if next_chunk < plan.chunk_count:
+                self._continue(request, progress, plan, next_chunk)
             return await self._finalize(parsed, plan, progress)
         except ActivityError as error:
             if isinstance(error.cause, CancelledError):
@@ -126,8 +125,9 @@ class PurgeTableWorkflow:
 
     async def _delete_chunks(
         self, request: PurgeRequest, plan: PlanSummary, next_chunk: int, progress: Progress
-    ) -> bool:
-        """Runs chunks in a sliding window; False when the run should continue as new first."""
+    ) -> int:
+        """Runs chunks in a sliding window; returns the first chunk not yet run, which is below
+        the chunk count when the run should continue as new first."""
         progress.move_to(PurgeState.DELETING, workflow.now())
         in_flight: set[asyncio.Task[ChunkResult]] = set()
         window = request.options.chunk_window
@@ -137,8 +137,7 @@ class PurgeTableWorkflow:
                 in_flight.add(asyncio.ensure_future(self._chunk(request, plan, next_chunk, progress)))
                 next_chunk += 1
             if not in_flight:
-                self._next_chunk = next_chunk
-                return next_chunk >= plan.chunk_count
+                return next_chunk
             done, _ = await workflow.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 in_flight.discard(task)
@@ -168,8 +167,10 @@ class PurgeTableWorkflow:
         )
         return result
 
-    def _continue(self, request: dict[str, Any], progress: Progress, plan: PlanSummary) -> None:
-        carried = CarriedState(status=progress.status, plan=plan, next_chunk=self._next_chunk)
+    def _continue(
+        self, request: dict[str, Any], progress: Progress, plan: PlanSummary, next_chunk: int
+    ) -> None:
+        carried = CarriedState(status=progress.status, plan=plan, next_chunk=next_chunk)
         workflow.continue_as_new(args=[request, carried])
 
     async def _finalize(self, request: PurgeRequest, plan: PlanSummary, progress: Progress) -> PurgeReport:
