@@ -1,5 +1,8 @@
 """Deletes many files at once: S3 DeleteObjects in batches of 1000, other stores through
-PyIceberg's FileIO on a thread pool. A file that is already gone counts as deleted."""
+PyIceberg's FileIO on a thread pool. A file that is already gone counts as deleted.
+
+Retries are ours, not boto3's, so that throttling (503 SlowDown) is seen and counted, and every
+attempt waits for the purge's per-bucket rate budget."""
 
 from __future__ import annotations
 
@@ -9,21 +12,44 @@ from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 from pyiceberg.io import FileIO, load_file_io
 
 from activities.locations import S3_SCHEMES, scheme_of
+from activities.rate_budget import BucketRateLimits
 from activities.s3_client import s3_client
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 S3_BATCH = 1000
-_TRANSIENT_KEY_ERRORS = frozenset({"InternalError", "SlowDown", "ServiceUnavailable", "RequestTimeout"})
-_KEY_RETRIES = 4
+_THROTTLE_CODES = frozenset(
+    {
+        "SlowDown",
+        "ServiceUnavailable",
+        "Throttling",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TooManyRequests",
+    }
+)
+_TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout", "503", "500", "502", "504"}
+
+
+@dataclass
+class RequestStats:
+    """Delete requests sent, and how many of them the store throttled (then retried)."""
+
+    requests: int = 0
+    throttled: int = 0
+
+    def add(self, other: RequestStats | DeleteOutcome) -> None:
+        self.requests += other.requests
+        self.throttled += other.throttled
 
 
 @dataclass
@@ -32,16 +58,35 @@ class DeleteOutcome:
     missing: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     requests: int = 0
+    throttled: int = 0
 
     def merge(self, other: DeleteOutcome) -> None:
         self.deleted.extend(other.deleted)
         self.missing.extend(other.missing)
         self.failed.extend(other.failed)
         self.requests += other.requests
+        self.throttled += other.throttled
 
 
 def _backoff(attempt: int) -> float:
     return random.uniform(0, min(8.0, 0.2 * 2**attempt))
+
+
+def _error_code(error: ClientError) -> str:
+    code = str(error.response.get("Error", {}).get("Code", ""))
+    status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return "SlowDown" if status in (429, 503) and code not in _THROTTLE_CODES else code
+
+
+def _retryable(error: Exception) -> bool:
+    if isinstance(error, ClientError):
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return _error_code(error) in _TRANSIENT_CODES or status >= 500
+    return isinstance(error, HTTPClientError | BotoConnectionError)
+
+
+def _throttled(error: Exception) -> bool:
+    return isinstance(error, ClientError) and _error_code(error) in _THROTTLE_CODES
 
 
 def _error_text(error: Exception) -> str:
@@ -52,9 +97,13 @@ def _error_text(error: Exception) -> str:
 
 
 class S3BulkDeleter:
-    def __init__(self, client: S3Client, pool: ThreadPoolExecutor) -> None:
+    def __init__(
+        self, client: S3Client, pool: ThreadPoolExecutor, limits: BucketRateLimits, max_attempts: int
+    ) -> None:
         self._client = client
         self._pool = pool
+        self._limits = limits
+        self._max_attempts = max_attempts
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         by_bucket: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -75,7 +124,9 @@ class S3BulkDeleter:
         outcome = DeleteOutcome()
         uri_of = dict(keys)
         remaining = list(uri_of)
-        for attempt in range(_KEY_RETRIES):
+        for attempt in range(self._max_attempts):
+            last_attempt = attempt + 1 == self._max_attempts
+            self._limits.acquire(bucket)
             outcome.requests += 1
             try:
                 response = self._client.delete_objects(
@@ -83,35 +134,48 @@ class S3BulkDeleter:
                     Delete={"Objects": [{"Key": key} for key in remaining], "Quiet": True},
                 )
             except (ClientError, BotoCoreError) as error:
-                # boto3 already retried the request itself (standard mode); the keys have failed.
-                outcome.failed.extend((uri_of[key], _error_text(error)) for key in remaining)
-                return outcome
-            errors = {item["Key"]: item for item in response.get("Errors", []) if "Key" in item}
-            retry: list[str] = []
-            for key in remaining:
-                key_error = errors.get(key)
-                if key_error is None:
-                    outcome.deleted.append(uri_of[key])
-                elif key_error.get("Code") == "NoSuchKey":
-                    outcome.missing.append(uri_of[key])
-                elif key_error.get("Code") in _TRANSIENT_KEY_ERRORS and attempt + 1 < _KEY_RETRIES:
-                    retry.append(key)
-                else:
-                    reason = f"{key_error.get('Code')}: {key_error.get('Message', '')}"
-                    outcome.failed.append((uri_of[key], reason))
-            if not retry:
+                if not _retryable(error) or last_attempt:
+                    outcome.failed.extend((uri_of[key], _error_text(error)) for key in remaining)
+                    return outcome
+                outcome.throttled += _throttled(error)
+                time.sleep(_backoff(attempt))
+                continue
+            remaining = self._settle(response.get("Errors", []), remaining, uri_of, outcome, last_attempt)
+            if not remaining:
                 break
-            remaining = retry
             time.sleep(_backoff(attempt))
         return outcome
+
+    @staticmethod
+    def _settle(
+        errors: list[Any], keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome, last_attempt: bool
+    ) -> list[str]:
+        """Records each key's result; returns the keys to send again."""
+        by_key = {item["Key"]: item for item in errors if "Key" in item}
+        retry: list[str] = []
+        for key in keys:
+            key_error = by_key.get(key)
+            code = key_error.get("Code") if key_error else None
+            if key_error is None:
+                outcome.deleted.append(uri_of[key])
+            elif code == "NoSuchKey":
+                outcome.missing.append(uri_of[key])
+            elif code in _TRANSIENT_CODES and not last_attempt:
+                retry.append(key)
+            else:
+                outcome.failed.append((uri_of[key], f"{code}: {key_error.get('Message', '')}"))
+        if any(by_key[key].get("Code") in _THROTTLE_CODES for key in retry):
+            outcome.throttled += 1
+        return retry
 
 
 class FileIODeleter:
     """Stores without a bulk API: one delete per file, in parallel."""
 
-    def __init__(self, io: FileIO, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, io: FileIO, pool: ThreadPoolExecutor, limits: BucketRateLimits) -> None:
         self._io = io
         self._pool = pool
+        self._limits = limits
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         outcome = DeleteOutcome()
@@ -120,6 +184,7 @@ class FileIODeleter:
         return outcome
 
     def _delete_one(self, uri: str) -> DeleteOutcome:
+        self._limits.acquire(urlsplit(uri).netloc)
         try:
             self._io.delete(uri)
         except FileNotFoundError:
@@ -132,9 +197,16 @@ class FileIODeleter:
 class ObjectStore:
     """Routes each file to the deleter for its scheme; one per activity, closed after use."""
 
-    def __init__(self, properties: dict[str, str], concurrency: int, max_attempts: int = 8) -> None:
+    def __init__(
+        self,
+        properties: dict[str, str],
+        concurrency: int,
+        max_attempts: int = 8,
+        requests_per_second: float | None = None,
+    ) -> None:
         self._properties = properties
         self._max_attempts = max_attempts
+        self._limits = BucketRateLimits(requests_per_second)
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
         self._concurrency = concurrency
         self._s3: S3BulkDeleter | None = None
@@ -145,6 +217,7 @@ class ObjectStore:
 
     def __exit__(self, *_: object) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._limits.close()
 
     def delete(self, uris: Iterable[str]) -> DeleteOutcome:
         by_scheme: dict[str, list[str]] = defaultdict(list)
@@ -158,11 +231,11 @@ class ObjectStore:
     def _deleter(self, scheme: str, sample: str) -> S3BulkDeleter | FileIODeleter:
         if scheme in S3_SCHEMES:
             if self._s3 is None:
-                client = s3_client(
-                    self._properties, max_connections=self._concurrency + 2, max_attempts=self._max_attempts
-                )
-                self._s3 = S3BulkDeleter(client, self._pool)
+                client = s3_client(self._properties, max_connections=self._concurrency + 2, max_attempts=1)
+                self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._max_attempts)
             return self._s3
         if scheme not in self._fileio:
-            self._fileio[scheme] = FileIODeleter(load_file_io(self._properties, sample), self._pool)
+            self._fileio[scheme] = FileIODeleter(
+                load_file_io(self._properties, sample), self._pool, self._limits
+            )
         return self._fileio[scheme]

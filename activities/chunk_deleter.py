@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.io import FileIO
 
-from activities.bulk_delete import DeleteOutcome, ObjectStore
+from activities.bulk_delete import DeleteOutcome, ObjectStore, RequestStats
 from activities.locations import LocationGuard, parent_dir
 from activities.manifest_reader import ContentFile, read_manifest_entries
 from activities.plan_model import PlannedManifest
@@ -84,7 +84,7 @@ class ChunkJob:
     _outcome: ChunkOutcome = field(default_factory=ChunkOutcome, init=False)
     _committed: ChunkCheckpoint = field(default_factory=ChunkCheckpoint, init=False)
 
-    def run(self, heartbeat_checkpoint: ChunkCheckpoint) -> tuple[ChunkOutcome, int]:
+    def run(self, heartbeat_checkpoint: ChunkCheckpoint) -> tuple[ChunkOutcome, RequestStats]:
         """Resumes from the furthest checkpoint: the one saved in the state location (written
         before each heartbeat, so never behind) or the heartbeat's, should that write be lost.
         Returns the outcome and the delete requests this attempt sent."""
@@ -96,7 +96,7 @@ class ChunkJob:
         # A dry run deletes nothing, so a retried one simply starts over.
         checkpoint = self._outcome.checkpoint
         manifests = self.manifests
-        requests = 0
+        stats = RequestStats()
         groups = manifest_groups(manifests, checkpoint.next_manifest, self.concurrency)
         for group_start, group_end in groups:
             # Heartbeats inside a group resend the last saved checkpoint, so a retry redoes the
@@ -107,15 +107,15 @@ class ChunkJob:
             if checkpoint.entries_done_until < group_end:
                 deleted = self._delete_entries(listed, checkpoint.counts)
                 checkpoint.entries_done_until = group_end
-                requests += deleted.requests
+                stats.add(deleted)
                 self._save()
-            requests += self._delete_manifests(group, listed, checkpoint.counts)
+            stats.add(self._delete_manifests(group, listed, checkpoint.counts))
             checkpoint.next_manifest = group_end
             self._save()
         if self.dry_run and self._outcome.would_delete:
             self.state.write(self.outcome_uri, self._outcome)
         self._outcome.checkpoint.failures_total = len(self._outcome.failures)
-        return self._outcome, requests
+        return self._outcome, stats
 
     def _save(self) -> None:
         outcome = self._outcome
@@ -145,13 +145,14 @@ class ChunkJob:
         for start in range(0, len(paths), SLICE):
             result = self.store.delete(paths[start : start + SLICE])
             total.requests += result.requests
+            total.throttled += result.throttled
             self._tally(result, counts, lambda path: pending[path].category, lambda path: pending[path].size)
             self.heartbeat(self._committed)
         return total
 
     def _delete_manifests(
         self, group: list[PlannedManifest], listed: list[list[ContentFile] | None], counts: FileCounts
-    ) -> int:
+    ) -> RequestStats:
         """Deletes the group's manifests whose files are all gone; returns the requests sent."""
         failed = {failure.path for failure in self._outcome.failures}
         removable: dict[str, int] = {}
@@ -164,11 +165,12 @@ class ChunkJob:
                 removable[manifest.path] = manifest.length
             else:
                 self._skip(counts, Category.MANIFESTS, reason, manifest.path)
-        if not removable:
-            return 0
-        result = self.store.delete(list(removable))
-        self._tally(result, counts, lambda _: Category.MANIFESTS, removable.__getitem__)
-        return result.requests
+        stats = RequestStats()
+        if removable:
+            result = self.store.delete(list(removable))
+            self._tally(result, counts, lambda _: Category.MANIFESTS, removable.__getitem__)
+            stats.add(result)
+        return stats
 
     def _skip(self, counts: FileCounts, category: Category, reason: SkipReason, path: str) -> None:
         skipped = counts.of(category).skipped

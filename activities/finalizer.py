@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from activities.bulk_delete import ObjectStore
+from activities.bulk_delete import ObjectStore, RequestStats
 from activities.chunk_deleter import ChunkOutcome, chunk_outcome_uri
 from activities.locations import parent_dir
 from activities.plan_model import Plan
@@ -54,6 +54,7 @@ def finalize(
     beat: Callable[[], None],
 ) -> FinalizeResult:
     counts = FileCounts()
+    stats = RequestStats()
     failures: list[FileFailure] = []
     would_delete: list[str] = []
     for category, paths in plan.finalize_groups():
@@ -71,6 +72,7 @@ def finalize(
                 would_delete.extend(paths)
             continue
         result = store.delete(paths)
+        stats.add(result)
         bucket.deleted += len(result.deleted)
         bucket.already_missing += len(result.missing)
         bucket.failed += len(result.failed)
@@ -103,6 +105,8 @@ def finalize(
         failures_total=len(failures),
         failure_sample=failures[:FAILURE_SAMPLE_SIZE],
         report_location=location,
+        delete_requests=stats.requests,
+        throttled_requests=stats.throttled,
     )
     state.write(location, report)
     for uri in [*chunk_uris, plan_uri]:

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pyiceberg.io import load_file_io
 
-from activities.bulk_delete import ObjectStore
+from activities.bulk_delete import ObjectStore, RequestStats
 from activities.chunk_deleter import ChunkJob, ChunkOutcome
 from activities.locations import LocationGuard
 from activities.plan_model import PlannedManifest
@@ -27,11 +27,16 @@ def run_manifests(
     delete_max_attempts: int,
     heartbeat: Callable[[ChunkCheckpoint], None],
     checkpoint: ChunkCheckpoint,
-) -> tuple[ChunkOutcome, int]:
-    """Deletes the manifests and their files with the same storage code on either engine."""
+    requests_per_second: float | None,
+) -> tuple[ChunkOutcome, RequestStats]:
+    """Deletes the manifests and their files with the same storage code on either engine;
+    `requests_per_second` is this caller's share of the purge's per-bucket budget."""
     options = request.options
+    store = ObjectStore(
+        request.file_io_properties, options.concurrency, delete_max_attempts, requests_per_second
+    )
     with (
-        ObjectStore(request.file_io_properties, options.concurrency, delete_max_attempts) as store,
+        store,
         ThreadPoolExecutor(options.concurrency, thread_name_prefix="icepurge-read") as readers,
     ):
         job = ChunkJob(

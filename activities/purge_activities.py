@@ -18,6 +18,8 @@ from activities.finalizer import finalize, finalized_before
 from activities.local_engine import run_manifests
 from activities.plan_model import Plan
 from activities.planner import build_plan
+from activities.progress_signals import ProgressReport, ProgressSignals
+from activities.rate_budget import task_share
 from activities.settings import ActivitySettings
 from activities.spark_engine import SparkEngine
 from activities.state_store import StateStore
@@ -51,9 +53,15 @@ def _table_io(request: PurgeRequest) -> FileIO:
 
 
 class PurgeActivities:
-    def __init__(self, settings: ActivitySettings, spark: SparkEngine | None = None) -> None:
+    def __init__(
+        self,
+        settings: ActivitySettings,
+        spark: SparkEngine | None = None,
+        signals: ProgressSignals | None = None,
+    ) -> None:
         self._settings = settings
         self._spark = spark
+        self._signals = signals
         self._state = StateStore(settings.state_location, settings.state_properties)
         self._plans: OrderedDict[str, Plan] = OrderedDict()
         self._plans_lock = threading.Lock()
@@ -95,33 +103,43 @@ class PurgeActivities:
         checkpoint = ChunkCheckpoint.model_validate(details[0]) if details else ChunkCheckpoint()
         plan = self._plan(step.plan_location)
         outcome_uri = chunk_outcome_uri(step.plan_location, step.chunk_index)
-        if step.engine == Engine.SPARK:
-            outcome, requests = self._spark_engine().run_chunk(
-                plan=plan,
-                chunk_index=step.chunk_index,
-                request=step.request,
-                outcome_uri=outcome_uri,
-                heartbeat=activity.heartbeat,
-                is_cancelled=activity.is_cancelled,
-            )
-        else:
-            outcome, requests = run_manifests(
-                manifests=plan.chunks[step.chunk_index],
-                gc_enabled=plan.gc_enabled,
-                locations=plan.locations,
-                request=step.request,
-                state=self._state,
-                outcome_uri=outcome_uri,
-                delete_max_attempts=self._settings.delete_max_attempts,
-                heartbeat=activity.heartbeat,
-                checkpoint=checkpoint,
-            )
+        options = step.request.options
+        with self._progress_report(step.chunk_index) as report:
+            if step.engine == Engine.SPARK:
+                outcome, stats = self._spark_engine().run_chunk(
+                    plan=plan,
+                    chunk_index=step.chunk_index,
+                    request=step.request,
+                    outcome_uri=outcome_uri,
+                    heartbeat=activity.heartbeat,
+                    is_cancelled=activity.is_cancelled,
+                    report=report,
+                )
+            else:
+
+                def beat(checkpoint: ChunkCheckpoint) -> None:
+                    activity.heartbeat(checkpoint)
+                    report(checkpoint.counts)
+
+                outcome, stats = run_manifests(
+                    manifests=plan.chunks[step.chunk_index],
+                    gc_enabled=plan.gc_enabled,
+                    locations=plan.locations,
+                    request=step.request,
+                    state=self._state,
+                    outcome_uri=outcome_uri,
+                    delete_max_attempts=self._settings.delete_max_attempts,
+                    heartbeat=beat,
+                    checkpoint=checkpoint,
+                    requests_per_second=task_share(options.bucket_requests_per_second, options.chunk_window),
+                )
         return ChunkResult(
             chunk_index=step.chunk_index,
             counts=outcome.checkpoint.counts,
             failures_total=len(outcome.failures),
             failure_sample=outcome.failures[:FAILURE_SAMPLE_SIZE],
-            delete_requests=requests,
+            delete_requests=stats.requests,
+            throttled_requests=stats.throttled,
         )
 
     @activity.defn(name=FINALIZE_ACTIVITY)
@@ -154,6 +172,11 @@ class PurgeActivities:
             self._plans.pop(step.plan_location, None)
         return result
 
+    def _progress_report(self, chunk_index: int) -> ProgressReport:
+        if self._signals is None:
+            return ProgressReport(1.0, None)
+        return self._signals.for_chunk(chunk_index)
+
     def _spark_engine(self) -> SparkEngine:
         if self._spark is None:
             raise ApplicationError(
@@ -173,7 +196,12 @@ class PurgeActivities:
         return Engine.LOCAL
 
     def _object_store(self, request: PurgeRequest, concurrency: int) -> ObjectStore:
-        return ObjectStore(request.file_io_properties, concurrency, self._settings.delete_max_attempts)
+        return ObjectStore(
+            request.file_io_properties,
+            concurrency,
+            self._settings.delete_max_attempts,
+            task_share(request.options.bucket_requests_per_second, 1),
+        )
 
     def _plan(self, uri: str) -> Plan:
         with self._plans_lock:

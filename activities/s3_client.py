@@ -25,10 +25,12 @@ def _first(properties: dict[str, str], names: tuple[str, ...]) -> str | None:
 
 
 def s3_client(properties: dict[str, str], max_connections: int, max_attempts: int = 8) -> S3Client:
+    """`max_attempts` counts the first attempt too: 1 means boto3 never retries."""
     arguments = {name: _first(properties, keys) for name, keys in _KEYS.items()}
     virtual = properties.get("s3.force-virtual-addressing", "false").lower() == "true"
     config = Config(
-        retries={"mode": "standard", "max_attempts": max_attempts},
+        # botocore's own "max_attempts" counts retries only.
+        retries={"mode": "standard", "total_max_attempts": max_attempts},
         max_pool_connections=max_connections,
         connect_timeout=10,
         read_timeout=60,

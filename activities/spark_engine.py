@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from activities.bulk_delete import RequestStats
 from activities.chunk_deleter import ChunkOutcome, manifest_groups
 from activities.local_engine import run_manifests
 from activities.locations import parent_dir
 from activities.plan_model import Plan, PlannedManifest
+from activities.progress_signals import ProgressReport
+from activities.rate_budget import task_share
 from activities.state_store import StateStore
+from workflows.counts import FileCounts
 from workflows.request import PurgeRequest
 from workflows.steps import ChunkCheckpoint
 
@@ -27,8 +32,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import SparkSession
 
-ROW_SCHEMA = "task long, outcome string, requests long"
+ROW_SCHEMA = "task long, outcome string, requests long, throttled long"
 POLL_SECONDS = 0.5
+# How often the driver reads the tasks' checkpoints to report the chunk's progress.
+PROGRESS_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -43,9 +50,10 @@ class TaskSpec:
     state_properties: dict[str, str]
     outcome_uri: str
     delete_max_attempts: int
+    requests_per_second: float | None
 
 
-def run_task(spec: TaskSpec) -> tuple[ChunkOutcome, int]:
+def run_task(spec: TaskSpec) -> tuple[ChunkOutcome, RequestStats]:
     state = StateStore(spec.state_location, spec.state_properties)
     return run_manifests(
         manifests=spec.manifests,
@@ -57,6 +65,7 @@ def run_task(spec: TaskSpec) -> tuple[ChunkOutcome, int]:
         delete_max_attempts=spec.delete_max_attempts,
         heartbeat=lambda _: None,
         checkpoint=ChunkCheckpoint(),
+        requests_per_second=spec.requests_per_second,
     )
 
 
@@ -66,9 +75,14 @@ def _task_function(specs: list[TaskSpec]) -> Callable[[Iterator[pa.RecordBatch]]
 
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                outcome, requests = run_task(specs[task])
+                outcome, stats = run_task(specs[task])
                 yield pa.RecordBatch.from_pydict(
-                    {"task": [task], "outcome": [outcome.model_dump_json()], "requests": [requests]}
+                    {
+                        "task": [task],
+                        "outcome": [outcome.model_dump_json()],
+                        "requests": [stats.requests],
+                        "throttled": [stats.throttled],
+                    }
                 )
 
     return run
@@ -107,15 +121,20 @@ class SparkEngine:
         outcome_uri: str,
         heartbeat: Callable[..., None],
         is_cancelled: Callable[[], bool],
-    ) -> tuple[ChunkOutcome, int]:
+        report: ProgressReport,
+    ) -> tuple[ChunkOutcome, RequestStats]:
         manifests = plan.chunks[chunk_index]
         saved = self._state.read(outcome_uri)
         if saved:
             done = ChunkOutcome.model_validate_json(saved)
             if done.checkpoint.next_manifest == len(manifests):
-                return done, 0
-        groups = manifest_groups(manifests, 0, request.options.concurrency)
+                return done, RequestStats()
+        options = request.options
+        groups = manifest_groups(manifests, 0, options.concurrency)
         task_dir = f"{parent_dir(outcome_uri)}/{chunk_index:06d}-tasks"
+        # Tasks beyond the cluster's slots wait for a free one, so at most this many run at once.
+        running_tasks = options.chunk_window * min(len(groups), self.spark.sparkContext.defaultParallelism)
+        share = task_share(options.bucket_requests_per_second, running_tasks)
         specs = [
             TaskSpec(
                 manifests=manifests[start:end],
@@ -126,16 +145,31 @@ class SparkEngine:
                 state_properties=self._state_properties,
                 outcome_uri=f"{task_dir}/{task:05d}.json",
                 delete_max_attempts=self._delete_max_attempts,
+                requests_per_second=share,
             )
             for task, (start, end) in enumerate(groups)
         ]
-        rows = self._collect(specs, f"{plan.purge_id}-chunk-{chunk_index}", heartbeat, is_cancelled)
+        tag = f"{plan.purge_id}-chunk-{chunk_index}"
+        rows = self._collect(specs, tag, heartbeat, is_cancelled, report)
         merged = merge([ChunkOutcome.model_validate_json(row["outcome"]) for row in rows])
         merged.checkpoint.next_manifest = merged.checkpoint.entries_done_until = len(manifests)
         self._state.write(outcome_uri, merged)
         for spec in specs:
             self._state.delete(spec.outcome_uri)
-        return merged, sum(int(row["requests"]) for row in rows)
+        stats = RequestStats(
+            requests=sum(int(row["requests"]) for row in rows),
+            throttled=sum(int(row["throttled"]) for row in rows),
+        )
+        return merged, stats
+
+    def _tasks_progress(self, specs: list[TaskSpec]) -> FileCounts:
+        """The chunk's counts so far, from the checkpoints the tasks write as they go."""
+        counts = FileCounts()
+        for spec in specs:
+            saved = self._state.read(spec.outcome_uri)
+            if saved:
+                counts.add(ChunkOutcome.model_validate_json(saved).checkpoint.counts)
+        return counts
 
     def _collect(
         self,
@@ -143,17 +177,23 @@ class SparkEngine:
         tag: str,
         heartbeat: Callable[..., None],
         is_cancelled: Callable[[], bool],
+        report: ProgressReport,
     ) -> list[Any]:
         context = self.spark.sparkContext
         finished = threading.Event()
 
         def watch() -> None:
-            """Heartbeats while the job runs, and cancels it when the activity is cancelled."""
+            """Heartbeats and reports progress while the job runs; cancels it when the
+            activity is cancelled."""
+            next_report = time.monotonic() + PROGRESS_SECONDS
             while not finished.wait(POLL_SECONDS):
                 heartbeat()
                 if is_cancelled():
                     context.cancelJobsWithTag(tag)
                     return
+                if time.monotonic() >= next_report:
+                    report(self._tasks_progress(specs))
+                    next_report = time.monotonic() + PROGRESS_SECONDS
 
         # The watcher needs the activity's context to heartbeat and to see cancellation.
         watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), daemon=True)

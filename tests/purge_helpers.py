@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from pyiceberg.table import Table
@@ -9,7 +11,7 @@ from pyiceberg.table import Table
 from api.client import PurgeClient
 from devstack.requests import request_for_table
 from workflows.request import PurgeRequest
-from workflows.status import PurgeReport
+from workflows.status import PurgeReport, PurgeStatus
 
 
 def request_for(table: Table, properties: dict[str, str], **options: Any) -> PurgeRequest:
@@ -19,3 +21,21 @@ def request_for(table: Table, properties: dict[str, str], **options: Any) -> Pur
 async def purge(client: PurgeClient, request: PurgeRequest) -> PurgeReport:
     purge_id = await client.start(request)
     return await client.wait(purge_id)
+
+
+def least_span_seconds(requests: int, per_second: float) -> float:
+    """The shortest time `requests` requests can span when no second holds more than
+    `per_second` of them (less a margin for loopback jitter)."""
+    return (requests - 1) // int(per_second) - 0.5
+
+
+async def status_when(
+    client: PurgeClient, purge_id: str, condition: Callable[[PurgeStatus], bool]
+) -> PurgeStatus:
+    """Polls status until `condition` holds; fails if the purge ends first."""
+    while True:
+        status = await client.status(purge_id)
+        if condition(status):
+            return status
+        assert status.finished_at is None, f"the purge ended before the condition held: {status}"
+        await asyncio.sleep(0.1)

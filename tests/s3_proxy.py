@@ -29,6 +29,8 @@ class FaultPlan:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.delete_requests = 0
+        # When each bulk delete arrived (monotonic), throttled ones included.
+        self.delete_times: list[float] = []
         self.deleted_keys: list[str] = []
         self.delete_delay = 0.0
         self.fail_keys_containing: str | None = None
@@ -78,6 +80,7 @@ def _handler(
         def _inject_delete_fault(self, body: bytes) -> bool:
             keys = [key.decode() for key in _KEY.findall(body)]
             with faults.lock:
+                faults.delete_times.append(time.monotonic())
                 poisoned = faults.fail_keys_containing is not None and any(
                     faults.fail_keys_containing in key for key in keys
                 )

@@ -15,7 +15,7 @@ from temporalio.client import Client, WorkflowFailureError
 from api.client import PurgeClient
 from devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
-from tests.purge_helpers import purge, request_for
+from tests.purge_helpers import least_span_seconds, purge, request_for, status_when
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, rich_table, simple_table
@@ -150,6 +150,47 @@ async def test_a_task_that_fails_once_is_retried_without_double_counting(
     assert report.status.state is PurgeState.SUCCEEDED
     assert report.status.counts.of(Category.DATA_FILES).deleted == manifests * files
     assert s3.list(table.location()) == set()
+
+
+@pytest.mark.parametrize("engine", ["spark", "local"])
+async def test_status_moves_during_a_long_chunk(
+    engine: str, catalog: SqlCatalog, spark_purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    """One chunk whose content deletes and manifest delete each take seconds: status shows the
+    deleted files before the chunk ends, and the result doesn't count them twice."""
+    files = 30
+    table = many_files_table(catalog, ("spark",), f"mid_chunk_{engine}", manifests=1, files=files)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 5.0
+        properties = through_proxy(s3.properties, port)
+        purge_id = await spark_purges.start(request_for(table, properties, engine=engine, concurrency=1))
+        mid_chunk = await asyncio.wait_for(
+            status_when(spark_purges, purge_id, lambda status: status.files_done >= files), timeout=60
+        )
+        report = await spark_purges.wait(purge_id)
+    assert mid_chunk.state is PurgeState.DELETING
+    assert mid_chunk.chunks_done == 0
+    assert mid_chunk.counts.of(Category.DATA_FILES).deleted == files
+    assert report.status.counts.of(Category.DATA_FILES).deleted == files
+    assert report.status.files_done == report.status.files_total
+    assert s3.list(table.location()) == set()
+
+
+async def test_spark_tasks_share_the_bucket_budget(
+    catalog: SqlCatalog, spark_purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    budget = 2.0
+    table = many_files_table(catalog, ("spark",), "budget", manifests=12, files=10)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.transient_failures_left = 2
+        properties = through_proxy(s3.properties, port)
+        request = request_for(table, properties, engine="spark", bucket_requests_per_second=budget)
+        report = await purge(spark_purges, request)
+        times = sorted(faults.delete_times)
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert report.status.throttled_requests == 2
+    assert len(times) == report.status.delete_requests >= 8
+    assert times[-1] - times[0] >= least_span_seconds(len(times), budget)
 
 
 async def _no_active_jobs(tracker: Any) -> None:

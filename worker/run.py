@@ -11,6 +11,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.progress_signals import ProgressSignals
 from activities.purge_activities import PurgeActivities
 from activities.spark_engine import SparkEngine
 from worker.connect import connect
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 
 
 def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecutor) -> Worker:
+    """Call from the event loop the worker will run on: activities signal through it."""
     spark = None
     if settings.spark_master:
         # Started with the worker, so the first big purge finds it warm.
@@ -33,7 +35,8 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
             settings.state_io_properties,
             settings.delete_max_attempts,
         )
-    activities = PurgeActivities(settings.activity_settings(), spark)
+    signals = ProgressSignals(client, asyncio.get_running_loop(), settings.progress_signal_seconds)
+    activities = PurgeActivities(settings.activity_settings(), spark, signals)
     return Worker(
         client,
         task_queue=settings.task_queue,

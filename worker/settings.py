@@ -40,6 +40,9 @@ class WorkerSettings(TemporalSettings):
     auto_spark_min_files: int = Field(
         100_000, ge=0, description="Engine 'auto' uses Spark from this many files."
     )
+    progress_signal_seconds: float = Field(
+        2.0, gt=0, description="Least time between a running chunk's progress signals to its workflow."
+    )
 
     def activity_settings(self) -> ActivitySettings:
         return ActivitySettings(

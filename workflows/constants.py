@@ -6,6 +6,7 @@ WORKFLOW_TYPE: Final = "PurgeTable"
 TASK_QUEUE: Final = "icepurge"
 WORKFLOW_ID_PREFIX: Final = "icepurge-"
 STATUS_QUERY: Final = "status"
+CHUNK_PROGRESS_SIGNAL: Final = "chunk_progress"
 
 PLAN_ACTIVITY: Final = "plan_purge"
 CHUNK_ACTIVITY: Final = "delete_content_chunk"

@@ -7,12 +7,15 @@ from datetime import datetime
 from workflows.constants import FAILURE_SAMPLE_SIZE
 from workflows.counts import FileCounts
 from workflows.status import FileFailure, PurgeState, PurgeStatus
-from workflows.steps import PlanSummary
+from workflows.steps import ChunkResult, FinalizeResult, PlanSummary
 
 
 class Progress:
     def __init__(self, status: PurgeStatus) -> None:
         self.status = status
+        # Counts of finished steps; status.counts adds the running chunks' latest signals.
+        self._settled = status.counts.model_copy(deep=True)
+        self._running: dict[int, FileCounts] = {}
 
     def move_to(self, state: PurgeState, now: datetime) -> None:
         self.status.state = state
@@ -34,32 +37,54 @@ class Progress:
         self.status.files_total = plan.planned.files
         self._count(plan.planning_counts, [], 0, now)
 
-    def chunk_done(
-        self, counts: FileCounts, failures: list[FileFailure], failures_total: int, now: datetime
-    ) -> None:
-        self.status.chunks_done += 1
-        self._count(counts, failures, failures_total, now)
+    def chunk_started(self, index: int) -> None:
+        self._running[index] = FileCounts()
 
-    def finalized(
-        self, counts: FileCounts, failures: list[FileFailure], failures_total: int, now: datetime
-    ) -> None:
-        self._count(counts, failures, failures_total, now)
+    def chunk_progress(self, index: int, counts: FileCounts, now: datetime) -> None:
+        """A late signal (its chunk already finished) or one overtaken by a newer one is
+        ignored: a chunk's counts only grow."""
+        running = self._running.get(index)
+        if running is not None and counts.total().done >= running.total().done:
+            self._running[index] = counts
+            self._refresh(now)
+
+    def chunk_done(self, result: ChunkResult, now: datetime) -> None:
+        self._running.pop(result.chunk_index, None)
+        self.status.chunks_done += 1
+        self._settle(result, now)
+
+    def finalized(self, result: FinalizeResult, now: datetime) -> None:
+        self._settle(result, now)
 
     def failed(self, reason: str, now: datetime) -> None:
         self.status.last_error = reason
         self.move_to(PurgeState.FAILED, now)
 
+    def _settle(self, result: ChunkResult | FinalizeResult, now: datetime) -> None:
+        status = self.status
+        status.delete_requests += result.delete_requests
+        status.throttled_requests += result.throttled_requests
+        self._count(result.counts, result.failure_sample, result.failures_total, now)
+
     def _count(
         self, counts: FileCounts, failures: list[FileFailure], failures_total: int, now: datetime
     ) -> None:
         status = self.status
-        status.counts.add(counts)
+        self._settled.add(counts)
         status.failures_total += failures_total
         room = FAILURE_SAMPLE_SIZE - len(status.failure_sample)
         status.failure_sample.extend(failures[: max(room, 0)])
         if failures:
             status.last_error = failures[-1].error
-        status.files_done = status.counts.total().done
+        self._refresh(now)
+
+    def _refresh(self, now: datetime) -> None:
+        status = self.status
+        counts = self._settled.model_copy(deep=True)
+        for running in self._running.values():
+            counts.add(running)
+        status.counts = counts
+        status.files_done = counts.total().done
         # Estimates from manifest-list counts can be exceeded (dedup, history sweep).
         status.files_total = max(status.files_total, status.files_done)
         status.updated_at = now

@@ -16,6 +16,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 from workflows.constants import (
     CHUNK_ACTIVITY,
+    CHUNK_PROGRESS_SIGNAL,
     ERROR_INVALID_REQUEST,
     FINALIZE_ACTIVITY,
     PLAN_ACTIVITY,
@@ -27,6 +28,7 @@ from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeState, PurgeStatus
 from workflows.steps import (
     ChunkInput,
+    ChunkProgress,
     ChunkResult,
     FinalizeInput,
     FinalizeResult,
@@ -65,6 +67,11 @@ class PurgeTableWorkflow:
         if self._progress is None:
             raise ApplicationError("the purge has not started yet; query again in a moment")
         return self._progress.status
+
+    @workflow.signal(name=CHUNK_PROGRESS_SIGNAL)
+    def chunk_progress(self, update: ChunkProgress) -> None:
+        if self._progress is not None:
+            self._progress.chunk_progress(update.chunk_index, update.counts, workflow.now())
 
     @workflow.run
     async def run(self, request: dict[str, Any], carried: CarriedState | None = None) -> PurgeReport:
@@ -134,6 +141,7 @@ class PurgeTableWorkflow:
         while True:
             suggested = workflow.info().is_continue_as_new_suggested()
             while len(in_flight) < window and next_chunk < plan.chunk_count and not suggested:
+                progress.chunk_started(next_chunk)
                 in_flight.add(asyncio.ensure_future(self._chunk(request, plan, next_chunk, progress)))
                 next_chunk += 1
             if not in_flight:
@@ -141,10 +149,7 @@ class PurgeTableWorkflow:
             done, _ = await workflow.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 in_flight.discard(task)
-                result = task.result()
-                progress.chunk_done(
-                    result.counts, result.failure_sample, result.failures_total, workflow.now()
-                )
+                progress.chunk_done(task.result(), workflow.now())
 
     async def _chunk(
         self, request: PurgeRequest, plan: PlanSummary, index: int, progress: Progress
@@ -192,7 +197,7 @@ class PurgeTableWorkflow:
             retry_policy=TRANSIENT_RETRY,
         )
         now = workflow.now()
-        progress.finalized(result.counts, result.failure_sample, result.failures_total, now)
+        progress.finalized(result, now)
         status.report_location = result.report_location
         final = PurgeState.SUCCEEDED_WITH_ERRORS if status.failures_total else PurgeState.SUCCEEDED
         progress.move_to(final, now)

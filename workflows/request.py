@@ -27,6 +27,15 @@ class PurgeOptions(BaseModel):
     )
     concurrency: int = Field(8, ge=1, le=64, description="Delete requests in flight per chunk.")
     chunk_window: int = Field(2, ge=1, le=16, description="Chunk activities running at once.")
+    bucket_requests_per_second: float | None = Field(
+        None,
+        gt=0,
+        le=100_000,
+        description=(
+            "Delete-request budget per bucket, shared by all of this purge's delete tasks; "
+            "unset = as fast as the store answers."
+        ),
+    )
     history_sweep: bool = Field(
         True,
         description=(

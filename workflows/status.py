@@ -76,6 +76,10 @@ class PurgeStatus(BaseModel):
     files_total: int = 0
     chunks_done: int = 0
     chunks_total: int = 0
+    delete_requests: int = 0
+    throttled_requests: int = Field(
+        0, description="Delete requests the store throttled (503 SlowDown) that icepurge retried."
+    )
     rate_files_per_second: float | None = None
     eta_seconds: float | None = None
     started_at: datetime | None = None

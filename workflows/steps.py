@@ -53,6 +53,15 @@ class ChunkCheckpoint(BaseModel):
     failures_total: int = 0
 
 
+class ChunkProgress(BaseModel):
+    """A running chunk's counts so far, signalled by its activity so status moves mid-chunk."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_index: int
+    counts: FileCounts
+
+
 class ChunkResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -61,6 +70,7 @@ class ChunkResult(BaseModel):
     failures_total: int
     failure_sample: list[FileFailure]
     delete_requests: int
+    throttled_requests: int = 0
 
 
 class FinalizeInput(BaseModel):
@@ -83,3 +93,5 @@ class FinalizeResult(BaseModel):
     failures_total: int
     failure_sample: list[FileFailure]
     report_location: str
+    delete_requests: int = 0
+    throttled_requests: int = 0

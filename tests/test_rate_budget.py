@@ -1,0 +1,36 @@
+"""The per-bucket request budget, and throttling (503 SlowDown) retried and counted."""
+
+from __future__ import annotations
+
+from pyiceberg.catalog.sql import SqlCatalog
+
+from api.client import PurgeClient
+from devstack.stack import EmbeddedStack
+from tests.purge_helpers import least_span_seconds, purge, request_for
+from tests.s3_proxy import s3_proxy, through_proxy
+from tests.store import S3Store
+from tests.tables import many_files_table
+from workflows.status import PurgeState
+
+BUDGET = 2.0
+THROTTLED = 3
+
+
+async def test_a_purge_keeps_to_its_bucket_budget_and_counts_throttling(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    # Three chunks of the test worker's size, two running at once, then finalize.
+    table = many_files_table(catalog, ("budget",), "limited", manifests=12, files=10)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.transient_failures_left = THROTTLED
+        properties = through_proxy(s3.properties, port)
+        report = await purge(purges, request_for(table, properties, bucket_requests_per_second=BUDGET))
+        times = sorted(faults.delete_times)
+
+    status = report.status
+    assert status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
+    assert status.throttled_requests == THROTTLED
+    # Every attempt, the throttled ones too, is counted and waited for the budget.
+    assert len(times) == status.delete_requests >= 8
+    assert times[-1] - times[0] >= least_span_seconds(len(times), BUDGET)
