@@ -23,6 +23,7 @@ from activities.locations import parent_dir
 from activities.plan_model import Plan, PlannedManifest
 from activities.progress_signals import ProgressReport
 from activities.rate_budget import task_share
+from activities.spark_jobs import spark_jobs
 from activities.state_store import StateStore
 from workflows.counts import FileCounts
 from workflows.request import PurgeRequest
@@ -107,6 +108,7 @@ class SparkEngine:
         delete_max_attempts: int,
     ) -> None:
         self.spark = spark
+        self._jobs = spark_jobs(spark)
         self._state_location = state_location
         self._state_properties = state_properties
         self._state = StateStore(state_location, state_properties)
@@ -132,8 +134,10 @@ class SparkEngine:
         options = request.options
         groups = manifest_groups(manifests, 0, options.concurrency)
         task_dir = f"{parent_dir(outcome_uri)}/{chunk_index:06d}-tasks"
-        # Tasks beyond the cluster's slots wait for a free one, so at most this many run at once.
-        running_tasks = options.chunk_window * min(len(groups), self.spark.sparkContext.defaultParallelism)
+        # Tasks beyond the cluster's slots wait for a free one, so at most this many run at once;
+        # when the session can't tell its slots, every task may be running.
+        slots = self._jobs.slots() or len(groups)
+        running_tasks = options.chunk_window * min(len(groups), slots)
         share = task_share(options.bucket_requests_per_second, running_tasks)
         specs = [
             TaskSpec(
@@ -179,7 +183,7 @@ class SparkEngine:
         is_cancelled: Callable[[], bool],
         report: ProgressReport,
     ) -> list[Any]:
-        context = self.spark.sparkContext
+        jobs = self._jobs
         finished = threading.Event()
 
         def watch() -> None:
@@ -189,7 +193,7 @@ class SparkEngine:
             while not finished.wait(POLL_SECONDS):
                 heartbeat()
                 if is_cancelled():
-                    context.cancelJobsWithTag(tag)
+                    jobs.cancel(tag)
                     return
                 if time.monotonic() >= next_report:
                     report(self._tasks_progress(specs))
@@ -197,9 +201,7 @@ class SparkEngine:
 
         # The watcher needs the activity's context to heartbeat and to see cancellation.
         watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), daemon=True)
-        context.addJobTag(tag)
-        # Without it a cancelled task's Python worker runs on, deleting, after its job is gone.
-        context.setInterruptOnCancel(True)
+        jobs.tag(tag)
         watcher.start()
         try:
             count = len(specs)
@@ -208,9 +210,9 @@ class SparkEngine:
         except BaseException:
             # Temporal may cancel the activity by raising inside this very call; the job
             # itself runs on in the JVM until it is cancelled by its tag.
-            context.cancelJobsWithTag(tag)
+            jobs.cancel(tag)
             raise
         finally:
             finished.set()
-            context.removeJobTag(tag)
+            jobs.untag(tag)
             watcher.join()

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import signal
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -20,6 +21,7 @@ from worker.spark_session import build_spark_session, warm_up
 from workflows.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
+HEARTBEAT_THROTTLE = timedelta(seconds=2)
 
 
 def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecutor) -> Worker:
@@ -44,6 +46,11 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
         activities=activities.all,
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
+        # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
+        # sends them only every 0.8 x the heartbeat timeout (12 s), too late to stop a Spark job
+        # "within seconds".
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+        default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         workflow_runner=SandboxedWorkflowRunner(
             restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "pydantic_core")
         ),

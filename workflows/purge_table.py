@@ -146,7 +146,11 @@ class PurgeTableWorkflow:
                 next_chunk += 1
             if not in_flight:
                 return next_chunk
-            done, _ = await workflow.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                done, _ = await workflow.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                await _cancel_all(in_flight)
+                raise
             for task in done:
                 in_flight.discard(task)
                 progress.chunk_done(task.result(), workflow.now())
@@ -203,6 +207,14 @@ class PurgeTableWorkflow:
         progress.move_to(final, now)
         started = status.started_at or now
         return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
+
+
+async def _cancel_all(chunks: set[asyncio.Task[ChunkResult]]) -> None:
+    """Waiting on chunks doesn't cancel them: without this a cancelled purge would close while
+    its chunk activities, never told, went on deleting."""
+    for chunk in chunks:
+        chunk.cancel()
+    await asyncio.gather(*chunks, return_exceptions=True)
 
 
 def _failure_reason(error: ActivityError) -> str:
