@@ -20,7 +20,7 @@ from activities.s3_client import s3_client
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
 from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
-from devstack.synthetic_table import OBJECT_BODY, synthetic_table
+from devstack.synthetic_table import OBJECT_BODY, TableShape, synthetic_table
 
 CEILING_THREADS = 8
 BATCH = 1000
@@ -55,7 +55,9 @@ async def icepurge_throughput(stack: EmbeddedStack, manifests: int, files: int) 
         "bench", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/bench", **stack.s3_properties
     )
     name = f"t{uuid.uuid4().hex[:8]}"
-    table = synthetic_table(catalog, ("bench", name), manifests=manifests, files_per_manifest=files)
+    table = synthetic_table(
+        catalog, ("bench", name), TableShape(manifests=manifests, files_per_manifest=files)
+    )
     request = request_for_table("bench", table, stack.s3_properties, "bench")
     client = await stack.purge_client()
     started = time.perf_counter()

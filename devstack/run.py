@@ -14,7 +14,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
 from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
-from devstack.synthetic_table import synthetic_table
+from devstack.synthetic_table import TableShape, synthetic_table
 from workflows.status import TERMINAL_STATES
 
 
@@ -34,7 +34,11 @@ async def _demo(stack: EmbeddedStack) -> None:
         "demo", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/demo", **stack.s3_properties
     )
     name = f"events_{int(time.time())}"
-    table = synthetic_table(catalog, ("demo", name), manifests=20, files_per_manifest=50)
+    table = synthetic_table(
+        catalog,
+        ("demo", name),
+        TableShape(manifests=20, files_per_manifest=50, snapshots=4, delete_files_per_snapshot=5),
+    )
     print(f"seeded demo table demo.{name}: {table.metadata_location}")
     # The catalog drops its entry and hands the snapshot over, as a catalog's DROP ... PURGE would.
     catalog.drop_table(("demo", name))

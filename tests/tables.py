@@ -13,11 +13,9 @@ from pyiceberg.manifest import (
     DataFile,
     DataFileContent,
     FileFormat,
-    ManifestContent,
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
-    ManifestWriterV2,
 )
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -29,6 +27,8 @@ from pyiceberg.table.update.snapshot import _FastAppendFiles
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.typedef import Record
 from pyiceberg.types import LongType, NestedField, StringType
+
+from devstack.iceberg_writers import DeleteManifestWriter
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
@@ -77,15 +77,6 @@ def many_files_table(
     return table
 
 
-class _DeleteManifestWriter(ManifestWriterV2):
-    def content(self) -> ManifestContent:
-        return ManifestContent.DELETES
-
-    @property
-    def _meta(self) -> dict[str, str]:
-        return {**super()._meta, "content": "deletes"}
-
-
 class _AppendDeleteFiles(_FastAppendFiles):
     """A fast append whose new snapshot also carries a delete manifest (PyIceberg's table API
     writes no delete files, its manifest writers do)."""
@@ -97,7 +88,7 @@ class _AppendDeleteFiles(_FastAppendFiles):
     def _manifests(self) -> list[ManifestFile]:
         manifests = super()._manifests()
         spec = self._transaction.table_metadata.spec()
-        writer = _DeleteManifestWriter(
+        writer = DeleteManifestWriter(
             spec, self.schema(), self.new_manifest_output(), self._snapshot_id, self._compression
         )
         with writer:

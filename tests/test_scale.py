@@ -7,7 +7,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from api.client import PurgeClient
-from devstack.synthetic_table import synthetic_table
+from devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from workflows.counts import Category
@@ -20,7 +20,7 @@ PAYLOAD_LIMIT = 256 * 1024
 async def test_thousands_of_manifests_cross_continue_as_new_with_small_payloads(
     catalog: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
 ) -> None:
-    table = synthetic_table(catalog, ("scale", "wide"), manifests=MANIFESTS, files_per_manifest=1)
+    table = synthetic_table(catalog, ("scale", "wide"), TableShape(manifests=MANIFESTS, files_per_manifest=1))
     purge_id = await purges.start(request_for(table, s3.properties))
     report = await purges.wait(purge_id)
 
