@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -98,12 +98,15 @@ class ChunkJob:
         manifests = self.manifests
         stats = RequestStats()
         groups = manifest_groups(manifests, checkpoint.next_manifest, self.concurrency)
-        for group_start, group_end in groups:
+        reads = self._read_group(groups, 0)
+        for index, (group_start, group_end) in enumerate(groups):
             # Heartbeats inside a group resend the last saved checkpoint, so a retry redoes the
             # group in progress without counting its files twice.
             self._committed = checkpoint.model_copy(deep=True)
             group = manifests[group_start:group_end]
-            listed = list(self.readers.map(self._read, group))
+            listed = [read.result() for read in reads]
+            # The next group's manifests are read while this group's files are deleted.
+            reads = self._read_group(groups, index + 1)
             if checkpoint.entries_done_until < group_end:
                 deleted = self._delete_entries(listed, checkpoint.counts)
                 checkpoint.entries_done_until = group_end
@@ -116,6 +119,14 @@ class ChunkJob:
             self.state.write(self.outcome_uri, self._outcome)
         self._outcome.checkpoint.failures_total = len(self._outcome.failures)
         return self._outcome, stats
+
+    def _read_group(
+        self, groups: list[tuple[int, int]], index: int
+    ) -> list[Future[list[ContentFile] | None]]:
+        if index >= len(groups):
+            return []
+        start, end = groups[index]
+        return [self.readers.submit(self._read, manifest) for manifest in self.manifests[start:end]]
 
     def _save(self) -> None:
         outcome = self._outcome
