@@ -14,7 +14,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from api.client import PurgeClient, PurgeNotFoundError
+from api.auth import Role, TokenEntry, new_token
+from api.client import PurgeClient
+from api.errors import PurgeNotFoundError
 from worker.connect import connect
 from worker.settings import TemporalSettings
 from workflows.status import TERMINAL_STATES, PurgeState, PurgeStatus
@@ -46,6 +48,36 @@ def worker() -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     asyncio.run(serve(WorkerSettings()))
+
+
+@app.command()
+def api() -> None:
+    """Serve the HTTP API (ICEPURGE_API_* variables) with uvicorn until SIGINT/SIGTERM."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.settings import ApiSettings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    settings = ApiSettings()
+    if settings.api_insecure_dev:
+        console.print("[yellow]INSECURE DEV MODE: the API accepts every request without a token[/yellow]")
+    uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info")
+
+
+@app.command()
+def token(
+    name: Annotated[str, typer.Argument(help="Who will hold the token.")],
+    catalog: Annotated[list[str], typer.Option(help="Catalog it may use (repeat; * = all).")],
+    role: Annotated[list[Role], typer.Option(help="start, read or cancel (repeat).")],
+) -> None:
+    """Mint an API token: prints the token (give it to its holder) and the token-file entry."""
+    secret, digest = new_token()
+    entry = TokenEntry(name=name, sha256=digest, catalogs=frozenset(catalog), roles=frozenset(role))
+    console.print("token (shown once):")
+    print(secret)
+    console.print('entry for the token file\'s "tokens" list:')
+    print(entry.model_dump_json())
 
 
 @purge.command("start")

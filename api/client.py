@@ -1,22 +1,57 @@
-"""The start-workflow client for catalogs written in Python."""
+"""The Python client over Temporal directly (api/http_client.py is the same over HTTP)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecution,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.service import RPCError
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.service import RPCError, RPCStatusCode
 
+from api.errors import PurgeFailedError, PurgeNotFoundError, PurgeServiceUnavailableError
+from api.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
+from workflows import search_attributes as attributes
 from workflows.constants import STATUS_QUERY, TASK_QUEUE, WORKFLOW_TYPE
 from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
-from workflows.validation import parse_request
+from workflows.validation import InvalidPurgeRequestError, parse_request
+
+_UNAVAILABLE = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
 
 
-class PurgeNotFoundError(LookupError):
-    """No purge has this id; check the id printed when the purge was started."""
+def _translate(error: RPCError, purge_id: str | None = None) -> Exception:
+    if error.status == RPCStatusCode.NOT_FOUND and purge_id is not None:
+        return PurgeNotFoundError(f"no purge with id {purge_id}")
+    if error.status in _UNAVAILABLE:
+        return PurgeServiceUnavailableError(f"Temporal is unavailable ({error.status.name}); retry shortly")
+    return error
+
+
+def _summary(execution: WorkflowExecution) -> PurgeSummary:
+    found = execution.typed_search_attributes
+    return PurgeSummary(
+        purge_id=execution.id,
+        state=found.get(attributes.STATE),
+        catalog=found.get(attributes.CATALOG),
+        namespace=found.get(attributes.NAMESPACE),
+        table=found.get(attributes.TABLE),
+        requested_by=found.get(attributes.REQUESTED_BY),
+        files_total=found.get(attributes.FILES_TOTAL),
+        files_deleted=found.get(attributes.FILES_DELETED),
+        files_failed=found.get(attributes.FILES_FAILED),
+        started_at=execution.start_time,
+        closed_at=execution.close_time,
+    )
 
 
 class PurgeClient:
@@ -30,29 +65,87 @@ class PurgeClient:
         Raises InvalidPurgeRequestError (naming the fields) before anything reaches Temporal.
         """
         parsed = parse_request(request)
-        handle: WorkflowHandle[Any, Any] = await self._client.start_workflow(
-            WORKFLOW_TYPE,
-            parsed.model_dump(mode="json"),
-            id=purge_id_for(parsed),
-            task_queue=self._task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            static_summary=f"purge {parsed.table_name}",
-        )
+        try:
+            handle: WorkflowHandle[Any, Any] = await self._client.start_workflow(
+                WORKFLOW_TYPE,
+                parsed.model_dump(mode="json"),
+                id=purge_id_for(parsed),
+                task_queue=self._task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                static_summary=f"purge {parsed.table_name}",
+                search_attributes=attributes.start_attributes(parsed),
+            )
+        except RPCError as error:
+            raise _translate(error) from None
         return handle.id
 
     async def status(self, purge_id: str) -> PurgeStatus:
-        handle = self._client.get_workflow_handle(purge_id)
+        """Live from the workflow's query; a completed purge's from its result."""
+        handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
         try:
+            description = await handle.describe()
+            if description.status == WorkflowExecutionStatus.COMPLETED:
+                report: PurgeReport = await handle.result()
+                return report.status
             status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
         except RPCError as error:
-            if "not found" in str(error).lower():
-                raise PurgeNotFoundError(f"no purge with id {purge_id}") from None
-            raise
+            raise _translate(error, purge_id) from None
         return status
 
+    async def catalog_of(self, purge_id: str) -> str | None:
+        """The purge's catalog, from its search attributes (no workflow code runs)."""
+        try:
+            description = await self._client.get_workflow_handle(purge_id).describe()
+        except RPCError as error:
+            raise _translate(error, purge_id) from None
+        return description.typed_search_attributes.get(attributes.CATALOG)
+
+    async def cancel(self, purge_id: str) -> None:
+        """Asks the purge to stop; it ends CANCELLED once its running chunks have stopped."""
+        try:
+            await self._client.get_workflow_handle(purge_id).cancel()
+        except RPCError as error:
+            raise _translate(error, purge_id) from None
+
+    async def list(
+        self,
+        purge_filter: PurgeFilter | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+        catalogs: frozenset[str] | None = None,
+    ) -> PurgePage:
+        """One page of purges, newest first; `catalogs` limits the result to those catalogs."""
+        try:
+            token = base64.b64decode(page_token, altchars=b"-_", validate=True) if page_token else None
+        except (binascii.Error, ValueError):
+            raise InvalidPurgeRequestError("page_token: not a token this service returned") from None
+        query = visibility_query(purge_filter or PurgeFilter(), catalogs)
+        iterator = self._client.list_workflows(query, page_size=page_size, next_page_token=token)
+        try:
+            await iterator.fetch_next_page()
+        except RPCError as error:
+            if error.status == RPCStatusCode.INVALID_ARGUMENT:
+                raise InvalidPurgeRequestError("page_token: not a token this service returned") from None
+            raise _translate(error) from None
+        following = iterator.next_page_token
+        return PurgePage(
+            items=[_summary(execution) for execution in iterator.current_page or []],
+            next_page_token=base64.urlsafe_b64encode(following).decode() if following else None,
+        )
+
     async def wait(self, purge_id: str) -> PurgeReport:
-        """The final report; raises WorkflowFailureError when the purge ended FAILED."""
+        """The final report; raises PurgeFailedError when the purge ended FAILED or CANCELLED."""
         handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
-        report: PurgeReport = await handle.result()
+        try:
+            report: PurgeReport = await handle.result()
+        except WorkflowFailureError as error:
+            cause = error.cause
+            if isinstance(cause, CancelledError):
+                raise PurgeFailedError(purge_id, "CANCELLED", "cancelled", None) from error
+            error_type = cause.type if isinstance(cause, ApplicationError) else None
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+            raise PurgeFailedError(purge_id, "FAILED", message, error_type) from error
+        except RPCError as error:
+            raise _translate(error, purge_id) from None
         return report

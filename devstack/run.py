@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
+from api.http_client import HttpPurgeClient
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
 from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
@@ -29,7 +30,7 @@ def _ports() -> StackPorts:
     )
 
 
-async def _demo(stack: EmbeddedStack) -> None:
+async def _demo(stack: EmbeddedStack, api_url: str) -> None:
     catalog = SqlCatalog(
         "demo", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/demo", **stack.s3_properties
     )
@@ -43,20 +44,21 @@ async def _demo(stack: EmbeddedStack) -> None:
     # The catalog drops its entry and hands the snapshot over, as a catalog's DROP ... PURGE would.
     catalog.drop_table(("demo", name))
     request = request_for_table("demo", table, stack.s3_properties, "make-run-demo")
-    client = await stack.purge_client()
-    purge_id = await client.start(request)
-    print(f"started purge {purge_id}")
-    while True:
-        status = await client.status(purge_id)
-        files = f"{status.files_done}/{status.files_total} files"
-        print(f"  {status.state.value:<12} {files}, chunks {status.chunks_done}/{status.chunks_total}")
-        if status.state in TERMINAL_STATES:
-            break
-        await asyncio.sleep(0.5)
+    async with HttpPurgeClient(api_url) as client:
+        purge_id = await client.start(request)
+        print(f"started purge {purge_id} through the HTTP API")
+        while True:
+            status = await client.status(purge_id)
+            files = f"{status.files_done}/{status.files_total} files"
+            print(f"  {status.state.value:<12} {files}, chunks {status.chunks_done}/{status.chunks_total}")
+            if status.state in TERMINAL_STATES:
+                break
+            await asyncio.sleep(0.5)
     ui = f"http://127.0.0.1:{stack.ports.temporal_ui}/namespaces/default/workflows/{purge_id}"
     print(f"demo purge {status.state.value}; report: {status.report_location}")
     print(f"Web UI:  {ui}")
     print(f"Status:  temporal workflow query --address {stack.temporal_address} -w {purge_id} --name status")
+    print(f"HTTP:    curl {api_url}/v1/purges/{purge_id}   (OpenAPI: {api_url}/docs)")
 
 
 def main() -> None:
@@ -73,21 +75,31 @@ def main() -> None:
     print(f"starting the embedded stack in {state_dir} ...")
     stack.start()
     worker = stack.worker_process()
+    # Without a token file, the local API runs in insecure dev mode: no token needed.
+    secured = bool(os.environ.get("ICEPURGE_API_AUTH_FILE"))
+    api = stack.api_process(**({} if secured else {"ICEPURGE_API_INSECURE_DEV": "true"}))
+    services = (worker, api)
     try:
-        worker.start()
+        for service in services:
+            service.start()
+        api.wait_for_port(stack.ports.api)
+        api_url = f"http://127.0.0.1:{stack.ports.api}"
         print(
             f"Temporal {stack.temporal_address}, Web UI http://127.0.0.1:{stack.ports.temporal_ui}, "
-            f"S3 http://127.0.0.1:{stack.ports.s3}; logs in {state_dir / 'logs'}"
+            f"S3 http://127.0.0.1:{stack.ports.s3}, API {api_url}"
+            f"{'' if secured else ' (INSECURE DEV MODE: no token needed)'}; logs in {state_dir / 'logs'}"
         )
-        asyncio.run(_demo(stack))
+        asyncio.run(_demo(stack, api_url))
         print("serving; Ctrl-C stops everything")
-        while not stopping and worker.running():
+        while not stopping and all(service.running() for service in services):
             time.sleep(0.5)
-        if not worker.running():
-            print(f"the worker exited; see {worker.log_path}")
+        for service in services:
+            if not service.running():
+                print(f"the {service.name} exited; see {service.log_path}")
     finally:
         print("stopping ...")
-        worker.stop()
+        for service in services:
+            service.stop()
         stack.stop()
 
 

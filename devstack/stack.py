@@ -72,6 +72,16 @@ class EmbeddedStack:
         env.update(overrides)
         return env
 
+    def api_process(self, **overrides: str) -> ServiceProcess:
+        """`icepurge api` on this stack's API port."""
+        env = {"ICEPURGE_TEMPORAL_ADDRESS": self.temporal_address, "ICEPURGE_API_PORT": str(self.ports.api)}
+        return ServiceProcess(
+            "api",
+            [sys.executable, "-m", "api.cli", "api"],
+            self.state_dir / "logs" / "api.log",
+            env={**env, **overrides},
+        )
+
     def worker_process(self, name: str = "worker", **overrides: str) -> ServiceProcess:
         return ServiceProcess(
             name,

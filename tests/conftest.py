@@ -15,8 +15,11 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from api.client import PurgeClient
+from api.settings import ApiSettings
+from devstack.api_server import serve_api
 from devstack.ports import StackPorts
 from devstack.stack import STATE_BUCKET, WAREHOUSE_BUCKET, EmbeddedStack
+from tests.api_server import token_file
 from tests.store import S3Store
 from worker.connect import connect
 from worker.run import build_worker
@@ -90,3 +93,20 @@ def catalog(stack: EmbeddedStack) -> SqlCatalog:
 @pytest.fixture(scope="session")
 def state_bucket() -> str:
     return STATE_BUCKET
+
+
+@pytest.fixture(scope="session")
+def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempPathFactory) -> ApiSettings:
+    return ApiSettings(
+        temporal_address=worker_settings.temporal_address,
+        task_queue=worker_settings.task_queue,
+        api_auth_file=token_file(tmp_path_factory.mktemp("api")),
+        api_max_body_bytes=64 * 1024,
+    )
+
+
+@pytest.fixture(scope="session")
+def api_url(api_settings: ApiSettings, purges: PurgeClient) -> Iterator[str]:
+    """The HTTP API on a real server, purging through the in-process test worker."""
+    with serve_api(api_settings) as url:
+        yield url

@@ -13,6 +13,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from api.client import PurgeClient
+from api.errors import PurgeFailedError
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -78,14 +79,15 @@ def _request_at(location: str, s3: S3Store) -> PurgeRequest:
     )
 
 
-async def _fails_with(purges: PurgeClient, request: PurgeRequest) -> tuple[ApplicationError, str]:
+async def _fails_with(purges: PurgeClient, request: PurgeRequest) -> tuple[PurgeFailedError, str]:
     purge_id = await purges.start(request)
     # A guard against an endless retry, not a speed target.
-    with pytest.raises(WorkflowFailureError) as failed:
+    with pytest.raises(PurgeFailedError) as failed:
         await asyncio.wait_for(purges.wait(purge_id), timeout=120)
-    cause = failed.value.cause
-    assert isinstance(cause, ApplicationError)
-    return cause, purge_id
+    assert failed.value.state == "FAILED"
+    status = await purges.status(purge_id)
+    assert (status.error_type, status.last_error) == (failed.value.error_type, failed.value.reason)
+    return failed.value, purge_id
 
 
 async def _plan_attempts(temporal_client: Client, purge_id: str) -> int:
@@ -103,8 +105,8 @@ async def test_missing_metadata_file_fails_with_its_location(
         purges,
         _request_at(location, s3),
     )
-    assert cause.type == ERROR_METADATA_NOT_FOUND
-    assert location in cause.message
+    assert cause.error_type == ERROR_METADATA_NOT_FOUND
+    assert location in cause.reason
     assert await _plan_attempts(temporal_client, purge_id) == 1
     status = await purges.status(purge_id)
     assert status.state is PurgeState.FAILED
@@ -117,9 +119,9 @@ async def test_wrong_credentials_fail_as_access_denied(
     table = simple_table(catalog, ("bad",), "creds", appends=1)
     wrong = {**s3.properties, "s3.secret-access-key": "not-the-secret"}
     cause, purge_id = await _fails_with(purges, request_for(table, wrong))
-    assert cause.type == ERROR_METADATA_ACCESS_DENIED
-    assert table.metadata_location in cause.message
-    assert "not-the-secret" not in cause.message
+    assert cause.error_type == ERROR_METADATA_ACCESS_DENIED
+    assert table.metadata_location in cause.reason
+    assert "not-the-secret" not in str(cause)
     assert await _plan_attempts(temporal_client, purge_id) == 1
     assert s3.list(table.location())
 
@@ -142,8 +144,8 @@ async def test_corrupt_metadata_fails_naming_the_cause(
         purges,
         _request_at(location, s3),
     )
-    assert cause.type == kind
-    assert location in cause.message
+    assert cause.error_type == kind
+    assert location in cause.reason
 
 
 async def test_raw_start_with_bad_json_fails_naming_the_field(

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client
 
 from api.client import PurgeClient
+from api.errors import PurgeFailedError
 from devstack.process import ServiceFailedError, ServiceProcess, free_ports
 from devstack.spark_services import connect_server, standalone_master, standalone_worker
 from devstack.stack import EmbeddedStack
@@ -216,7 +217,7 @@ async def test_cancelling_interrupts_the_connect_operation(
             await asyncio.sleep(0.1)
         running = await asyncio.wait_for(_running_jobs(server), timeout=60)
         await temporal_client.get_workflow_handle(purge_id).cancel()
-        with pytest.raises(WorkflowFailureError):
+        with pytest.raises(PurgeFailedError, match="CANCELLED"):
             await asyncio.wait_for(purges.wait(purge_id), timeout=60)
         # The server cancels the interrupted operation's jobs "within seconds".
         await asyncio.wait_for(_jobs_failed(server, running), timeout=15)

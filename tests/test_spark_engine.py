@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client
 
 from api.client import PurgeClient
+from api.errors import PurgeFailedError
 from devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import least_span_seconds, purge, request_for, status_when
@@ -21,6 +22,7 @@ from tests.store import S3Store
 from tests.tables import many_files_table, rich_table, simple_table
 from worker.run import build_worker
 from worker.settings import WorkerSettings
+from workflows.constants import ERROR_ENGINE_UNAVAILABLE
 from workflows.counts import Category
 from workflows.status import PurgeState
 
@@ -84,9 +86,10 @@ async def test_spark_requested_on_a_worker_without_spark_fails_at_once(
     catalog: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
     table = simple_table(catalog, ("spark",), "no_spark", appends=1)
-    with pytest.raises(WorkflowFailureError) as failed:
+    with pytest.raises(PurgeFailedError) as failed:
         await asyncio.wait_for(purge(purges, request_for(table, s3.properties, engine="spark")), timeout=60)
-    assert "ICEPURGE_SPARK_MASTER" in str(failed.value.cause)
+    assert failed.value.error_type == ERROR_ENGINE_UNAVAILABLE
+    assert "ICEPURGE_SPARK_MASTER" in failed.value.reason
     assert s3.list(table.location())
 
 
@@ -104,7 +107,7 @@ async def test_cancelling_the_purge_stops_the_running_spark_job(
         while not tracker.getActiveJobsIds():
             await asyncio.sleep(0.1)
         await temporal_client.get_workflow_handle(purge_id).cancel()
-        with pytest.raises(WorkflowFailureError):
+        with pytest.raises(PurgeFailedError, match="CANCELLED"):
             await asyncio.wait_for(spark_purges.wait(purge_id), timeout=60)
         # Killing a cancelled task's Python worker takes Spark a moment; "within seconds".
         await asyncio.wait_for(_no_active_jobs(tracker), timeout=15)

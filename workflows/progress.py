@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from workflows.constants import FAILURE_SAMPLE_SIZE
@@ -11,8 +12,10 @@ from workflows.steps import ChunkResult, FinalizeResult, PlanSummary
 
 
 class Progress:
-    def __init__(self, status: PurgeStatus) -> None:
+    def __init__(self, status: PurgeStatus, on_change: Callable[[PurgeStatus], None]) -> None:
+        """`on_change` hears of state changes and settled steps, not of in-chunk progress."""
         self.status = status
+        self._on_change = on_change
         # Counts of finished steps; status.counts adds the running chunks' latest signals.
         self._settled = status.counts.model_copy(deep=True)
         self._running: dict[int, FileCounts] = {}
@@ -28,6 +31,7 @@ class Progress:
         ):
             self.status.finished_at = now
             self.status.eta_seconds = 0.0 if state is not PurgeState.FAILED else None
+        self._on_change(self.status)
 
     def planned(self, plan: PlanSummary, now: datetime) -> None:
         self.status.planned = plan.planned
@@ -36,6 +40,7 @@ class Progress:
         self.status.chunks_total = plan.chunk_count
         self.status.files_total = plan.planned.files
         self._count(plan.planning_counts, [], 0, now)
+        self._on_change(self.status)
 
     def chunk_started(self, index: int) -> None:
         self._running[index] = FileCounts()
@@ -56,8 +61,9 @@ class Progress:
     def finalized(self, result: FinalizeResult, now: datetime) -> None:
         self._settle(result, now)
 
-    def failed(self, reason: str, now: datetime) -> None:
+    def failed(self, reason: str, error_type: str | None, now: datetime) -> None:
         self.status.last_error = reason
+        self.status.error_type = error_type
         self.move_to(PurgeState.FAILED, now)
 
     def _settle(self, result: ChunkResult | FinalizeResult, now: datetime) -> None:
@@ -65,6 +71,7 @@ class Progress:
         status.delete_requests += result.delete_requests
         status.throttled_requests += result.throttled_requests
         self._count(result.counts, result.failure_sample, result.failures_total, now)
+        self._on_change(status)
 
     def _count(
         self, counts: FileCounts, failures: list[FileFailure], failures_total: int, now: datetime

@@ -25,6 +25,7 @@ from workflows.constants import (
 )
 from workflows.progress import Progress
 from workflows.request import PurgeRequest
+from workflows.search_attributes import identity_updates, progress_updates
 from workflows.status import PurgeReport, PurgeState, PurgeStatus
 from workflows.steps import (
     ChunkInput,
@@ -79,7 +80,10 @@ class PurgeTableWorkflow:
             parsed = parse_request(request)
         except InvalidPurgeRequestError as error:
             raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
-        progress = self._progress = Progress(carried.status if carried else self._new_status(parsed))
+        workflow.upsert_search_attributes(identity_updates(parsed))
+        status = carried.status if carried else self._new_status(parsed)
+        progress = self._progress = Progress(status, _publish)
+        _publish(status)
         if carried:
             progress.status.run_count += 1
         try:
@@ -94,8 +98,9 @@ class PurgeTableWorkflow:
                 progress.move_to(PurgeState.CANCELLED, workflow.now())
                 raise
             reason = _failure_reason(error)
-            progress.failed(reason, workflow.now())
-            raise ApplicationError(reason, type=_failure_type(error), non_retryable=True) from None
+            error_type = _failure_type(error)
+            progress.failed(reason, error_type, workflow.now())
+            raise ApplicationError(reason, type=error_type, non_retryable=True) from None
         except asyncio.CancelledError:
             progress.move_to(PurgeState.CANCELLED, workflow.now())
             raise
@@ -207,6 +212,10 @@ class PurgeTableWorkflow:
         progress.move_to(final, now)
         started = status.started_at or now
         return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
+
+
+def _publish(status: PurgeStatus) -> None:
+    workflow.upsert_search_attributes(progress_updates(status))
 
 
 async def _cancel_all(chunks: set[asyncio.Task[ChunkResult]]) -> None:

@@ -86,6 +86,7 @@ class PurgeStatus(BaseModel):
     updated_at: datetime | None = None
     finished_at: datetime | None = None
     last_error: str | None = None
+    error_type: str | None = Field(None, description="Why a FAILED purge failed (MetadataNotFound, ...).")
     failure_sample: list[FileFailure] = Field(default_factory=list)
     failures_total: int = 0
     report_location: str | None = None

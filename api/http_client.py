@@ -1,0 +1,102 @@
+"""The Python client over the HTTP API: the same methods, results and errors as
+api.client.PurgeClient (which talks to Temporal directly)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+
+from api.errors import (
+    PurgeAccessDeniedError,
+    PurgeFailedError,
+    PurgeNotFoundError,
+    PurgeServiceUnavailableError,
+)
+from api.listing import PurgeFilter, PurgePage
+from workflows.request import PurgeRequest
+from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus
+from workflows.validation import InvalidPurgeRequestError, parse_request
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        detail = response.json().get("detail")
+    except ValueError:
+        return response.text[:200]
+    return detail if isinstance(detail, str) else str(detail)
+
+
+class HttpPurgeClient:
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+
+    async def __aenter__(self) -> HttpPurgeClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._http.aclose()
+
+    async def _call(self, method: str, path: str, **arguments: Any) -> Any:
+        try:
+            response = await self._http.request(method, path, **arguments)
+        except httpx.TransportError as error:
+            raise PurgeServiceUnavailableError(f"icepurge API unreachable: {type(error).__name__}") from None
+        if response.status_code < 400:
+            return response.json()
+        detail = _detail(response)
+        if response.status_code in (401, 403):
+            raise PurgeAccessDeniedError(detail, response.status_code)
+        if response.status_code == 404:
+            raise PurgeNotFoundError(detail)
+        if response.status_code in (413, 422):
+            raise InvalidPurgeRequestError(detail)
+        if response.status_code == 503:
+            raise PurgeServiceUnavailableError(detail, float(response.headers.get("Retry-After", "5")))
+        response.raise_for_status()
+        return None
+
+    async def start(self, request: PurgeRequest | dict[str, Any]) -> str:
+        """Raises InvalidPurgeRequestError before sending anything, like the Temporal client."""
+        parsed = parse_request(request)
+        body = await self._call("POST", "/v1/purges", json=parsed.model_dump(mode="json"))
+        return str(body["purge_id"])
+
+    async def status(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("GET", f"/v1/purges/{purge_id}"))
+
+    async def cancel(self, purge_id: str) -> None:
+        await self._call("POST", f"/v1/purges/{purge_id}/cancel")
+
+    async def list(
+        self, purge_filter: PurgeFilter | None = None, page_size: int = 50, page_token: str | None = None
+    ) -> PurgePage:
+        chosen = purge_filter or PurgeFilter()
+        params: dict[str, str | int] = {"page_size": page_size}
+        values = {
+            "state": chosen.state.value if chosen.state else None,
+            "catalog": chosen.catalog,
+            # httpx percent-encodes the 0x1F separator itself.
+            "namespace": "\x1f".join(chosen.namespace) if chosen.namespace else None,
+            "table": chosen.table,
+            "requested_by": chosen.requested_by,
+            "page_token": page_token,
+        }
+        params.update({key: value for key, value in values.items() if value is not None})
+        return PurgePage.model_validate(await self._call("GET", "/v1/purges", params=params))
+
+    async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> PurgeReport:
+        """Polls until the purge ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""
+        while True:
+            status = await self.status(purge_id)
+            if status.state in TERMINAL_STATES:
+                break
+            await asyncio.sleep(poll_seconds)
+        if status.state in (PurgeState.FAILED, PurgeState.CANCELLED):
+            reason = status.last_error or status.state.value.lower()
+            raise PurgeFailedError(purge_id, status.state.value, reason, status.error_type)
+        finished, started = status.finished_at, status.started_at
+        duration = (finished - started).total_seconds() if finished and started else 0.0
+        return PurgeReport(status=status, duration_seconds=duration)

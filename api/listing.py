@@ -1,0 +1,70 @@
+"""Listing purges from Temporal visibility: filters, one page of summaries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from workflows.constants import WORKFLOW_TYPE
+from workflows.search_attributes import encode_namespace
+from workflows.status import PurgeState
+
+_UNSAFE = frozenset("'\"\\")
+
+
+class PurgeFilter(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state: PurgeState | None = None
+    catalog: str | None = None
+    namespace: list[str] | None = Field(None, description="Namespace levels, outermost first.")
+    table: str | None = None
+    requested_by: str | None = None
+
+    @field_validator("catalog", "table", "requested_by")
+    @classmethod
+    def _quotable(cls, value: str | None) -> str | None:
+        if value is not None and _UNSAFE & set(value):
+            raise ValueError("quotes and backslashes are not supported in filters")
+        return value
+
+
+class PurgeSummary(BaseModel):
+    purge_id: str
+    state: str | None
+    catalog: str | None
+    namespace: str | None = Field(description="Levels joined by 0x1F, percent-encoded (Iceberg REST).")
+    table: str | None
+    requested_by: str | None
+    files_total: int | None
+    files_deleted: int | None
+    files_failed: int | None
+    started_at: datetime | None
+    closed_at: datetime | None
+
+
+class PurgePage(BaseModel):
+    items: list[PurgeSummary]
+    next_page_token: str | None = Field(None, description="Pass back as page_token for the next page.")
+
+
+def visibility_query(purge_filter: PurgeFilter, catalogs: frozenset[str] | None = None) -> str:
+    """A Temporal list filter; `catalogs` restricts the result to those catalogs (None: any)."""
+    clauses = [f"WorkflowType = '{WORKFLOW_TYPE}'"]
+    values = {
+        "PurgeState": purge_filter.state.value if purge_filter.state else None,
+        "PurgeCatalog": purge_filter.catalog,
+        "PurgeNamespace": encode_namespace(purge_filter.namespace) if purge_filter.namespace else None,
+        "PurgeTable": purge_filter.table,
+        "PurgeRequestedBy": purge_filter.requested_by,
+    }
+    clauses += [f"{key} = '{value}'" for key, value in values.items() if value is not None]
+    if catalogs is not None:
+        if not catalogs or any(_UNSAFE & set(catalog) for catalog in catalogs):
+            clauses.append("PurgeCatalog = ''")
+        else:
+            clauses.append(
+                "PurgeCatalog IN (" + ", ".join(f"'{catalog}'" for catalog in sorted(catalogs)) + ")"
+            )
+    return " AND ".join(clauses)

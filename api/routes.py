@@ -1,0 +1,114 @@
+"""The /v1 routes. Authorization happens before any workflow is touched: the role from the
+token, and the catalog from the request body or the purge's search attributes."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from api.auth import Principal, Role
+from api.client import PurgeClient
+from api.dependencies import Caller, Purges, forbidden
+from api.errors import PurgeNotFoundError
+from api.listing import PurgeFilter, PurgePage
+from api.settings import ApiSettings
+from workflows.request import PurgeRequest
+from workflows.status import PurgeState, PurgeStatus
+from workflows.validation import InvalidPurgeRequestError
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/v1")
+_PURGE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+
+
+class StartedPurge(BaseModel):
+    purge_id: str
+    status_url: str
+
+
+class CancelRequested(BaseModel):
+    purge_id: str
+    cancel_requested: bool = True
+
+
+class ListParameters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    state: PurgeState | None = None
+    catalog: str | None = None
+    namespace: str | None = Field(
+        None, description="Levels joined by 0x1F (%1F in URLs), as in Iceberg REST."
+    )
+    table: str | None = None
+    requested_by: str | None = None
+    page_size: int = Field(50, ge=1, le=1000)
+    page_token: str | None = Field(None, max_length=4096)
+
+    def purge_filter(self) -> PurgeFilter:
+        try:
+            return PurgeFilter(
+                state=self.state,
+                catalog=self.catalog,
+                namespace=self.namespace.split("\x1f") if self.namespace else None,
+                table=self.table,
+                requested_by=self.requested_by,
+            )
+        except ValidationError as error:
+            raise InvalidPurgeRequestError(f"invalid filter: {error.errors()[0]['msg']}") from None
+
+
+async def _authorize(client: PurgeClient, caller: Principal, role: Role, purge_id: str) -> None:
+    if not _PURGE_ID.fullmatch(purge_id):
+        raise PurgeNotFoundError(f"no purge with id {purge_id!r}")
+    if role not in caller.roles:
+        raise forbidden(caller, role, None)
+    catalog = await client.catalog_of(purge_id)
+    if not caller.may(role, catalog):
+        raise forbidden(caller, role, catalog)
+
+
+@router.post("/purges", status_code=202, response_model=StartedPurge)
+async def start_purge(
+    body: PurgeRequest, caller: Caller, client: Purges, request: Request, response: Response
+) -> StartedPurge:
+    """Starts a purge, or returns the one already started for the same table snapshot."""
+    if not caller.may(Role.START, body.catalog):
+        raise forbidden(caller, Role.START, body.catalog)
+    purge_id = await client.start(body)
+    settings: ApiSettings = request.app.state.settings
+    base = settings.api_public_url or str(request.base_url).rstrip("/")
+    url = f"{base}/v1/purges/{purge_id}"
+    response.headers["Location"] = url
+    log.info("purge %s of %s started by %s", purge_id, body.table_name, caller.name)
+    return StartedPurge(purge_id=purge_id, status_url=url)
+
+
+@router.get("/purges/{purge_id}", response_model=PurgeStatus)
+async def purge_status(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
+    await _authorize(client, caller, Role.READ, purge_id)
+    return await client.status(purge_id)
+
+
+@router.post("/purges/{purge_id}/cancel", status_code=202, response_model=CancelRequested)
+async def cancel_purge(purge_id: str, caller: Caller, client: Purges) -> CancelRequested:
+    await _authorize(client, caller, Role.CANCEL, purge_id)
+    await client.cancel(purge_id)
+    log.info("purge %s cancelled by %s", purge_id, caller.name)
+    return CancelRequested(purge_id=purge_id)
+
+
+@router.get("/purges", response_model=PurgePage)
+async def list_purges(
+    parameters: Annotated[ListParameters, Query()], caller: Caller, client: Purges
+) -> PurgePage:
+    """Newest first; only the catalogs the token may read."""
+    catalog = parameters.catalog
+    if Role.READ not in caller.roles or (catalog is not None and not caller.may(Role.READ, catalog)):
+        raise forbidden(caller, Role.READ, catalog)
+    return await client.list(
+        parameters.purge_filter(), parameters.page_size, parameters.page_token, caller.visible_catalogs()
+    )

@@ -1,0 +1,30 @@
+"""Tokens for the HTTP API tests, and the server they run against."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from api.auth import Role, TokenEntry, token_hash
+
+CATALOG_A, CATALOG_B = "api-a", "api-b"
+# name: (token, catalogs, roles)
+TOKENS: dict[str, tuple[str, set[str], set[Role]]] = {
+    "admin": ("admin-token", {"*"}, set(Role)),
+    "a-full": ("a-full-token", {CATALOG_A}, set(Role)),
+    "a-reader": ("a-reader-token", {CATALOG_A}, {Role.READ}),
+}
+
+
+def token_file(directory: Path) -> Path:
+    path = directory / "tokens.json"
+    entries = [
+        TokenEntry(name=name, sha256=token_hash(token), catalogs=frozenset(catalogs), roles=frozenset(roles))
+        for name, (token, catalogs, roles) in TOKENS.items()
+    ]
+    path.write_text(json.dumps({"tokens": [json.loads(entry.model_dump_json()) for entry in entries]}))
+    return path
+
+
+def bearer(name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKENS[name][0]}"}
