@@ -22,7 +22,7 @@ from api.settings import ApiSettings
 from devstack.api_server import serve_api
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
-from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
+from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
 from workflows.request import PurgeRequest
 
@@ -58,9 +58,7 @@ def main() -> None:
     stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
     stack.start()
     try:
-        s3_catalog = SqlCatalog(
-            "bench", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/bench", **stack.s3_properties
-        )
+        s3_catalog = stack.catalog("bench")
         small = synthetic_table(
             s3_catalog, ("latency", "small"), TableShape(manifests=1, files_per_manifest=10)
         )

@@ -32,7 +32,7 @@ from bench.table_templates import DiskTemplate, S3Template, TableTemplate
 from devstack.ports import StackPorts
 from devstack.process import ServiceProcess
 from devstack.requests import request_for_table
-from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
+from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import OBJECT_BODY, TableShape, synthetic_table
 from worker.connect import connect
 from worker.settings import TemporalSettings
@@ -215,9 +215,7 @@ def main() -> None:
     stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
     stack.start()
     try:
-        s3_catalog = SqlCatalog(
-            "bench", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/bench", **stack.s3_properties
-        )
+        s3_catalog = stack.catalog("bench")
         client = s3_client(stack.s3_properties, max_connections=40)
         for size in args.sizes:
             compare(

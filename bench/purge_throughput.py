@@ -14,8 +14,6 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pyiceberg.catalog.sql import SqlCatalog
-
 from activities.s3_client import s3_client
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
@@ -51,9 +49,7 @@ def bulk_delete_ceiling(stack: EmbeddedStack, count: int) -> float:
 
 
 async def icepurge_throughput(stack: EmbeddedStack, manifests: int, files: int) -> tuple[float, int, float]:
-    catalog = SqlCatalog(
-        "bench", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/bench", **stack.s3_properties
-    )
+    catalog = stack.catalog("bench")
     name = f"t{uuid.uuid4().hex[:8]}"
     table = synthetic_table(
         catalog, ("bench", name), TableShape(manifests=manifests, files_per_manifest=files)

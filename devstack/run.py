@@ -9,12 +9,10 @@ import signal
 import time
 from pathlib import Path
 
-from pyiceberg.catalog.sql import SqlCatalog
-
 from api.http_client import HttpPurgeClient
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
-from devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
+from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
 from workflows.status import TERMINAL_STATES
 
@@ -31,9 +29,7 @@ def _ports() -> StackPorts:
 
 
 async def _demo(stack: EmbeddedStack, api_url: str) -> None:
-    catalog = SqlCatalog(
-        "demo", uri=stack.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/demo", **stack.s3_properties
-    )
+    catalog = stack.catalog("demo")
     name = f"events_{int(time.time())}"
     table = synthetic_table(
         catalog,

@@ -7,6 +7,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyiceberg.catalog.sql import SqlCatalog
+
 from api.client import PurgeClient
 from devstack.ports import StackPorts
 from devstack.process import ServiceProcess
@@ -38,6 +40,12 @@ class EmbeddedStack:
     @property
     def catalog_uri(self) -> str:
         return f"sqlite:///{self.state_dir / 'catalog.sqlite'}"
+
+    def catalog(self, name: str) -> SqlCatalog:
+        """A PyIceberg SQLite catalog whose tables live under s3://warehouse/<name>."""
+        return SqlCatalog(
+            name, uri=self.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/{name}", **self.s3_properties
+        )
 
     def start(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from api.client import PurgeClient
 from api.settings import ApiSettings
 from devstack.api_server import serve_api
 from devstack.ports import StackPorts
-from devstack.stack import STATE_BUCKET, WAREHOUSE_BUCKET, EmbeddedStack
+from devstack.stack import STATE_BUCKET, EmbeddedStack
 from tests.api_server import token_file
 from tests.store import S3Store
 from worker.connect import connect
@@ -82,12 +82,7 @@ def purges(temporal_client: Client, worker_settings: WorkerSettings, running_wor
 
 @pytest.fixture(scope="session")
 def catalog(stack: EmbeddedStack) -> SqlCatalog:
-    return SqlCatalog(
-        "tests",
-        uri=stack.catalog_uri,
-        warehouse=f"s3://{WAREHOUSE_BUCKET}/tests",
-        **stack.s3_properties,
-    )
+    return stack.catalog("tests")
 
 
 @pytest.fixture(scope="session")
