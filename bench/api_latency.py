@@ -1,7 +1,9 @@
 """Start-request latency of the HTTP API: 50 concurrent clients on loopback, each sending start
 requests (a new purge every time), for a 10-file table and a 500,000-file table. Starting a
 purge only starts its workflow, so the table's size must not show; the purges go to a task
-queue no worker polls, so only the start path is measured.
+queue no worker polls, so only the start path is measured. The API runs as its own process
+(`icepurge api`); the same starts sent straight to Temporal (api.client.PurgeClient) are the
+baseline: what the dev server itself takes.
 
     .venv/bin/python -m bench.api_latency [--clients 50] [--requests 20]
 """
@@ -13,39 +15,64 @@ import asyncio
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.settings import ApiSettings
-from devstack.api_server import serve_api
+from api.client import PurgeClient
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
+from worker.connect import connect
+from worker.settings import TemporalSettings
 from workflows.request import PurgeRequest
 
+QUEUE = "icepurge-latency"
 
-async def _client(url: str, base: PurgeRequest, client_index: int, requests: int) -> list[float]:
+
+Start = Callable[[PurgeRequest], Awaitable[object]]
+
+
+async def _client(start: Start, base: PurgeRequest, name: str, requests: int) -> list[float]:
     seconds = []
-    async with httpx.AsyncClient(timeout=60) as http:
-        for index in range(requests):
-            body = base.model_copy(update={"catalog": f"latency-{client_index}-{index}"}).model_dump(
-                mode="json"
-            )
-            started = time.perf_counter()
-            response = await http.post(f"{url}/v1/purges", json=body)
-            seconds.append(time.perf_counter() - started)
-            response.raise_for_status()
+    for index in range(requests):
+        request = base.model_copy(update={"catalog": f"{name}-{index}"})
+        started = time.perf_counter()
+        await start(request)
+        seconds.append(time.perf_counter() - started)
     return seconds
 
 
-async def measure(url: str, request: PurgeRequest, clients: int, requests: int) -> list[float]:
-    # One warm-up start: the API connects to Temporal on first use.
-    await _client(url, request.model_copy(update={"table": "warm-up"}), -1, 1)
-    runs = await asyncio.gather(*(_client(url, request, index, requests) for index in range(clients)))
+async def measure(
+    start: Start, request: PurgeRequest, label: str, clients: int, requests: int
+) -> list[float]:
+    # One warm-up start first: the API connects to Temporal on first use.
+    await _client(start, request.model_copy(update={"table": "warm-up"}), f"{label}-warm-up", 1)
+    runs = await asyncio.gather(
+        *(_client(start, request, f"{label}-{index}", requests) for index in range(clients))
+    )
     return [second for run in runs for second in run]
+
+
+async def compare(
+    api_url: str, temporal_address: str, request: PurgeRequest, clients: int, requests: int
+) -> dict[str, list[float]]:
+    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=clients)) as http:
+
+        async def over_http(body: PurgeRequest) -> object:
+            response = await http.post(f"{api_url}/v1/purges", json=body.model_dump(mode="json"))
+            response.raise_for_status()
+            return response
+
+        direct = PurgeClient(await connect(TemporalSettings(temporal_address=temporal_address)), QUEUE)
+        label = request.table
+        return {
+            "HTTP API": await measure(over_http, request, f"http-{label}", clients, requests),
+            "Temporal directly": await measure(direct.start, request, f"direct-{label}", clients, requests),
+        }
 
 
 def main() -> None:
@@ -71,23 +98,29 @@ def main() -> None:
             f"large table: {args.large_files:,} data files on local disk"
             f" (made in {time.perf_counter() - began:.0f} s)"
         )
-        settings = ApiSettings(
-            temporal_address=stack.temporal_address, task_queue="icepurge-latency", api_insecure_dev=True
-        )
-        with serve_api(settings) as url:
+        api = stack.api_process(ICEPURGE_API_INSECURE_DEV="true", ICEPURGE_TASK_QUEUE=QUEUE)
+        api.start()
+        try:
+            api.wait_for_port(stack.ports.api)
+            url = f"http://127.0.0.1:{stack.ports.api}"
             for name, table, properties in (
                 ("10-file table", small, stack.s3_properties),
                 (f"{args.large_files:,}-file table", large, {}),
             ):
                 request = request_for_table("latency", table, properties, "bench")
-                seconds = asyncio.run(measure(url, request, args.clients, args.requests))
-                cuts = statistics.quantiles(seconds, n=100)
-                print(
-                    f"{name}: {len(seconds)} starts from {args.clients} concurrent clients:"
-                    f" p50 {cuts[49] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms,"
-                    f" max {max(seconds) * 1000:.1f} ms",
-                    flush=True,
+                results = asyncio.run(
+                    compare(url, stack.temporal_address, request, args.clients, args.requests)
                 )
+                for path, seconds in results.items():
+                    cuts = statistics.quantiles(seconds, n=100)
+                    print(
+                        f"{name}, {path}: {len(seconds)} starts from {args.clients} concurrent clients:"
+                        f" p50 {cuts[49] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms,"
+                        f" max {max(seconds) * 1000:.1f} ms",
+                        flush=True,
+                    )
+        finally:
+            api.stop()
     finally:
         stack.stop()
 
