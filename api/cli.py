@@ -9,14 +9,17 @@ import os
 import sys
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import unquote
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
 from api.auth import Role, TokenEntry, new_token
 from api.client import PurgeClient
 from api.errors import PurgeNotFoundError
+from api.listing import PurgeFilter, PurgePage
 from worker.connect import connect
 from worker.settings import TemporalSettings
 from workflows.status import TERMINAL_STATES, PurgeState, PurgeStatus
@@ -151,6 +154,60 @@ def watch(
         raise typer.Exit(2) from None
     console.print(f"{final.state.value}: {final.files_done} files; report at {final.report_location}")
     raise typer.Exit(EXIT_CODES.get(final.state, 1))
+
+
+@purge.command("cancel")
+def cancel(purge_id: str) -> None:
+    """Ask a purge to stop; it ends CANCELLED once its running chunks have stopped."""
+
+    async def go() -> None:
+        await (await _client()).cancel(purge_id)
+
+    try:
+        asyncio.run(go())
+    except PurgeNotFoundError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"cancel requested for {purge_id}")
+
+
+@purge.command("list")
+def list_purges(
+    *,
+    state: Annotated[PurgeState | None, typer.Option(help="Only purges in this state.")] = None,
+    catalog: Annotated[str | None, typer.Option()] = None,
+    namespace: Annotated[
+        list[str] | None, typer.Option(help="A namespace level (repeat, outermost first).")
+    ] = None,
+    table: Annotated[str | None, typer.Option()] = None,
+    requested_by: Annotated[str | None, typer.Option()] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 50,
+) -> None:
+    """List purges, newest first, as a table."""
+    purge_filter = PurgeFilter(
+        state=state, catalog=catalog, namespace=namespace or None, table=table, requested_by=requested_by
+    )
+
+    async def go() -> PurgePage:
+        return await (await _client()).list(purge_filter, page_size=limit)
+
+    page = asyncio.run(go())
+    listing = Table("state", "table", "files", "deleted", "failed", "started")
+    listing.add_column("purge id", no_wrap=True)
+    for item in page.items:
+        levels = unquote(item.namespace).split("\x1f") if item.namespace else []
+        name = ".".join(part for part in (item.catalog, *levels, item.table) if part)
+        listing.add_row(
+            item.state or "",
+            name,
+            str(item.files_total or ""),
+            str(item.files_deleted or ""),
+            str(item.files_failed or ""),
+            f"{item.started_at:%Y-%m-%d %H:%M:%S}" if item.started_at else "",
+            item.purge_id,
+        )
+    # Piped output is not cut to 80 columns.
+    Console(width=None if sys.stdout.isatty() else 250).print(listing)
 
 
 def main() -> None:

@@ -93,3 +93,33 @@ async def test_cli_status_of_an_unknown_purge_says_so(purges: PurgeClient, stack
     code, _, stderr = await _icepurge(stack, "purge", "status", "icepurge-does-not-exist")
     assert code == 2
     assert "no purge with id" in stderr
+
+
+async def test_list_and_cancel_through_the_cli(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = simple_table(catalog, ("cli", "nested level"), "listed", appends=1)
+    purge_id = await purges.start(request_for(table, s3.properties))
+    await purges.wait(purge_id)
+    for _ in range(50):
+        code, stdout, stderr = await _icepurge(
+            stack,
+            "purge",
+            "list",
+            "--state",
+            "SUCCEEDED",
+            "--namespace",
+            "cli",
+            "--namespace",
+            "nested level",
+        )
+        assert code == 0, stderr
+        if purge_id in stdout:
+            break
+        await asyncio.sleep(0.2)
+    assert purge_id in stdout
+    assert "tests.cli.nested level.listed" in stdout
+
+    code, _, stderr = await _icepurge(stack, "purge", "cancel", "icepurge-" + "0" * 32)
+    assert code == 2
+    assert "no purge" in stderr

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from api.client import PurgeClient
+from api.errors import PurgeFailedError
 from devstack.binaries import binary
 from devstack.stack import EmbeddedStack
 from tests.purge_helpers import request_for
@@ -111,3 +113,37 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
     status = json.loads(queried)["queryResult"][0]
     assert status["state"] == "SUCCEEDED"
     assert status["namespace"] == ["start", "cli level"]
+
+
+async def _listed(stack: EmbeddedStack, query: str, purge_id: str) -> bool:
+    """Visibility is eventually consistent: polls the real CLI's list for a while."""
+    for _ in range(50):
+        if purge_id in await _temporal(stack, "workflow", "list", "--query", query, "--output", "json"):
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def test_visibility_queries_through_the_temporal_cli_find_runs_by_state(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    done = request_for(simple_table(catalog, ("start",), "visible_ok", appends=1), s3.properties)
+    broken = request_for(simple_table(catalog, ("start",), "visible_failed", appends=1), s3.properties)
+    broken = broken.model_copy(
+        update={
+            "metadata_location": broken.metadata_location.replace(".metadata.json", "-gone.metadata.json")
+        }
+    )
+    done_id = await purges.start(done)
+    await purges.wait(done_id)
+    broken_id = await purges.start(broken)
+    with pytest.raises(PurgeFailedError):
+        await purges.wait(broken_id)
+
+    succeeded = "PurgeState = 'SUCCEEDED' AND PurgeTable = 'visible_ok' AND PurgeFilesDeleted > 0"
+    assert await _listed(stack, succeeded, done_id)
+    assert await _listed(stack, "PurgeState = 'FAILED' AND PurgeTable = 'visible_failed'", broken_id)
+    by_catalog = f"PurgeCatalog = '{done.catalog}' AND PurgeNamespace = 'start' AND PurgeState = 'FAILED'"
+    listed = await _temporal(stack, "workflow", "list", "--query", by_catalog, "--output", "json")
+    assert broken_id in listed
+    assert done_id not in listed
