@@ -1,5 +1,5 @@
 """The HTTP API served by a real uvicorn server on a free loopback port, in its own thread
-(tests and benchmarks; `icepurge api` serves it in production)."""
+(tests; `icepurge api` serves it as its own process)."""
 
 from __future__ import annotations
 
