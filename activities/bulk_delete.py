@@ -37,7 +37,8 @@ _THROTTLE_CODES = frozenset(
         "TooManyRequests",
     }
 )
-_TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout", "503", "500", "502", "504"}
+# Other 5xx answers are retried by their status code (see _retryable).
+_TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout"}
 
 
 @dataclass

@@ -95,15 +95,14 @@ class ChunkJob:
             self._outcome.checkpoint = _further(self._outcome.checkpoint, heartbeat_checkpoint)
         # A dry run deletes nothing, so a retried one simply starts over.
         checkpoint = self._outcome.checkpoint
-        manifests = self.manifests
         stats = RequestStats()
-        groups = manifest_groups(manifests, checkpoint.next_manifest, self.concurrency)
+        groups = manifest_groups(self.manifests, checkpoint.next_manifest, self.concurrency)
         reads = self._read_group(groups, 0)
         for index, (group_start, group_end) in enumerate(groups):
             # Heartbeats inside a group resend the last saved checkpoint, so a retry redoes the
             # group in progress without counting its files twice.
             self._committed = checkpoint.model_copy(deep=True)
-            group = manifests[group_start:group_end]
+            group = self.manifests[group_start:group_end]
             listed = [read.result() for read in reads]
             # The next group's manifests are read while this group's files are deleted.
             reads = self._read_group(groups, index + 1)
@@ -141,7 +140,7 @@ class ChunkJob:
         except FileNotFoundError:
             return None
 
-    def _delete_entries(self, listed: list[list[ContentFile] | None], counts: FileCounts) -> DeleteOutcome:
+    def _delete_entries(self, listed: list[list[ContentFile] | None], counts: FileCounts) -> RequestStats:
         """Deletes the content files of a group of manifests together."""
         pending: dict[str, ContentFile] = {}
         for entries in listed:
@@ -152,11 +151,10 @@ class ChunkJob:
                 else:
                     self._skip(counts, entry.category, reason, entry.path)
         paths = list(pending)
-        total = DeleteOutcome()
+        total = RequestStats()
         for start in range(0, len(paths), SLICE):
             result = self.store.delete(paths[start : start + SLICE])
-            total.requests += result.requests
-            total.throttled += result.throttled
+            total.add(result)
             self._tally(result, counts, lambda path: pending[path].category, lambda path: pending[path].size)
             self.heartbeat(self._committed)
         return total

@@ -200,7 +200,8 @@ class PurgeActivities:
             request.file_io_properties,
             concurrency,
             self._settings.delete_max_attempts,
-            task_share(request.options.bucket_requests_per_second, 1),
+            # Finalize runs alone: it holds the whole budget.
+            request.options.bucket_requests_per_second,
         )
 
     def _plan(self, uri: str) -> Plan:

@@ -9,6 +9,7 @@ from typing import Any
 from pyiceberg.table import Table
 
 from api.client import PurgeClient
+from api.http_client import HttpPurgeClient
 from devstack.requests import request_for_table
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
@@ -30,7 +31,7 @@ def least_span_seconds(requests: int, per_second: float) -> float:
 
 
 async def status_when(
-    client: PurgeClient, purge_id: str, condition: Callable[[PurgeStatus], bool]
+    client: PurgeClient | HttpPurgeClient, purge_id: str, condition: Callable[[PurgeStatus], bool]
 ) -> PurgeStatus:
     """Polls status until `condition` holds; fails if the purge ends first."""
     while True:

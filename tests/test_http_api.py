@@ -22,6 +22,7 @@ from devstack.api_server import serve_api
 from devstack.process import free_ports
 from devstack.requests import request_for_table
 from tests.api_server import CATALOG_A, CATALOG_B, TOKENS, bearer
+from tests.purge_helpers import status_when
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -33,10 +34,6 @@ from workflows.status import PurgeState
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=60) as client:
         yield client
-
-
-def _auth(name: str) -> dict[str, str]:
-    return bearer(name)
 
 
 def _request(catalog: SqlCatalog, s3: S3Store, catalog_name: str, table: str, **options: Any) -> PurgeRequest:
@@ -52,13 +49,13 @@ async def test_start_is_idempotent_and_points_at_the_status(
     catalog: SqlCatalog, s3: S3Store, api_url: str, http: httpx.AsyncClient
 ) -> None:
     body = _json(_request(catalog, s3, CATALOG_A, "idempotent"))
-    first = await http.post(f"{api_url}/v1/purges", json=body, headers=_auth("a-full"))
-    second = await http.post(f"{api_url}/v1/purges", json=body, headers=_auth("a-full"))
+    first = await http.post(f"{api_url}/v1/purges", json=body, headers=bearer("a-full"))
+    second = await http.post(f"{api_url}/v1/purges", json=body, headers=bearer("a-full"))
     assert first.status_code == second.status_code == 202
     assert first.json()["purge_id"] == second.json()["purge_id"]
     assert first.headers["Location"] == first.json()["status_url"]
     assert first.headers["Location"].startswith(f"{api_url}/v1/purges/")
-    status = await http.get(first.headers["Location"], headers=_auth("a-reader"))
+    status = await http.get(first.headers["Location"], headers=bearer("a-reader"))
     assert status.status_code == 200
     assert status.json()["catalog"] == CATALOG_A
 
@@ -66,10 +63,10 @@ async def test_start_is_idempotent_and_points_at_the_status(
 async def test_auth_matrix(catalog: SqlCatalog, s3: S3Store, api_url: str, http: httpx.AsyncClient) -> None:
     body_a = _json(_request(catalog, s3, CATALOG_A, "matrix_a"))
     body_b = _json(_request(catalog, s3, CATALOG_B, "matrix_b"))
-    purge_b = (await http.post(f"{api_url}/v1/purges", json=body_b, headers=_auth("admin"))).json()[
+    purge_b = (await http.post(f"{api_url}/v1/purges", json=body_b, headers=bearer("admin"))).json()[
         "purge_id"
     ]
-    purge_a = (await http.post(f"{api_url}/v1/purges", json=body_a, headers=_auth("admin"))).json()[
+    purge_a = (await http.post(f"{api_url}/v1/purges", json=body_a, headers=bearer("admin"))).json()[
         "purge_id"
     ]
 
@@ -92,17 +89,17 @@ async def test_auth_matrix(catalog: SqlCatalog, s3: S3Store, api_url: str, http:
         assert await call(action, bad) == 401, action
         assert await call(action, {"Authorization": "Basic abc"}) == 401, action
         # Scoped to catalog A: nothing of catalog B.
-        assert await call(action, _auth("a-full"), purge_b, body_b) == 403, action
-    assert await call("start", _auth("a-reader")) == 403
-    assert await call("cancel", _auth("a-reader")) == 403
-    assert await call("read", _auth("a-reader")) == 200
-    assert await call("list", _auth("a-reader")) == 200
-    assert await call("start", _auth("a-full")) == 202
-    assert await call("cancel", _auth("a-full")) == 202
+        assert await call(action, bearer("a-full"), purge_b, body_b) == 403, action
+    assert await call("start", bearer("a-reader")) == 403
+    assert await call("cancel", bearer("a-reader")) == 403
+    assert await call("read", bearer("a-reader")) == 200
+    assert await call("list", bearer("a-reader")) == 200
+    assert await call("start", bearer("a-full")) == 202
+    assert await call("cancel", bearer("a-full")) == 202
     unauthorized = await http.get(f"{api_url}/v1/purges", headers=bad)
     assert unauthorized.headers["WWW-Authenticate"] == "Bearer"
     # An unfiltered list shows a scoped token only its own catalogs.
-    listed = await http.get(f"{api_url}/v1/purges", headers=_auth("a-reader"))
+    listed = await http.get(f"{api_url}/v1/purges", headers=bearer("a-reader"))
     assert {item["catalog"] for item in listed.json()["items"]} <= {CATALOG_A}
 
 
@@ -111,7 +108,7 @@ async def test_without_auth_configured_requests_are_refused_unless_insecure_dev(
 ) -> None:
     unconfigured = api_settings.model_copy(update={"api_auth_file": None})
     with serve_api(unconfigured) as url:
-        refused = await http.get(f"{url}/v1/purges", headers=_auth("admin"))
+        refused = await http.get(f"{url}/v1/purges", headers=bearer("admin"))
     assert refused.status_code == 401
     assert "ICEPURGE_API_AUTH_FILE" in refused.json()["detail"]
     with serve_api(unconfigured.model_copy(update={"api_insecure_dev": True})) as url:
@@ -120,7 +117,7 @@ async def test_without_auth_configured_requests_are_refused_unless_insecure_dev(
 
 
 async def test_errors_name_the_problem(api_url: str, http: httpx.AsyncClient, s3: S3Store) -> None:
-    headers = _auth("admin")
+    headers = bearer("admin")
     valid = {
         "catalog": CATALOG_A,
         "namespace": ["api"],
@@ -160,7 +157,7 @@ async def test_temporal_unreachable_is_503_with_retry_after(
     (closed,) = free_ports(1)
     down = api_settings.model_copy(update={"temporal_address": f"127.0.0.1:{closed}"})
     with serve_api(down) as url:
-        listed = await http.get(f"{url}/v1/purges", headers=_auth("admin"))
+        listed = await http.get(f"{url}/v1/purges", headers=bearer("admin"))
         ready = await http.get(f"{url}/readyz")
         async with HttpPurgeClient(url, TOKENS["admin"][0]) as client:
             with pytest.raises(PurgeServiceUnavailableError):
@@ -253,11 +250,10 @@ async def test_cancel_stops_a_running_purge(
             while not faults.delete_times:
                 await asyncio.sleep(0.1)
             await client.cancel(purge_id)
-            for _ in range(300):
-                status = await client.status(purge_id)
-                if status.state is PurgeState.CANCELLED:
-                    break
-                await asyncio.sleep(0.1)
+            status = await asyncio.wait_for(
+                status_when(client, purge_id, lambda current: current.state is PurgeState.CANCELLED),
+                timeout=60,
+            )
     assert status.state is PurgeState.CANCELLED
 
 
@@ -267,14 +263,14 @@ async def test_no_secret_in_any_response_or_log(
     secret = s3.properties["s3.secret-access-key"]
     body = _json(_request(catalog, s3, CATALOG_A, "secret"))
     caplog.set_level(logging.DEBUG)
-    started = await http.post(f"{api_url}/v1/purges", json=body, headers=_auth("admin"))
+    started = await http.post(f"{api_url}/v1/purges", json=body, headers=bearer("admin"))
     purge_id = started.json()["purge_id"]
     responses = [
         started,
-        await http.get(f"{api_url}/v1/purges/{purge_id}", headers=_auth("admin")),
-        await http.get(f"{api_url}/v1/purges", headers=_auth("admin")),
-        await http.post(f"{api_url}/v1/purges", json={**body, "table": None}, headers=_auth("admin")),
-        await http.post(f"{api_url}/v1/purges", json=[body], headers=_auth("admin")),
+        await http.get(f"{api_url}/v1/purges/{purge_id}", headers=bearer("admin")),
+        await http.get(f"{api_url}/v1/purges", headers=bearer("admin")),
+        await http.post(f"{api_url}/v1/purges", json={**body, "table": None}, headers=bearer("admin")),
+        await http.post(f"{api_url}/v1/purges", json=[body], headers=bearer("admin")),
     ]
     assert responses[-1].status_code == 422
     assert all(secret not in response.text for response in responses)

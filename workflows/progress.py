@@ -13,7 +13,8 @@ from workflows.steps import ChunkResult, FinalizeResult, PlanSummary
 
 class Progress:
     def __init__(self, status: PurgeStatus, on_change: Callable[[PurgeStatus], None]) -> None:
-        """`on_change` hears of state changes and settled steps, not of in-chunk progress."""
+        """`on_change` hears of state changes and of finished chunks and finalize, not of
+        in-chunk progress."""
         self.status = status
         self._on_change = on_change
         # Counts of finished steps; status.counts adds the running chunks' latest signals.
@@ -34,13 +35,13 @@ class Progress:
         self._on_change(self.status)
 
     def planned(self, plan: PlanSummary, now: datetime) -> None:
+        """Not published by itself: the move to DELETING follows at once."""
         self.status.planned = plan.planned
         self.status.engine = plan.engine.value
         self.status.gc_enabled = plan.gc_enabled
         self.status.chunks_total = plan.chunk_count
         self.status.files_total = plan.planned.files
         self._count(plan.planning_counts, [], 0, now)
-        self._on_change(self.status)
 
     def chunk_started(self, index: int) -> None:
         self._running[index] = FileCounts()

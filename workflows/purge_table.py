@@ -80,10 +80,9 @@ class PurgeTableWorkflow:
             parsed = parse_request(request)
         except InvalidPurgeRequestError as error:
             raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
-        workflow.upsert_search_attributes(identity_updates(parsed))
         status = carried.status if carried else self._new_status(parsed)
+        workflow.upsert_search_attributes([*identity_updates(parsed), *progress_updates(status)])
         progress = self._progress = Progress(status, _publish)
-        _publish(status)
         if carried:
             progress.status.run_count += 1
         try:
