@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,14 @@ _THROTTLE_CODES = frozenset(
 )
 # Other 5xx answers are retried by their status code (see _retryable).
 _TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout"}
+
+# Hears each delete request's latency in seconds (the worker's metrics); None = nobody listens.
+LatencyObserver = Callable[[float], None] | None
+
+
+def _observed(observer: LatencyObserver, started: float) -> None:
+    if observer is not None:
+        observer(time.monotonic() - started)
 
 
 @dataclass
@@ -99,12 +107,18 @@ def _error_text(error: Exception) -> str:
 
 class S3BulkDeleter:
     def __init__(
-        self, client: S3Client, pool: ThreadPoolExecutor, limits: BucketRateLimits, max_attempts: int
+        self,
+        client: S3Client,
+        pool: ThreadPoolExecutor,
+        limits: BucketRateLimits,
+        max_attempts: int,
+        observer: LatencyObserver = None,
     ) -> None:
         self._client = client
         self._pool = pool
         self._limits = limits
         self._max_attempts = max_attempts
+        self._observer = observer
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         by_bucket: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -129,18 +143,21 @@ class S3BulkDeleter:
             last_attempt = attempt + 1 == self._max_attempts
             self._limits.acquire(bucket)
             outcome.requests += 1
+            started = time.monotonic()
             try:
                 response = self._client.delete_objects(
                     Bucket=bucket,
                     Delete={"Objects": [{"Key": key} for key in remaining], "Quiet": True},
                 )
             except (ClientError, BotoCoreError) as error:
+                _observed(self._observer, started)
                 if not _retryable(error) or last_attempt:
                     outcome.failed.extend((uri_of[key], _error_text(error)) for key in remaining)
                     return outcome
                 outcome.throttled += _throttled(error)
                 time.sleep(_backoff(attempt))
                 continue
+            _observed(self._observer, started)
             remaining = self._settle(response.get("Errors", []), remaining, uri_of, outcome, last_attempt)
             if not remaining:
                 break
@@ -173,10 +190,13 @@ class S3BulkDeleter:
 class FileIODeleter:
     """Stores without a bulk API: one delete per file, in parallel."""
 
-    def __init__(self, io: FileIO, pool: ThreadPoolExecutor, limits: BucketRateLimits) -> None:
+    def __init__(
+        self, io: FileIO, pool: ThreadPoolExecutor, limits: BucketRateLimits, observer: LatencyObserver = None
+    ) -> None:
         self._io = io
         self._pool = pool
         self._limits = limits
+        self._observer = observer
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         outcome = DeleteOutcome()
@@ -186,12 +206,15 @@ class FileIODeleter:
 
     def _delete_one(self, uri: str) -> DeleteOutcome:
         self._limits.acquire(urlsplit(uri).netloc)
+        started = time.monotonic()
         try:
             self._io.delete(uri)
         except FileNotFoundError:
             return DeleteOutcome(missing=[uri], requests=1)
         except OSError as error:
             return DeleteOutcome(failed=[(uri, _error_text(error))], requests=1)
+        finally:
+            _observed(self._observer, started)
         return DeleteOutcome(deleted=[uri], requests=1)
 
 
@@ -204,8 +227,10 @@ class ObjectStore:
         concurrency: int,
         max_attempts: int = 8,
         requests_per_second: float | None = None,
+        observer: LatencyObserver = None,
     ) -> None:
         self._properties = properties
+        self._observer = observer
         self._max_attempts = max_attempts
         self._limits = BucketRateLimits(requests_per_second)
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
@@ -233,10 +258,10 @@ class ObjectStore:
         if scheme in S3_SCHEMES:
             if self._s3 is None:
                 client = s3_client(self._properties, max_connections=self._concurrency + 2, max_attempts=1)
-                self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._max_attempts)
+                self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._max_attempts, self._observer)
             return self._s3
         if scheme not in self._fileio:
             self._fileio[scheme] = FileIODeleter(
-                load_file_io(self._properties, sample), self._pool, self._limits
+                load_file_io(self._properties, sample), self._pool, self._limits, self._observer
             )
         return self._fileio[scheme]

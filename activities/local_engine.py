@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pyiceberg.io import load_file_io
 
-from activities.bulk_delete import ObjectStore, RequestStats
+from activities.bulk_delete import LatencyObserver, ObjectStore, RequestStats
 from activities.chunk_deleter import ChunkJob, ChunkOutcome
 from activities.locations import LocationGuard
 from activities.plan_model import PlannedManifest
@@ -28,12 +28,13 @@ def run_manifests(
     heartbeat: Callable[[ChunkCheckpoint], None],
     checkpoint: ChunkCheckpoint,
     requests_per_second: float | None,
+    observer: LatencyObserver = None,
 ) -> tuple[ChunkOutcome, RequestStats]:
     """Deletes the manifests and their files with the same storage code on either engine;
     `requests_per_second` is this caller's share of the purge's per-bucket budget."""
     options = request.options
     store = ObjectStore(
-        request.file_io_properties, options.concurrency, delete_max_attempts, requests_per_second
+        request.file_io_properties, options.concurrency, delete_max_attempts, requests_per_second, observer
     )
     with (
         store,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +13,7 @@ from pyiceberg.io import FileIO, load_file_io
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.bulk_delete import ObjectStore
+from activities.bulk_delete import LatencyObserver, ObjectStore
 from activities.chunk_deleter import chunk_outcome_uri
 from activities.finalizer import finalize, finalized_before
 from activities.local_engine import run_manifests
@@ -20,6 +21,7 @@ from activities.plan_model import Plan
 from activities.planner import build_plan
 from activities.progress_signals import ProgressReport, ProgressSignals
 from activities.rate_budget import task_share
+from activities.request_metrics import RequestMetrics
 from activities.settings import ActivitySettings
 from activities.spark_engine import SparkEngine
 from activities.state_store import StateStore
@@ -104,6 +106,8 @@ class PurgeActivities:
         plan = self._plan(step.plan_location)
         outcome_uri = chunk_outcome_uri(step.plan_location, step.chunk_index)
         options = step.request.options
+        metrics = RequestMetrics(step.engine.value)
+        started = time.monotonic()
         with self._progress_report(step.chunk_index) as report:
             if step.engine == Engine.SPARK:
                 outcome, stats = self._spark_engine().run_chunk(
@@ -132,7 +136,9 @@ class PurgeActivities:
                     heartbeat=beat,
                     checkpoint=checkpoint,
                     requests_per_second=task_share(options.bucket_requests_per_second, options.chunk_window),
+                    observer=metrics.request_latency,
                 )
+        metrics.chunk_duration(time.monotonic() - started)
         return ChunkResult(
             chunk_index=step.chunk_index,
             counts=outcome.checkpoint.counts,
@@ -156,7 +162,8 @@ class PurgeActivities:
             return done
         plan = Plan.model_validate_json(raw)
         options = step.request.options
-        with self._object_store(step.request, options.concurrency) as store:
+        observer = RequestMetrics("local").request_latency
+        with self._object_store(step.request, options.concurrency, observer) as store:
             result = finalize(
                 plan=plan,
                 plan_uri=step.plan_location,
@@ -195,13 +202,16 @@ class PurgeActivities:
             return Engine.SPARK if big else Engine.LOCAL
         return Engine.LOCAL
 
-    def _object_store(self, request: PurgeRequest, concurrency: int) -> ObjectStore:
+    def _object_store(
+        self, request: PurgeRequest, concurrency: int, observer: LatencyObserver
+    ) -> ObjectStore:
         return ObjectStore(
             request.file_io_properties,
             concurrency,
             self._settings.delete_max_attempts,
             # Finalize runs alone: it holds the whole budget.
             request.options.bucket_requests_per_second,
+            observer,
         )
 
     def _plan(self, uri: str) -> Plan:

@@ -12,7 +12,7 @@ from temporalio.service import RPCError
 
 from api.auth import TokenVerifier
 from api.body_limit import BodyLimit
-from api.errors import PurgeNotFoundError, PurgeServiceUnavailableError
+from api.errors import PurgeControlRejectedError, PurgeNotFoundError, PurgeServiceUnavailableError
 from api.routes import router
 from api.settings import ApiSettings
 from api.temporal_connection import TemporalConnection
@@ -36,6 +36,10 @@ async def _unavailable(_: Request, error: Exception) -> JSONResponse:
 
 async def _not_found(_: Request, error: Exception) -> JSONResponse:
     return _problem(404, str(error))
+
+
+async def _rejected(_: Request, error: Exception) -> JSONResponse:
+    return _problem(409, str(error))
 
 
 async def _invalid(_: Request, error: Exception) -> JSONResponse:
@@ -73,6 +77,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.add_exception_handler(PurgeServiceUnavailableError, _unavailable)
     app.add_exception_handler(PurgeNotFoundError, _not_found)
+    app.add_exception_handler(PurgeControlRejectedError, _rejected)
     app.add_exception_handler(InvalidPurgeRequestError, _invalid)
     app.add_exception_handler(RequestValidationError, _invalid_input)
     app.add_exception_handler(RPCError, _temporal_error)

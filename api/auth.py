@@ -25,6 +25,8 @@ class Role(StrEnum):
     START = "start"
     READ = "read"
     CANCEL = "cancel"
+    # Pause, resume and the rate budget.
+    CONTROL = "control"
 
 
 class TokenEntry(BaseModel):

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import unquote
@@ -18,7 +19,7 @@ from rich.table import Table
 
 from api.auth import Role, TokenEntry, new_token
 from api.client import PurgeClient
-from api.errors import PurgeNotFoundError
+from api.errors import PurgeControlRejectedError, PurgeNotFoundError
 from api.listing import PurgeFilter, PurgePage
 from worker.connect import connect
 from worker.settings import TemporalSettings
@@ -26,8 +27,10 @@ from workflows.status import TERMINAL_STATES, PurgeState, PurgeStatus
 from workflows.validation import InvalidPurgeRequestError
 
 app = typer.Typer(help="icepurge: durable purges of dropped Iceberg tables.", no_args_is_help=True)
-purge = typer.Typer(help="Start and follow purges.", no_args_is_help=True)
+purge = typer.Typer(help="Start, follow and control purges.", no_args_is_help=True)
 app.add_typer(purge, name="purge")
+admin = typer.Typer(help="Prepare a Temporal cluster for icepurge.", no_args_is_help=True)
+app.add_typer(admin, name="admin")
 console = Console(stderr=True)
 
 EXIT_CODES = {
@@ -72,7 +75,7 @@ def api() -> None:
 def token(
     name: Annotated[str, typer.Argument(help="Who will hold the token.")],
     catalog: Annotated[list[str], typer.Option(help="Catalog it may use (repeat; * = all).")],
-    role: Annotated[list[Role], typer.Option(help="start, read or cancel (repeat).")],
+    role: Annotated[list[Role], typer.Option(help="start, read, cancel or control (repeat).")],
 ) -> None:
     """Mint an API token: prints the token (give it to its holder) and the token-file entry."""
     secret, digest = new_token()
@@ -169,6 +172,65 @@ def cancel(purge_id: str) -> None:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
     console.print(f"cancel requested for {purge_id}")
+
+
+def _control(purge_id: str, action: str, call: Callable[[PurgeClient], Awaitable[PurgeStatus]]) -> None:
+    async def go() -> PurgeStatus:
+        return await call(await _client())
+
+    try:
+        current = asyncio.run(go())
+    except (PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError) as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
+
+
+@purge.command("pause")
+def pause(purge_id: str) -> None:
+    """Pause a purge: its running chunks stop at their checkpoints, no new ones start."""
+    _control(purge_id, "paused", lambda client: client.pause(purge_id))
+
+
+@purge.command("resume")
+def resume(purge_id: str) -> None:
+    """Resume a paused purge."""
+    _control(purge_id, "resumed", lambda client: client.resume(purge_id))
+
+
+@purge.command("rate")
+def rate(
+    purge_id: str,
+    requests_per_second: Annotated[
+        float | None, typer.Argument(help="Delete requests per second per bucket; omit for no limit.")
+    ] = None,
+) -> None:
+    """Change a running purge's rate budget; it takes hold within seconds."""
+    budget = f"{requests_per_second:g} requests/s per bucket" if requests_per_second else "unlimited"
+    _control(
+        purge_id,
+        f"budget set to {budget}",
+        lambda client: client.set_rate_budget(purge_id, requests_per_second),
+    )
+
+
+@admin.command("setup")
+def setup() -> None:
+    """Register icepurge's search attributes in ICEPURGE_TEMPORAL_NAMESPACE (safe to repeat)."""
+    from api.admin_setup import SearchAttributeConflictError, ensure_search_attributes
+
+    settings = TemporalSettings()
+
+    async def go() -> list[str]:
+        return await ensure_search_attributes(await connect(settings), settings.temporal_namespace)
+
+    try:
+        added = asyncio.run(go())
+    except SearchAttributeConflictError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    namespace = settings.temporal_namespace
+    console.print(f"added to {namespace}: {', '.join(added)}" if added else f"{namespace} was ready")
 
 
 @purge.command("list")

@@ -6,21 +6,36 @@ import base64
 import binascii
 from typing import Any
 
+from pydantic import ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecution,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
+    WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.errors import PurgeFailedError, PurgeNotFoundError, PurgeServiceUnavailableError
+from api.errors import (
+    PurgeControlRejectedError,
+    PurgeFailedError,
+    PurgeNotFoundError,
+    PurgeServiceUnavailableError,
+)
 from api.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
 from workflows import search_attributes as attributes
-from workflows.constants import STATUS_QUERY, TASK_QUEUE, WORKFLOW_TYPE
+from workflows.constants import (
+    PAUSE_UPDATE,
+    RATE_BUDGET_UPDATE,
+    RESUME_UPDATE,
+    STATUS_QUERY,
+    TASK_QUEUE,
+    WORKFLOW_TYPE,
+)
+from workflows.controls import RateBudgetChange
 from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
@@ -107,6 +122,36 @@ class PurgeClient:
             await self._client.get_workflow_handle(purge_id).cancel()
         except RPCError as error:
             raise _translate(error, purge_id) from None
+
+    async def pause(self, purge_id: str) -> PurgeStatus:
+        """Stops the running chunks at their checkpoints and starts no more until `resume`."""
+        return await self._control(purge_id, PAUSE_UPDATE)
+
+    async def resume(self, purge_id: str) -> PurgeStatus:
+        return await self._control(purge_id, RESUME_UPDATE)
+
+    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
+        """A new per-bucket delete-request budget (None = unlimited), in force within seconds."""
+        try:
+            change = RateBudgetChange(bucket_requests_per_second=requests_per_second)
+        except ValidationError as error:
+            reason = error.errors()[0]["msg"]
+            raise InvalidPurgeRequestError(f"bucket_requests_per_second: {reason}") from None
+        return await self._control(purge_id, RATE_BUDGET_UPDATE, change)
+
+    async def _control(self, purge_id: str, update: str, *arguments: Any) -> PurgeStatus:
+        handle = self._client.get_workflow_handle(purge_id)
+        try:
+            status: PurgeStatus = await handle.execute_update(update, args=arguments, result_type=PurgeStatus)
+        except WorkflowUpdateFailedError as error:
+            cause = error.cause
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+            raise PurgeControlRejectedError(message) from None
+        except RPCError as error:
+            if error.status == RPCStatusCode.NOT_FOUND and "completed" in error.message:
+                raise PurgeControlRejectedError(f"purge {purge_id} has already finished") from None
+            raise _translate(error, purge_id) from None
+        return status
 
     async def list(
         self,

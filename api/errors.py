@@ -33,3 +33,8 @@ class PurgeFailedError(RuntimeError):
         self.state = state
         self.error_type = error_type
         self.reason = message
+
+
+class PurgeControlRejectedError(RuntimeError):
+    """The purge can't take this control now (already paused, not paused, finished, ...); the
+    message says why. Check its status and try the control that fits."""

@@ -10,6 +10,7 @@ import httpx
 
 from api.errors import (
     PurgeAccessDeniedError,
+    PurgeControlRejectedError,
     PurgeFailedError,
     PurgeNotFoundError,
     PurgeServiceUnavailableError,
@@ -51,6 +52,8 @@ class HttpPurgeClient:
             raise PurgeAccessDeniedError(detail, response.status_code)
         if response.status_code == 404:
             raise PurgeNotFoundError(detail)
+        if response.status_code == 409:
+            raise PurgeControlRejectedError(detail)
         if response.status_code in (413, 422):
             raise InvalidPurgeRequestError(detail)
         if response.status_code == 503:
@@ -69,6 +72,17 @@ class HttpPurgeClient:
 
     async def cancel(self, purge_id: str) -> None:
         await self._call("POST", f"/v1/purges/{purge_id}/cancel")
+
+    async def pause(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/pause"))
+
+    async def resume(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/resume"))
+
+    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
+        body = {"bucket_requests_per_second": requests_per_second}
+        answer = await self._call("PUT", f"/v1/purges/{purge_id}/rate-budget", json=body)
+        return PurgeStatus.model_validate(answer)
 
     async def list(
         self, purge_filter: PurgeFilter | None = None, page_size: int = 50, page_token: str | None = None

@@ -16,6 +16,7 @@ from api.dependencies import Caller, Purges, forbidden
 from api.errors import PurgeNotFoundError
 from api.listing import PurgeFilter, PurgePage
 from api.settings import ApiSettings
+from workflows.controls import RateBudgetChange
 from workflows.request import PurgeRequest
 from workflows.status import PurgeState, PurgeStatus
 from workflows.validation import InvalidPurgeRequestError
@@ -99,6 +100,34 @@ async def cancel_purge(purge_id: str, caller: Caller, client: Purges) -> CancelR
     await client.cancel(purge_id)
     log.info("purge %s cancelled by %s", purge_id, caller.name)
     return CancelRequested(purge_id=purge_id)
+
+
+@router.post("/purges/{purge_id}/pause", response_model=PurgeStatus)
+async def pause_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
+    """Running chunks stop at their checkpoints; 409 when the purge can't pause now."""
+    await _authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.pause(purge_id)
+    log.info("purge %s paused by %s", purge_id, caller.name)
+    return status
+
+
+@router.post("/purges/{purge_id}/resume", response_model=PurgeStatus)
+async def resume_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
+    await _authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.resume(purge_id)
+    log.info("purge %s resumed by %s", purge_id, caller.name)
+    return status
+
+
+@router.put("/purges/{purge_id}/rate-budget", response_model=PurgeStatus)
+async def set_rate_budget(
+    purge_id: str, body: RateBudgetChange, caller: Caller, client: Purges
+) -> PurgeStatus:
+    """In force within seconds: running chunks restart from their checkpoints on the new budget."""
+    await _authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.set_rate_budget(purge_id, body.bucket_requests_per_second)
+    log.info("purge %s budget set to %s by %s", purge_id, body.bucket_requests_per_second, caller.name)
+    return status
 
 
 @router.get("/purges", response_model=PurgePage)

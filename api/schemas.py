@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from workflows.controls import RateBudgetChange
+from workflows.events import PurgeEvent
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
 
@@ -16,6 +18,8 @@ CONTRACT: dict[str, type[BaseModel]] = {
     "purge-request.schema.json": PurgeRequest,
     "purge-status.schema.json": PurgeStatus,
     "purge-report.schema.json": PurgeReport,
+    "purge-event.schema.json": PurgeEvent,
+    "rate-budget-change.schema.json": RateBudgetChange,
 }
 
 

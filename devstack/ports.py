@@ -22,6 +22,7 @@ class StackPorts:
     weed_volume_grpc: int
     weed_filer_grpc: int
     api: int
+    worker_metrics: int
 
     @classmethod
     def defaults(cls) -> StackPorts:
@@ -44,9 +45,10 @@ class StackPorts:
             weed_volume_grpc=base + 7,
             weed_filer_grpc=base + 8,
             api=api,
+            worker_metrics=base + 9,
         )
 
     @classmethod
     def free(cls) -> StackPorts:
         """Ports the OS reports free now, for a test stack beside a running one."""
-        return cls(*free_ports(13))
+        return cls(*free_ports(14))

@@ -55,6 +55,7 @@ async def _demo(stack: EmbeddedStack, api_url: str) -> None:
     print(f"Web UI:  {ui}")
     print(f"Status:  temporal workflow query --address {stack.temporal_address} -w {purge_id} --name status")
     print(f"HTTP:    curl {api_url}/v1/purges/{purge_id}   (OpenAPI: {api_url}/docs)")
+    print(f"Metrics: curl http://127.0.0.1:{stack.ports.worker_metrics}/metrics")
 
 
 def main() -> None:
@@ -70,7 +71,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, stop)
     print(f"starting the embedded stack in {state_dir} ...")
     stack.start()
-    worker = stack.worker_process()
+    worker = stack.worker_process(ICEPURGE_METRICS_ADDRESS=f"127.0.0.1:{stack.ports.worker_metrics}")
     # Without a token file, the local API runs in insecure dev mode: no token needed.
     secured = bool(os.environ.get("ICEPURGE_API_AUTH_FILE"))
     api = stack.api_process(**({} if secured else {"ICEPURGE_API_INSECURE_DEV": "true"}))

@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
 from api.client import PurgeClient
 from devstack.stack import EmbeddedStack
+from tests.cli_runner import icepurge
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from tests.tables import simple_table
-
-
-async def _icepurge(stack: EmbeddedStack, *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "api.cli",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={
-            "ICEPURGE_TEMPORAL_ADDRESS": stack.temporal_address,
-            "ICEPURGE_TASK_QUEUE": "icepurge-tests",
-            "PATH": "/usr/bin:/bin",
-            "COLUMNS": "120",
-        },
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=180)
-    assert process.returncode is not None
-    return process.returncode, stdout.decode(), stderr.decode()
 
 
 async def test_start_watch_and_status_through_the_cli(
@@ -43,15 +23,15 @@ async def test_start_watch_and_status_through_the_cli(
     request_file = tmp_path / "request.json"
     request_file.write_text(request_for(table, s3.properties).model_dump_json())
 
-    code, stdout, stderr = await _icepurge(stack, "purge", "start", str(request_file))
+    code, stdout, stderr = await icepurge(stack, "purge", "start", str(request_file))
     assert code == 0, stderr
     purge_id = stdout.strip()
 
-    code, _, stderr = await _icepurge(stack, "purge", "watch", purge_id, "--interval", "0.2")
+    code, _, stderr = await icepurge(stack, "purge", "watch", purge_id, "--interval", "0.2")
     assert code == 0, stderr
     assert "SUCCEEDED" in stderr
 
-    code, stdout, _ = await _icepurge(stack, "purge", "status", purge_id)
+    code, stdout, _ = await icepurge(stack, "purge", "status", purge_id)
     assert code == 0
     status = json.loads(stdout)
     assert status["state"] == "SUCCEEDED"
@@ -74,7 +54,7 @@ async def test_short_lived_cli_commands_exit_cleanly(
         "requested_by": "pytest",
     }
     request_file.write_text(json.dumps(document))
-    codes = [(await _icepurge(stack, "purge", "start", str(request_file)))[0] for _ in range(30)]
+    codes = [(await icepurge(stack, "purge", "start", str(request_file)))[0] for _ in range(30)]
     assert codes == [0] * 30
 
 
@@ -83,14 +63,14 @@ async def test_cli_refuses_a_malformed_request_naming_the_field(
 ) -> None:
     request_file = tmp_path / "bad.json"
     request_file.write_text(json.dumps({"catalog": "c", "namespace": "flat", "table": "t"}))
-    code, _, stderr = await _icepurge(stack, "purge", "start", str(request_file))
+    code, _, stderr = await icepurge(stack, "purge", "start", str(request_file))
     assert code == 2
     assert "namespace" in stderr
     assert "metadata_location" in stderr
 
 
 async def test_cli_status_of_an_unknown_purge_says_so(purges: PurgeClient, stack: EmbeddedStack) -> None:
-    code, _, stderr = await _icepurge(stack, "purge", "status", "icepurge-does-not-exist")
+    code, _, stderr = await icepurge(stack, "purge", "status", "icepurge-does-not-exist")
     assert code == 2
     assert "no purge with id" in stderr
 
@@ -102,7 +82,7 @@ async def test_list_and_cancel_through_the_cli(
     purge_id = await purges.start(request_for(table, s3.properties))
     await purges.wait(purge_id)
     for _ in range(50):
-        code, stdout, stderr = await _icepurge(
+        code, stdout, stderr = await icepurge(
             stack,
             "purge",
             "list",
@@ -120,6 +100,6 @@ async def test_list_and_cancel_through_the_cli(
     assert purge_id in stdout
     assert "tests.cli.nested level.listed" in stdout
 
-    code, _, stderr = await _icepurge(stack, "purge", "cancel", "icepurge-" + "0" * 32)
+    code, _, stderr = await icepurge(stack, "purge", "cancel", "icepurge-" + "0" * 32)
     assert code == 2
     assert "no purge" in stderr

@@ -12,11 +12,13 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.event_delivery import EventDelivery
 from activities.progress_signals import ProgressSignals
 from activities.purge_activities import PurgeActivities
 from activities.spark_engine import SparkEngine
 from worker.connect import connect
 from worker.settings import WorkerSettings
+from worker.sinks import build_sinks
 from worker.spark_session import build_spark_session, warm_up
 from workflows.purge_table import PurgeTableWorkflow
 
@@ -39,11 +41,12 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
         )
     signals = ProgressSignals(client, asyncio.get_running_loop(), settings.progress_signal_seconds)
     activities = PurgeActivities(settings.activity_settings(), spark, signals)
+    delivery = EventDelivery(build_sinks(settings))
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=[PurgeTableWorkflow],
-        activities=activities.all,
+        activities=[*activities.all, *delivery.all],
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
         # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
@@ -58,7 +61,7 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
 
 
 async def serve(settings: WorkerSettings) -> None:
-    client = await connect(settings)
+    client = await connect(settings, metrics_address=settings.metrics_address)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

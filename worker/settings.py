@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from activities.planner import ChunkSizing
@@ -43,6 +43,32 @@ class WorkerSettings(TemporalSettings):
     progress_signal_seconds: float = Field(
         2.0, gt=0, description="Least time between a running chunk's progress signals to its workflow."
     )
+    event_sinks: list[str] = Field(
+        default_factory=lambda: ["log"],
+        description="Where purge events go: 'log', 'webhook', or 'package.module:Name' (JSON list).",
+    )
+    webhook_url: str | None = Field(None, description="The 'webhook' sink's receiver (http or https).")
+    webhook_secret: SecretStr | None = Field(
+        None, description="Shared secret the webhook bodies are signed with."
+    )
+    webhook_max_attempts: int = Field(4, ge=1, le=10)
+    webhook_timeout_seconds: float = Field(5.0, gt=0, le=60)
+    webhook_cooldown_seconds: float = Field(
+        30.0, ge=0, description="After an event used every attempt, later ones skip the receiver this long."
+    )
+    metrics_address: str | None = Field(
+        None, description="host:port for the Prometheus /metrics endpoint; unset = no endpoint."
+    )
+
+    @model_validator(mode="after")
+    def _webhook_complete(self) -> WorkerSettings:
+        if "webhook" in self.event_sinks and not (self.webhook_url and self.webhook_secret):
+            raise ValueError(
+                "the 'webhook' event sink needs ICEPURGE_WEBHOOK_URL and ICEPURGE_WEBHOOK_SECRET"
+            )
+        if self.webhook_url and not self.webhook_url.startswith(("http://", "https://")):
+            raise ValueError("ICEPURGE_WEBHOOK_URL must be an http:// or https:// URL")
+        return self
 
     def activity_settings(self) -> ActivitySettings:
         return ActivitySettings(

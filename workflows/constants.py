@@ -7,10 +7,16 @@ TASK_QUEUE: Final = "icepurge"
 WORKFLOW_ID_PREFIX: Final = "icepurge-"
 STATUS_QUERY: Final = "status"
 CHUNK_PROGRESS_SIGNAL: Final = "chunk_progress"
+# Sent to the workflow a request names in notify_workflow_id, one per event.
+EVENT_SIGNAL: Final = "icepurge_event"
+PAUSE_UPDATE: Final = "pause"
+RESUME_UPDATE: Final = "resume"
+RATE_BUDGET_UPDATE: Final = "set_rate_budget"
 
 PLAN_ACTIVITY: Final = "plan_purge"
 CHUNK_ACTIVITY: Final = "delete_content_chunk"
 FINALIZE_ACTIVITY: Final = "finalize_purge"
+DELIVER_EVENTS_ACTIVITY: Final = "deliver_events"
 
 # Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
 SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
@@ -32,6 +38,7 @@ ERROR_METADATA_CORRUPT: Final = "MetadataCorrupt"
 ERROR_UNSUPPORTED_FORMAT: Final = "UnsupportedFormatVersion"
 ERROR_STATE_LOCATION: Final = "StateLocationUnavailable"
 ERROR_ENGINE_UNAVAILABLE: Final = "EngineUnavailable"
+ERROR_CONTROL_REJECTED: Final = "ControlRejected"
 
 # Bounded so that status and results stay far below Temporal's payload limits.
 FAILURE_SAMPLE_SIZE: Final = 20

@@ -44,7 +44,8 @@ class Progress:
         self._count(plan.planning_counts, [], 0, now)
 
     def chunk_started(self, index: int) -> None:
-        self._running[index] = FileCounts()
+        """A chunk restarted after a pause keeps its counts: it resumes from its checkpoint."""
+        self._running.setdefault(index, FileCounts())
 
     def chunk_progress(self, index: int, counts: FileCounts, now: datetime) -> None:
         """A late signal (its chunk already finished) or one overtaken by a newer one is

@@ -6,6 +6,7 @@ Deterministic: no I/O, only the contract models; every side effect is an activit
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -17,12 +18,27 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 from workflows.constants import (
     CHUNK_ACTIVITY,
     CHUNK_PROGRESS_SIGNAL,
+    ERROR_CONTROL_REJECTED,
     ERROR_INVALID_REQUEST,
     FINALIZE_ACTIVITY,
+    PAUSE_UPDATE,
     PLAN_ACTIVITY,
+    RATE_BUDGET_UPDATE,
+    RESUME_UPDATE,
     STATUS_QUERY,
     WORKFLOW_TYPE,
 )
+from workflows.controls import (
+    ControlRejectedError,
+    RateBudgetChange,
+    check_pause,
+    check_rate_budget,
+    check_resume,
+)
+from workflows.details import details_markdown
+from workflows.event_stream import EventStream
+from workflows.events import EventCursor, EventKind
+from workflows.metrics import record_step
 from workflows.progress import Progress
 from workflows.request import PurgeRequest
 from workflows.search_attributes import identity_updates, progress_updates
@@ -56,23 +72,65 @@ class CarriedState(BaseModel):
     status: PurgeStatus
     plan: PlanSummary
     next_chunk: int
+    events: EventCursor
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
 class PurgeTableWorkflow:
     def __init__(self) -> None:
         self._progress: Progress | None = None
+        self._events: EventStream | None = None
+        self._request: PurgeRequest | None = None
+        # Set by pause and by a budget change: the running chunks stop and start again later.
+        self._interrupt = False
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PurgeStatus:
-        if self._progress is None:
-            raise ApplicationError("the purge has not started yet; query again in a moment")
-        return self._progress.status
+        return self._status()
 
     @workflow.signal(name=CHUNK_PROGRESS_SIGNAL)
     def chunk_progress(self, update: ChunkProgress) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._events is not None:
             self._progress.chunk_progress(update.chunk_index, update.counts, workflow.now())
+            workflow.set_current_details(details_markdown(self._progress.status))
+            self._events.progress()
+
+    @workflow.update(name=PAUSE_UPDATE)
+    def pause(self) -> PurgeStatus:
+        """Stops the running chunks (they keep their checkpoints) and starts no more."""
+        status = self._status()
+        status.paused = True
+        self._interrupt = True
+        workflow.set_current_details(details_markdown(status))
+        return status
+
+    @pause.validator
+    def _validate_pause(self) -> None:
+        _guard(check_pause, self._status())
+
+    @workflow.update(name=RESUME_UPDATE)
+    def resume(self) -> PurgeStatus:
+        status = self._status()
+        status.paused = False
+        return status
+
+    @resume.validator
+    def _validate_resume(self) -> None:
+        _guard(check_resume, self._status())
+
+    @workflow.update(name=RATE_BUDGET_UPDATE)
+    def set_rate_budget(self, change: RateBudgetChange) -> PurgeStatus:
+        """Takes hold at once: the running chunks restart from their checkpoints on the new budget."""
+        status = self._status()
+        status.bucket_requests_per_second = change.bucket_requests_per_second
+        self._request = _with_budget(self._current_request(), change.bucket_requests_per_second)
+        self._interrupt = True
+        workflow.set_current_details(details_markdown(status))
+        return status
+
+    @set_rate_budget.validator
+    def _validate_rate_budget(self, change: RateBudgetChange) -> None:
+        _guard(check_rate_budget, self._status())
 
     @workflow.run
     async def run(self, request: dict[str, Any], carried: CarriedState | None = None) -> PurgeReport:
@@ -81,28 +139,54 @@ class PurgeTableWorkflow:
         except InvalidPurgeRequestError as error:
             raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
         status = carried.status if carried else self._new_status(parsed)
+        self._request = _with_budget(parsed, status.bucket_requests_per_second)
         workflow.upsert_search_attributes([*identity_updates(parsed), *progress_updates(status)])
+        workflow.set_current_details(details_markdown(status))
         progress = self._progress = Progress(status, _publish)
+        events = self._events = EventStream(
+            status,
+            carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
+            timedelta(seconds=parsed.options.progress_event_seconds),
+            parsed.notify_workflow_id,
+        )
+        events.start()
         if carried:
             progress.status.run_count += 1
+        else:
+            events.emit(EventKind.STARTED)
         try:
-            plan = carried.plan if carried else await self._plan(parsed, progress)
+            plan = carried.plan if carried else await self._plan(progress)
             next_chunk = carried.next_chunk if carried else 0
-            next_chunk = await self._delete_chunks(parsed, plan, next_chunk, progress)
+            next_chunk = await self._delete_chunks(plan, next_chunk, progress)
             if next_chunk < plan.chunk_count:
-                self._continue(request, progress, plan, next_chunk)
-            return await self._finalize(parsed, plan, progress)
+                await events.close()
+                self._continue(request, progress, plan, next_chunk, events.cursor)
+            report = await self._finalize(plan, progress)
+            success = EventKind.COMPLETED_WITH_ERRORS if status.failures_total else EventKind.COMPLETED
+            await self._close_events(success)
+            return report
         except ActivityError as error:
             if isinstance(error.cause, CancelledError):
-                progress.move_to(PurgeState.CANCELLED, workflow.now())
+                await self._stop_cancelled(progress)
                 raise
             reason = _failure_reason(error)
             error_type = _failure_type(error)
             progress.failed(reason, error_type, workflow.now())
+            await self._close_events(EventKind.FAILED)
             raise ApplicationError(reason, type=error_type, non_retryable=True) from None
         except asyncio.CancelledError:
-            progress.move_to(PurgeState.CANCELLED, workflow.now())
+            await self._stop_cancelled(progress)
             raise
+
+    def _status(self) -> PurgeStatus:
+        if self._progress is None:
+            raise ApplicationError("the purge has not started yet; try again in a moment")
+        return self._progress.status
+
+    def _current_request(self) -> PurgeRequest:
+        if self._request is None:
+            raise ApplicationError("the purge has not started yet; try again in a moment")
+        return self._request
 
     def _new_status(self, request: PurgeRequest) -> PurgeStatus:
         now = workflow.now()
@@ -117,56 +201,103 @@ class PurgeTableWorkflow:
             request_id=request.request_id,
             dry_run=request.options.dry_run,
             engine=request.options.engine.value,
+            bucket_requests_per_second=request.options.bucket_requests_per_second,
             started_at=now,
             updated_at=now,
         )
 
-    async def _plan(self, request: PurgeRequest, progress: Progress) -> PlanSummary:
+    async def _close_events(self, final: EventKind) -> None:
+        if self._events is not None:
+            self._events.emit(final)
+            await self._events.close()
+
+    async def _stop_cancelled(self, progress: Progress) -> None:
+        progress.move_to(PurgeState.CANCELLED, workflow.now())
+        await self._close_events(EventKind.CANCELLED)
+
+    async def _plan(self, progress: Progress) -> PlanSummary:
         progress.move_to(PurgeState.PLANNING, workflow.now())
         plan: PlanSummary = await workflow.execute_activity(
             PLAN_ACTIVITY,
-            PlanInput(purge_id=progress.status.purge_id, request=request),
+            PlanInput(purge_id=progress.status.purge_id, request=self._current_request()),
             result_type=PlanSummary,
             start_to_close_timeout=timedelta(hours=1),
             heartbeat_timeout=timedelta(minutes=2),
             retry_policy=TRANSIENT_RETRY,
         )
         progress.planned(plan, workflow.now())
+        record_step(plan.planning_counts, 0)
         return plan
 
-    async def _delete_chunks(
-        self, request: PurgeRequest, plan: PlanSummary, next_chunk: int, progress: Progress
-    ) -> int:
+    async def _delete_chunks(self, plan: PlanSummary, next_chunk: int, progress: Progress) -> int:
         """Runs chunks in a sliding window; returns the first chunk not yet run, which is below
         the chunk count when the run should continue as new first."""
         progress.move_to(PurgeState.DELETING, workflow.now())
-        in_flight: set[asyncio.Task[ChunkResult]] = set()
-        window = request.options.chunk_window
-        while True:
-            suggested = workflow.info().is_continue_as_new_suggested()
-            while len(in_flight) < window and next_chunk < plan.chunk_count and not suggested:
-                progress.chunk_started(next_chunk)
-                in_flight.add(asyncio.ensure_future(self._chunk(request, plan, next_chunk, progress)))
-                next_chunk += 1
-            if not in_flight:
-                return next_chunk
-            try:
-                done, _ = await workflow.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:
-                await _cancel_all(in_flight)
-                raise
-            for task in done:
-                in_flight.discard(task)
-                progress.chunk_done(task.result(), workflow.now())
+        in_flight: dict[asyncio.Task[ChunkResult], int] = {}
+        # Chunks stopped by a pause or a budget change, to run again before any new one.
+        stopped: list[int] = []
+        window = self._current_request().options.chunk_window
+        try:
+            while True:
+                if self._interrupt:
+                    self._interrupt = False
+                    stopped.extend(await self._stop_chunks(in_flight, progress))
+                if progress.status.paused:
+                    await self._stay_paused(progress)
+                suggested = workflow.info().is_continue_as_new_suggested()
+                while len(in_flight) < window and (
+                    stopped or (next_chunk < plan.chunk_count and not suggested)
+                ):
+                    index = stopped.pop(0) if stopped else next_chunk
+                    next_chunk = max(next_chunk, index + 1)
+                    progress.chunk_started(index)
+                    in_flight[asyncio.ensure_future(self._chunk(plan, index, progress))] = index
+                if not in_flight:
+                    return next_chunk
+                await workflow.wait_condition(
+                    lambda: self._interrupt or any(task.done() for task in in_flight)
+                )
+                for task in [task for task in in_flight if task.done()]:
+                    del in_flight[task]
+                    self._chunk_done(task.result(), progress)
+        except asyncio.CancelledError:
+            await _cancel_all(list(in_flight))
+            raise
 
-    async def _chunk(
-        self, request: PurgeRequest, plan: PlanSummary, index: int, progress: Progress
-    ) -> ChunkResult:
+    async def _stop_chunks(
+        self, in_flight: dict[asyncio.Task[ChunkResult], int], progress: Progress
+    ) -> list[int]:
+        """Cancels the running chunks; returns those that stopped before finishing."""
+        tasks = list(in_flight)
+        outcomes = await _cancel_all(tasks)
+        stopped: list[int] = []
+        for task, outcome in zip(tasks, outcomes, strict=True):
+            index = in_flight.pop(task)
+            if isinstance(outcome, ChunkResult):
+                self._chunk_done(outcome, progress)
+            elif _was_cancelled(outcome):
+                stopped.append(index)
+            else:
+                raise outcome
+        return sorted(stopped)
+
+    async def _stay_paused(self, progress: Progress) -> None:
+        progress.move_to(PurgeState.PAUSED, workflow.now())
+        await workflow.wait_condition(lambda: not progress.status.paused)
+        progress.move_to(PurgeState.DELETING, workflow.now())
+
+    def _chunk_done(self, result: ChunkResult, progress: Progress) -> None:
+        progress.chunk_done(result, workflow.now())
+        record_step(result.counts, result.throttled_requests)
+        if self._events is not None:
+            self._events.progress()
+
+    async def _chunk(self, plan: PlanSummary, index: int, progress: Progress) -> ChunkResult:
         result: ChunkResult = await workflow.execute_activity(
             CHUNK_ACTIVITY,
             ChunkInput(
                 purge_id=progress.status.purge_id,
-                request=request,
+                request=self._current_request(),
                 plan_location=plan.plan_location,
                 chunk_index=index,
                 engine=plan.engine,
@@ -181,19 +312,24 @@ class PurgeTableWorkflow:
         return result
 
     def _continue(
-        self, request: dict[str, Any], progress: Progress, plan: PlanSummary, next_chunk: int
+        self,
+        request: dict[str, Any],
+        progress: Progress,
+        plan: PlanSummary,
+        next_chunk: int,
+        events: EventCursor,
     ) -> None:
-        carried = CarriedState(status=progress.status, plan=plan, next_chunk=next_chunk)
+        carried = CarriedState(status=progress.status, plan=plan, next_chunk=next_chunk, events=events)
         workflow.continue_as_new(args=[request, carried])
 
-    async def _finalize(self, request: PurgeRequest, plan: PlanSummary, progress: Progress) -> PurgeReport:
+    async def _finalize(self, plan: PlanSummary, progress: Progress) -> PurgeReport:
         progress.move_to(PurgeState.FINALIZING, workflow.now())
         status = progress.status
         result: FinalizeResult = await workflow.execute_activity(
             FINALIZE_ACTIVITY,
             FinalizeInput(
                 purge_id=status.purge_id,
-                request=request,
+                request=self._current_request(),
                 plan_location=plan.plan_location,
                 chunk_count=plan.chunk_count,
                 keep_metadata_chain=status.failures_total > 0,
@@ -206,6 +342,7 @@ class PurgeTableWorkflow:
         )
         now = workflow.now()
         progress.finalized(result, now)
+        record_step(result.counts, result.throttled_requests)
         status.report_location = result.report_location
         final = PurgeState.SUCCEEDED_WITH_ERRORS if status.failures_total else PurgeState.SUCCEEDED
         progress.move_to(final, now)
@@ -215,14 +352,33 @@ class PurgeTableWorkflow:
 
 def _publish(status: PurgeStatus) -> None:
     workflow.upsert_search_attributes(progress_updates(status))
+    workflow.set_current_details(details_markdown(status))
 
 
-async def _cancel_all(chunks: set[asyncio.Task[ChunkResult]]) -> None:
+def _with_budget(request: PurgeRequest, budget: float | None) -> PurgeRequest:
+    options = request.options.model_copy(update={"bucket_requests_per_second": budget})
+    return request.model_copy(update={"options": options})
+
+
+def _guard(check: Callable[[PurgeStatus], None], status: PurgeStatus) -> None:
+    try:
+        check(status)
+    except ControlRejectedError as error:
+        raise ApplicationError(str(error), type=ERROR_CONTROL_REJECTED, non_retryable=True) from None
+
+
+async def _cancel_all(chunks: list[asyncio.Task[ChunkResult]]) -> list[ChunkResult | BaseException]:
     """Waiting on chunks doesn't cancel them: without this a cancelled purge would close while
     its chunk activities, never told, went on deleting."""
     for chunk in chunks:
         chunk.cancel()
-    await asyncio.gather(*chunks, return_exceptions=True)
+    return await asyncio.gather(*chunks, return_exceptions=True)
+
+
+def _was_cancelled(outcome: BaseException) -> bool:
+    if isinstance(outcome, asyncio.CancelledError):
+        return True
+    return isinstance(outcome, ActivityError) and isinstance(outcome.cause, CancelledError)
 
 
 def _failure_reason(error: ActivityError) -> str:

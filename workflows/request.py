@@ -46,6 +46,9 @@ class PurgeOptions(BaseModel):
     location_guard: bool = Field(
         True, description="Skip (and report) reachable files outside the table's locations."
     )
+    progress_event_seconds: float = Field(
+        30.0, ge=1, le=86_400, description="Least time between two progress events to the sinks."
+    )
 
 
 def metadata_scheme(location: str) -> str:
@@ -69,6 +72,13 @@ class PurgeRequest(BaseModel):
     )
     requested_by: str = Field(min_length=1, max_length=255)
     request_id: str | None = Field(None, max_length=255)
+    notify_workflow_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        description="A workflow (in icepurge's namespace) that receives each event as an "
+        "'icepurge_event' signal, e.g. the catalog's own drop-table workflow.",
+    )
     options: PurgeOptions = Field(default_factory=PurgeOptions)
 
     @field_validator("namespace")

@@ -14,6 +14,7 @@ class PurgeState(StrEnum):
     PENDING = "PENDING"
     PLANNING = "PLANNING"
     DELETING = "DELETING"
+    PAUSED = "PAUSED"
     FINALIZING = "FINALIZING"
     SUCCEEDED = "SUCCEEDED"
     SUCCEEDED_WITH_ERRORS = "SUCCEEDED_WITH_ERRORS"
@@ -91,6 +92,13 @@ class PurgeStatus(BaseModel):
     failures_total: int = 0
     report_location: str | None = None
     run_count: int = Field(1, description="Runs of this purge so far (continue-as-new included).")
+    paused: bool = Field(False, description="Paused by an operator; resume to go on.")
+    bucket_requests_per_second: float | None = Field(
+        None, description="The rate budget in force (the request's, or the last one set since)."
+    )
+    events_undelivered: int = Field(
+        0, description="Events a sink or the notified workflow never received (sinks gave up)."
+    )
 
 
 class PurgeReport(BaseModel):

@@ -1,0 +1,29 @@
+"""Runs the real `icepurge` command line against the test stack."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from devstack.stack import EmbeddedStack
+
+
+async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "api.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={
+            "ICEPURGE_TEMPORAL_ADDRESS": stack.temporal_address,
+            "ICEPURGE_TASK_QUEUE": "icepurge-tests",
+            **extra_env,
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "120",
+        },
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=180)
+    assert process.returncode is not None
+    return process.returncode, stdout.decode(), stderr.decode()

@@ -1,0 +1,158 @@
+"""Operator controls: pause stops the counters and the deletes, resume finishes the purge, the
+rate budget changes mid-purge; from the Python client, the HTTP API and the CLI. The run's
+Web UI details follow along, also after continue-as-new. `icepurge admin setup` is idempotent."""
+
+from __future__ import annotations
+
+import asyncio
+from uuid import uuid4
+
+import pytest
+from google.protobuf.duration_pb2 import Duration
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.api.sdk.v1 import WorkflowMetadata
+from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
+from temporalio.client import Client
+
+from api.admin_setup import SearchAttributeConflictError, ensure_search_attributes
+from api.client import PurgeClient
+from api.errors import PurgeAccessDeniedError, PurgeControlRejectedError
+from api.http_client import HttpPurgeClient
+from devstack.stack import EmbeddedStack
+from tests.api_server import TOKENS
+from tests.cli_runner import icepurge
+from tests.purge_helpers import least_span_seconds, request_for, status_when
+from tests.s3_proxy import s3_proxy, through_proxy
+from tests.store import S3Store
+from tests.tables import many_files_table
+from workflows.constants import SEARCH_ATTRIBUTES
+from workflows.counts import Category
+from workflows.status import PurgeState
+from workflows.validation import InvalidPurgeRequestError
+
+MANIFESTS, FILES = 12, 20
+
+
+async def _details(temporal_client: Client, purge_id: str) -> str:
+    handle = temporal_client.get_workflow_handle(purge_id)
+    metadata: WorkflowMetadata = await handle.query(
+        "__temporal_workflow_metadata", result_type=WorkflowMetadata
+    )
+    return str(metadata.current_details)
+
+
+@pytest.mark.usefixtures("purges")
+async def test_pause_stops_the_counters_and_resume_finishes_on_a_new_budget(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack, api_url: str
+) -> None:
+    table = many_files_table(catalog, ("controls",), "paused", manifests=MANIFESTS, files=FILES)
+    purges = PurgeClient(temporal_client, "icepurge-tests")
+    admin = HttpPurgeClient(api_url, TOKENS["admin"][0])
+    reader = HttpPurgeClient(api_url, TOKENS["a-reader"][0])
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 0.3
+        request = request_for(table, through_proxy(s3.properties, port), chunk_window=1)
+        purge_id = await purges.start(request)
+        # The static summary is the first run's only: continue_as_new can't carry user metadata
+        # (temporalio 1.35), so every run's current details name the table too.
+        first_run = await temporal_client.get_workflow_handle(purge_id).describe()
+        assert await first_run.static_summary() == f"purge {request.table_name}"
+        await status_when(purges, purge_id, lambda status: status.files_done > 0)
+        with pytest.raises(PurgeAccessDeniedError):
+            await reader.pause(purge_id)
+
+        paused = await admin.pause(purge_id)
+        assert paused.paused
+        held = await status_when(purges, purge_id, lambda status: status.state is PurgeState.PAUSED)
+        requests_then = faults.delete_requests
+        await asyncio.sleep(4)
+        still = await purges.status(purge_id)
+        assert still.state is PurgeState.PAUSED
+        assert still.files_done == held.files_done, "counters moved while paused"
+        assert faults.delete_requests == requests_then, "deletes went on while paused"
+        assert 0 < held.files_done < MANIFESTS * FILES
+        assert "**PAUSED**" in await _details(temporal_client, purge_id)
+
+        with pytest.raises(PurgeControlRejectedError, match="already paused"):
+            await purges.pause(purge_id)
+        with pytest.raises(InvalidPurgeRequestError):
+            await admin.set_rate_budget(purge_id, -1)
+        budget = 4.0
+        changed = await admin.set_rate_budget(purge_id, budget)
+        assert changed.bucket_requests_per_second == budget
+
+        code, _, err = await icepurge(stack, "purge", "resume", purge_id)
+        assert code == 0, err
+        resumed_at = len(faults.delete_times)
+        report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
+        after_resume = faults.delete_times[resumed_at:]
+
+    status = report.status
+    assert status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
+    # Nothing counted twice by the chunk stopped mid-way and run again.
+    assert status.counts.of(Category.DATA_FILES).deleted == MANIFESTS * FILES
+    manifests = status.counts.of(Category.MANIFESTS)
+    assert manifests.deleted + manifests.already_missing == MANIFESTS
+    assert len(after_resume) >= 6
+    assert after_resume[-1] - after_resume[0] >= least_span_seconds(len(after_resume), budget)
+    assert status.run_count > 1, "the purge continued as new"
+    details = await _details(temporal_client, purge_id)
+    assert "**SUCCEEDED**" in details
+    assert f"| files | {status.files_done:,} / {status.files_total:,} |" in details
+    assert f"purge `{request.table_name}`" in details
+
+    with pytest.raises(PurgeControlRejectedError, match="already finished"):
+        await purges.resume(purge_id)
+    code, _, err = await icepurge(stack, "purge", "pause", purge_id)
+    assert code == 2
+    assert "already finished" in err
+
+
+async def test_resume_of_a_running_purge_is_rejected_over_http(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, api_url: str
+) -> None:
+    table = many_files_table(catalog, ("controls",), "not_paused", manifests=4, files=10)
+    admin = HttpPurgeClient(api_url, TOKENS["admin"][0])
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 0.3
+        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+        with pytest.raises(PurgeControlRejectedError, match="not paused"):
+            await admin.resume(purge_id)
+        report = await asyncio.wait_for(purges.wait(purge_id), timeout=120)
+    assert report.status.state is PurgeState.SUCCEEDED
+
+
+async def _new_namespace(temporal_client: Client, namespace: str) -> None:
+    retention = Duration(seconds=86_400)
+    request = RegisterNamespaceRequest(namespace=namespace, workflow_execution_retention_period=retention)
+    await temporal_client.workflow_service.register_namespace(request)
+
+
+async def test_admin_setup_registers_the_search_attributes_once(
+    temporal_client: Client, stack: EmbeddedStack
+) -> None:
+    namespace = f"setup-{uuid4().hex[:8]}"
+    await _new_namespace(temporal_client, namespace)
+    code, _, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
+    assert code == 0, err
+    assert "PurgeState" in err
+    code, _, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
+    assert code == 0, err
+    assert f"{namespace} was ready" in err
+    assert await ensure_search_attributes(temporal_client, namespace) == []
+
+
+async def test_admin_setup_refuses_an_attribute_of_another_type(temporal_client: Client) -> None:
+    namespace = f"setup-{uuid4().hex[:8]}"
+    await _new_namespace(temporal_client, namespace)
+    first_keyword = next(name for name, kind in SEARCH_ATTRIBUTES if kind == "Keyword")
+    await temporal_client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            search_attributes={first_keyword: IndexedValueType.INDEXED_VALUE_TYPE_INT}, namespace=namespace
+        )
+    )
+    with pytest.raises(SearchAttributeConflictError, match=f"{first_keyword} exists .* as INT"):
+        await ensure_search_attributes(temporal_client, namespace)

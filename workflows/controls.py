@@ -1,0 +1,46 @@
+"""Operator controls of a running purge (workflow updates) and the checks that guard them.
+
+A check that fails rejects the update before it reaches history; the message says why."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.status import PurgeState, PurgeStatus
+
+PAUSABLE_STATES = frozenset({PurgeState.PENDING, PurgeState.PLANNING, PurgeState.DELETING})
+
+
+class ControlRejectedError(ValueError):
+    """The purge can't take this control now; the message says why."""
+
+
+class RateBudgetChange(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bucket_requests_per_second: float | None = Field(
+        description="New per-bucket delete-request budget; null = as fast as the store answers.",
+        gt=0,
+        le=100_000,
+    )
+
+
+def check_pause(status: PurgeStatus) -> None:
+    if status.paused:
+        raise ControlRejectedError(f"purge {status.purge_id} is already paused")
+    if status.state not in PAUSABLE_STATES:
+        raise ControlRejectedError(
+            f"purge {status.purge_id} is {status.state}: only a purge still planning or deleting can pause"
+        )
+
+
+def check_resume(status: PurgeStatus) -> None:
+    if not status.paused:
+        raise ControlRejectedError(f"purge {status.purge_id} is not paused")
+
+
+def check_rate_budget(status: PurgeStatus) -> None:
+    if status.state not in PAUSABLE_STATES and status.state is not PurgeState.PAUSED:
+        raise ControlRejectedError(
+            f"purge {status.purge_id} is {status.state}: its deletes are over, no budget to change"
+        )

@@ -1,0 +1,49 @@
+"""The run's current details in the Temporal Web UI: where the purge stands, in markdown."""
+
+from __future__ import annotations
+
+from workflows.status import PurgeState, PurgeStatus
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in _UNITS:
+        if value < 1024 or unit == _UNITS[-1]:
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable: the last unit always returns")
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+
+
+def details_markdown(status: PurgeStatus) -> str:
+    total = status.counts.total()
+    rate = status.rate_files_per_second
+    budget = status.bucket_requests_per_second
+    # Paused while planning: the pause takes hold when deleting would begin.
+    pending = " · pause requested" if status.paused and status.state is not PurgeState.PAUSED else ""
+    table = ".".join([status.catalog, *status.namespace, status.table])
+    lines = [
+        f"**{status.state}**{pending} · purge `{table}`",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| files | {status.files_done:,} / {status.files_total:,} |",
+        f"| deleted | {total.deleted:,} ({_size(total.bytes_deleted)}) |",
+        f"| failed | {status.failures_total:,} |",
+        f"| chunks | {status.chunks_done} / {status.chunks_total} |",
+        f"| rate | {f'{rate:,.0f} files/s' if rate is not None else 'not yet known'} |",
+        f"| ETA | {_duration(status.eta_seconds)} |",
+        f"| budget | {f'{budget:,.0f} requests/s per bucket' if budget else 'unlimited'} |",
+    ]
+    if status.last_error:
+        lines.append(f"| last error | {status.last_error[:200]} |")
+    return "\n".join(lines)

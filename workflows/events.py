@@ -1,0 +1,119 @@
+"""What a purge tells the systems around it: one event per state change, and throttled progress.
+
+An event's id is stable across replays, retries and continue-as-new, so a receiver that sees an
+id twice knows the second one is a redelivery."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.status import PurgeState, PurgeStatus
+
+
+class EventKind(StrEnum):
+    STARTED = "started"
+    PROGRESS = "progress"
+    COMPLETED = "completed"
+    COMPLETED_WITH_ERRORS = "completed_with_errors"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+FINAL_EVENT_KINDS = frozenset(
+    {EventKind.COMPLETED, EventKind.COMPLETED_WITH_ERRORS, EventKind.FAILED, EventKind.CANCELLED}
+)
+
+
+class PurgeEvent(BaseModel):
+    """Counters and identity only: the request's FileIO properties never get here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    event_id: str = Field(description="<purge id>:<first run id>:<sequence>; the same on redelivery.")
+    sequence: int = Field(description="0, 1, 2, ... in the order the purge emitted its events.")
+    kind: EventKind
+    purge_id: str
+    run_id: str
+    catalog: str
+    namespace: list[str]
+    table: str
+    requested_by: str
+    request_id: str | None
+    state: PurgeState
+    files_total: int
+    files_done: int
+    files_deleted: int
+    files_failed: int
+    bytes_deleted: int
+    chunks_done: int
+    chunks_total: int
+    rate_files_per_second: float | None
+    eta_seconds: float | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    occurred_at: datetime
+    error_type: str | None = None
+    error: str | None = None
+
+
+class EventCursor(BaseModel):
+    """Where a run's event stream stands; carried through continue-as-new."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chain_id: str
+    next_sequence: int = 0
+    last_progress_at: datetime | None = None
+
+
+def event_from(
+    kind: EventKind, status: PurgeStatus, cursor: EventCursor, run_id: str, now: datetime
+) -> PurgeEvent:
+    total = status.counts.total()
+    failed = kind is EventKind.FAILED
+    return PurgeEvent(
+        event_id=f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
+        sequence=cursor.next_sequence,
+        kind=kind,
+        purge_id=status.purge_id,
+        run_id=run_id,
+        catalog=status.catalog,
+        namespace=status.namespace,
+        table=status.table,
+        requested_by=status.requested_by,
+        request_id=status.request_id,
+        state=status.state,
+        files_total=status.files_total,
+        files_done=status.files_done,
+        files_deleted=total.deleted,
+        files_failed=status.failures_total,
+        bytes_deleted=total.bytes_deleted,
+        chunks_done=status.chunks_done,
+        chunks_total=status.chunks_total,
+        rate_files_per_second=status.rate_files_per_second,
+        eta_seconds=status.eta_seconds,
+        started_at=status.started_at,
+        finished_at=status.finished_at,
+        occurred_at=now,
+        error_type=status.error_type if failed else None,
+        error=status.last_error if failed else None,
+    )
+
+
+class EventBatch(BaseModel):
+    """The deliver activity's input: events in the order they were emitted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    events: list[PurgeEvent]
+
+
+class DeliveryReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    undelivered: dict[str, int] = Field(
+        default_factory=dict, description="Events each sink gave up on, by sink name."
+    )
