@@ -30,7 +30,7 @@ from api.client import PurgeClient
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import DiskTemplate, S3Template, TableTemplate
 from devstack.ports import StackPorts
-from devstack.process import ServiceProcess
+from devstack.process import WORKER_READY, ServiceProcess
 from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import OBJECT_BODY, TableShape, synthetic_table
@@ -106,12 +106,8 @@ def _workers(stack: EmbeddedStack, size: int) -> dict[str, ServiceProcess]:
     }
     for worker in workers.values():
         worker.start()
-    deadline = time.monotonic() + 180
     for worker in workers.values():
-        while "worker polling" not in worker.log_path.read_text(errors="replace"):
-            if time.monotonic() > deadline or not worker.running():
-                raise RuntimeError(f"{worker.name} did not start; see {worker.log_path}")
-            time.sleep(0.5)
+        worker.wait_for_log(WORKER_READY)
     return workers
 
 

@@ -43,6 +43,10 @@ def free_ports(count: int) -> list[int]:
             probe.close()
 
 
+# What `icepurge worker` logs once it polls its task queue (worker/run.py).
+WORKER_READY = "icepurge worker polling"
+
+
 class ServiceProcess:
     def __init__(
         self, name: str, command: list[str], log_path: Path, env: dict[str, str] | None = None
@@ -84,6 +88,14 @@ class ServiceProcess:
         raise ServiceFailedError(
             f"{self.name} not listening on port {port} after {timeout:.0f}s; see {self.log_path}"
         )
+
+    def wait_for_log(self, text: str, timeout: float = 180.0) -> None:
+        """Waits until the service's log contains `text` (a worker says it is polling)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.log_path.read_text(errors="replace"):
+            if time.monotonic() > deadline or not self.running():
+                raise ServiceFailedError(f"{self.name} did not start; see {self.log_path}")
+            time.sleep(0.5)
 
     def kill(self) -> None:
         """SIGKILL the whole process group at once: a crash, for fault-injection tests."""

@@ -6,6 +6,7 @@ requests that name chosen keys: faults injected on purpose, everything else is t
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import re
 import threading
@@ -39,6 +40,11 @@ class FaultPlan:
         self.fail_puts_left = 0
         self.transient_failures_left = 0
         self.throttled = 0
+
+    async def deletes_reached(self, at_least: int) -> None:
+        """Returns once `at_least` bulk deletes have arrived (to kill a worker mid-purge)."""
+        while self.delete_requests < at_least:
+            await asyncio.sleep(0.05)
 
 
 def _handler(

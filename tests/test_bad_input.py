@@ -23,6 +23,7 @@ from workflows.constants import (
     ERROR_METADATA_CORRUPT,
     ERROR_METADATA_NOT_FOUND,
     ERROR_UNSUPPORTED_FORMAT,
+    PLAN_ACTIVITY,
     WORKFLOW_TYPE,
 )
 from workflows.request import PurgeRequest
@@ -91,9 +92,18 @@ async def _fails_with(purges: PurgeClient, request: PurgeRequest) -> tuple[Purge
 
 
 async def _plan_attempts(temporal_client: Client, purge_id: str) -> int:
+    """Attempts of the plan activity (history records one started event, with its attempt)."""
     history = await temporal_client.get_workflow_handle(purge_id).fetch_history()
+    plan = {
+        event.event_id
+        for event in history.events
+        if event.activity_task_scheduled_event_attributes.activity_type.name == PLAN_ACTIVITY
+    }
     return sum(
-        1 for event in history.events if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+        event.activity_task_started_event_attributes.attempt
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+        and event.activity_task_started_event_attributes.scheduled_event_id in plan
     )
 
 

@@ -13,7 +13,7 @@ from api.client import PurgeClient
 from devstack.process import ServiceProcess
 from devstack.stack import EmbeddedStack
 from tests.purge_helpers import request_for
-from tests.s3_proxy import FaultPlan, s3_proxy, through_proxy
+from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table
 from workflows.counts import Category
@@ -33,11 +33,6 @@ def _worker(stack: EmbeddedStack, generation: int) -> ServiceProcess:
     return worker
 
 
-async def _wait_for_deletes(faults: FaultPlan, at_least: int) -> None:
-    while faults.delete_requests < at_least:
-        await asyncio.sleep(0.05)
-
-
 async def test_killed_workers_resume_from_the_last_checkpoint(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
@@ -52,7 +47,7 @@ async def test_killed_workers_resume_from_the_last_checkpoint(
         try:
             purge_id = await purges.start(request_for(table, properties, chunk_window=1))
             for generation, point in enumerate(kill_points, start=1):
-                await asyncio.wait_for(_wait_for_deletes(faults, point), timeout=180)
+                await asyncio.wait_for(faults.deletes_reached(point), timeout=180)
                 worker.kill()
                 worker = _worker(stack, generation)
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=300)

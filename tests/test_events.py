@@ -20,15 +20,11 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from api.client import PurgeClient
 from devstack.process import ServiceProcess, free_ports
 from devstack.stack import EmbeddedStack
-from tests.event_receivers import (
-    RECORDED,
-    WEBHOOK_SECRET,
-    json_lines,
-    webhook_receiver,
-)
+from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
+from tests.event_receivers import RECORDED, json_lines
 from tests.listener_workflow import EventListener
 from tests.purge_helpers import request_for
-from tests.s3_proxy import FaultPlan, s3_proxy, through_proxy
+from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table
 from worker.run import build_worker
@@ -83,11 +79,6 @@ async def listener(temporal_client: Client) -> AsyncIterator[None]:
         temporal_client, task_queue=LISTENER_QUEUE, workflows=[EventListener], workflow_runner=_in_sandbox()
     ):
         yield
-
-
-async def _wait_for_deletes(faults: FaultPlan, at_least: int) -> None:
-    while faults.delete_requests < at_least:
-        await asyncio.sleep(0.05)
 
 
 @pytest.mark.usefixtures("listener")
@@ -168,7 +159,7 @@ async def test_a_killed_worker_loses_no_event_and_redelivers_under_the_same_id(
         try:
             purge_id = await purges.start(request)
             for generation, point in enumerate((3, 8), start=1):
-                await asyncio.wait_for(_wait_for_deletes(faults, point), timeout=120)
+                await asyncio.wait_for(faults.deletes_reached(point), timeout=120)
                 worker.kill()
                 worker = _event_worker(stack, f"events-worker-{generation}", url, ICEPURGE_TASK_QUEUE=queue)
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=300)
