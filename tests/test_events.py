@@ -8,7 +8,9 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from datetime import timedelta
+from uuid import uuid4
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -18,6 +20,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from api.client import PurgeClient
+from api.errors import PurgeFailedError
 from devstack.process import ServiceProcess, free_ports
 from devstack.stack import EmbeddedStack
 from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
@@ -29,7 +32,7 @@ from tests.store import S3Store
 from tests.tables import many_files_table
 from worker.run import build_worker
 from worker.settings import WorkerSettings
-from workflows.constants import FINALIZE_ACTIVITY
+from workflows.constants import ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
 from workflows.counts import Category
 from workflows.events import EventKind, PurgeEvent
 from workflows.status import PurgeReport, PurgeState
@@ -81,6 +84,28 @@ async def listener(temporal_client: Client) -> AsyncIterator[None]:
         yield
 
 
+@asynccontextmanager
+async def _in_process_worker(
+    temporal_client: Client, worker_settings: WorkerSettings, url: str
+) -> AsyncIterator[PurgeClient]:
+    """A worker on its own queue whose sinks are the log, the webhook at `url` and a sink loaded
+    by import path."""
+    queue = f"icepurge-events-{uuid4().hex[:6]}"
+    settings = WorkerSettings.model_validate(
+        {
+            **worker_settings.model_dump(),
+            "state_io_properties": worker_settings.state_io_properties,
+            "task_queue": queue,
+            "event_sinks": ["log", "webhook", "tests.event_receivers:RecordingSink"],
+            "webhook_url": url,
+            "webhook_secret": WEBHOOK_SECRET,
+        }
+    )
+    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+        async with build_worker(temporal_client, settings, pool):
+            yield PurgeClient(temporal_client, queue)
+
+
 @pytest.mark.usefixtures("listener")
 async def test_every_sink_gets_the_ordered_events_across_continue_as_new(
     catalog: SqlCatalog,
@@ -90,32 +115,19 @@ async def test_every_sink_gets_the_ordered_events_across_continue_as_new(
     stack: EmbeddedStack,
 ) -> None:
     table = many_files_table(catalog, ("events",), "ordered", manifests=12, files=20)
-    queue = "icepurge-events"
     with webhook_receiver() as (url, received), s3_proxy(stack.ports.s3) as (port, faults):
-        faults.delete_delay = 0.3
-        settings = WorkerSettings.model_validate(
-            {
-                **worker_settings.model_dump(),
-                "state_io_properties": worker_settings.state_io_properties,
-                "task_queue": queue,
-                "event_sinks": ["log", "webhook", "tests.event_receivers:RecordingSink"],
-                "webhook_url": url,
-                "webhook_secret": WEBHOOK_SECRET,
-            }
-        )
-        listener_id = f"listener-{table.name()[-1]}"
-        listening = await temporal_client.start_workflow(
-            EventListener.run, id=listener_id, task_queue=LISTENER_QUEUE
-        )
-        request = request_for(
-            table, through_proxy(s3.properties, port), progress_event_seconds=1, chunk_window=1
-        ).model_copy(update={"notify_workflow_id": listener_id})
-        purges = PurgeClient(temporal_client, queue)
-        with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
-            async with build_worker(temporal_client, settings, pool):
-                purge_id = await purges.start(request)
-                report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
-                signalled = await asyncio.wait_for(listening.result(), timeout=30)
+        async with _in_process_worker(temporal_client, worker_settings, url) as purges:
+            faults.delete_delay = 0.3
+            listener_id = f"listener-{table.name()[-1]}"
+            listening = await temporal_client.start_workflow(
+                EventListener.run, id=listener_id, task_queue=LISTENER_QUEUE
+            )
+            request = request_for(
+                table, through_proxy(s3.properties, port), progress_event_seconds=1, chunk_window=1
+            ).model_copy(update={"notify_workflow_id": listener_id})
+            purge_id = await purges.start(request)
+            report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
+            signalled = await asyncio.wait_for(listening.result(), timeout=30)
 
     assert report.status.run_count > 1, "the table is big enough to continue as new"
     assert report.status.events_undelivered == 0
@@ -129,6 +141,39 @@ async def test_every_sink_gets_the_ordered_events_across_continue_as_new(
     assert len({event.run_id for event in webhook}) > 1, "events came from more than one run"
     secret = s3.properties["s3.secret-access-key"]
     assert all(secret not in body.decode() for body in received.bodies)
+
+
+async def test_a_cancelled_and_a_failed_purge_end_their_sequences_so(
+    catalog: SqlCatalog,
+    temporal_client: Client,
+    worker_settings: WorkerSettings,
+    s3: S3Store,
+    stack: EmbeddedStack,
+) -> None:
+    table = many_files_table(catalog, ("events",), "cancelled", manifests=6, files=20)
+    missing = request_for(table, s3.properties).model_copy(
+        update={"metadata_location": f"{table.location()}/metadata/00099-gone.metadata.json"}
+    )
+    with webhook_receiver() as (url, received), s3_proxy(stack.ports.s3) as (port, faults):
+        async with _in_process_worker(temporal_client, worker_settings, url) as purges:
+            faults.delete_delay = 0.5
+            cancelled_id = await purges.start(
+                request_for(table, through_proxy(s3.properties, port), chunk_window=1)
+            )
+            await faults.deletes_reached(1)
+            await purges.cancel(cancelled_id)
+            failed_id = await purges.start(missing)
+            for purge_id in (cancelled_id, failed_id):
+                with pytest.raises(PurgeFailedError):
+                    await asyncio.wait_for(purges.wait(purge_id), timeout=120)
+
+    cancelled = _in_order([event for event in received.events() if event.purge_id == cancelled_id])
+    assert [cancelled[0].kind, cancelled[-1].kind] == [EventKind.STARTED, EventKind.CANCELLED]
+    assert cancelled[-1].state is PurgeState.CANCELLED
+    failed = _in_order([event for event in received.events() if event.purge_id == failed_id])
+    assert [event.kind for event in failed] == [EventKind.STARTED, EventKind.FAILED]
+    assert failed[-1].error_type == ERROR_METADATA_NOT_FOUND
+    assert failed[-1].error is not None and "00099-gone.metadata.json" in failed[-1].error
 
 
 def _event_worker(stack: EmbeddedStack, name: str, url: str, **overrides: str) -> ServiceProcess:
