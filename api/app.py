@@ -6,12 +6,14 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from temporalio.service import RPCError
 
 from api.auth import TokenVerifier
 from api.body_limit import BodyLimit
+from api.codec_routes import router as codec_router
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError, PurgeServiceUnavailableError
 from api.routes import router
 from api.settings import ApiSettings
@@ -74,7 +76,16 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.state.settings = settings
     app.state.verifier = TokenVerifier.from_file(settings.api_auth_file) if settings.api_auth_file else None
     app.state.temporal = TemporalConnection(settings)
+    app.state.codec = settings.payload_codec()
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    if settings.api_cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.api_cors_origins,
+            allow_credentials=True,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Namespace"],
+        )
     app.add_exception_handler(PurgeServiceUnavailableError, _unavailable)
     app.add_exception_handler(PurgeNotFoundError, _not_found)
     app.add_exception_handler(PurgeControlRejectedError, _rejected)
@@ -83,6 +94,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.add_exception_handler(RPCError, _temporal_error)
     app.add_exception_handler(Exception, _unexpected)
     app.include_router(router)
+    app.include_router(codec_router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -27,6 +27,8 @@ class Role(StrEnum):
     CANCEL = "cancel"
     # Pause, resume and the rate budget.
     CONTROL = "control"
+    # The codec server's decode: shows requests in clear, FileIO credentials included.
+    DECODE = "decode"
 
 
 class TokenEntry(BaseModel):

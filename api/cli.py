@@ -75,7 +75,7 @@ def api() -> None:
 def token(
     name: Annotated[str, typer.Argument(help="Who will hold the token.")],
     catalog: Annotated[list[str], typer.Option(help="Catalog it may use (repeat; * = all).")],
-    role: Annotated[list[Role], typer.Option(help="start, read, cancel or control (repeat).")],
+    role: Annotated[list[Role], typer.Option(help="start, read, cancel, control or decode (repeat).")],
 ) -> None:
     """Mint an API token: prints the token (give it to its holder) and the token-file entry."""
     secret, digest = new_token()
@@ -212,6 +212,15 @@ def rate(
         f"budget set to {budget}",
         lambda client: client.set_rate_budget(purge_id, requests_per_second),
     )
+
+
+@admin.command("codec-key")
+def codec_key(key_id: Annotated[str, typer.Argument(help="A name for the key.")] = "k1") -> None:
+    """Print a new payload-codec key as an env-file line (ICEPURGE_CODEC_KEYS=...). To rotate, add
+    the new key next to the old ones and point ICEPURGE_CODEC_KEY_ID at it."""
+    from worker.payload_codec import new_key
+
+    print(f"ICEPURGE_CODEC_KEYS={json.dumps({key_id: new_key()})}")
 
 
 @admin.command("setup")

@@ -20,3 +20,6 @@ class ApiSettings(TemporalSettings):
     api_public_url: str | None = Field(
         None, description="Base of the status URLs returned; default: the request's."
     )
+    api_cors_origins: list[str] = Field(
+        default_factory=list, description="Browser origins allowed to call (the Web UI, for /codec)."
+    )

@@ -58,7 +58,7 @@ async def measure(
 
 
 async def compare(
-    api_url: str, temporal_address: str, request: PurgeRequest, clients: int, requests: int
+    api_url: str, temporal: TemporalSettings, request: PurgeRequest, clients: int, requests: int
 ) -> dict[str, list[float]]:
     async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=clients)) as http:
 
@@ -67,7 +67,7 @@ async def compare(
             response.raise_for_status()
             return response
 
-        direct = PurgeClient(await connect(TemporalSettings(temporal_address=temporal_address)), QUEUE)
+        direct = PurgeClient(await connect(temporal), QUEUE)
         label = request.table
         return {
             "HTTP API": await measure(over_http, request, f"http-{label}", clients, requests),
@@ -109,7 +109,7 @@ def main() -> None:
             ):
                 request = request_for_table("latency", table, properties, "bench")
                 results = asyncio.run(
-                    compare(url, stack.temporal_address, request, args.clients, args.requests)
+                    compare(url, stack.temporal_settings(), request, args.clients, args.requests)
                 )
                 for path, seconds in results.items():
                     cuts = statistics.quantiles(seconds, n=100)

@@ -35,7 +35,6 @@ from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import OBJECT_BODY, TableShape, synthetic_table
 from worker.connect import connect
-from worker.settings import TemporalSettings
 
 LOCAL_QUEUE, SPARK_QUEUE = "bench-local", "bench-spark"
 FILES_PER_MANIFEST, SNAPSHOTS, DELETE_FILES_PER_SNAPSHOT = 500, 10, 10
@@ -114,7 +113,7 @@ def _workers(stack: EmbeddedStack, size: int) -> dict[str, ServiceProcess]:
 async def icepurge_purge(
     stack: EmbeddedStack, worker: ServiceProcess, table: Table, template: TableTemplate, engine: str
 ) -> Measured:
-    temporal = await connect(TemporalSettings(temporal_address=stack.temporal_address))
+    temporal = await connect(stack.temporal_settings())
     client = PurgeClient(temporal, SPARK_QUEUE if engine == "spark" else LOCAL_QUEUE)
     properties = stack.s3_properties if table.location().startswith("s3") else {}
     # A catalog name per engine, so each contender's purge of the same table has its own id.

@@ -29,7 +29,6 @@ from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
 from devstack.webhook_receiver import WEBHOOK_SECRET, Received, webhook_receiver
 from worker.connect import connect
-from worker.settings import TemporalSettings
 
 
 @dataclass
@@ -51,7 +50,7 @@ def _worker(stack: EmbeddedStack, name: str, sinks: list[str], url: str | None) 
 
 
 async def _purge(stack: EmbeddedStack, name: str, table: Table, round_: int) -> Run:
-    temporal = await connect(TemporalSettings(temporal_address=stack.temporal_address))
+    temporal = await connect(stack.temporal_settings())
     client = PurgeClient(temporal, f"events-{name}")
     # A catalog name per contender and round: each purge of the restored table gets its own id.
     request = request_for_table(

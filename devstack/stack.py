@@ -15,6 +15,7 @@ from devstack.process import ServiceProcess
 from devstack.seaweed import S3Credentials, create_buckets, s3_properties, seaweed_server
 from devstack.temporal_server import temporal_server
 from worker.connect import connect
+from worker.payload_codec import new_key
 from worker.settings import TemporalSettings
 
 WAREHOUSE_BUCKET = "warehouse"
@@ -38,6 +39,26 @@ class EmbeddedStack:
         return s3_properties(self.ports, self.credentials)
 
     @property
+    def codec_keys(self) -> dict[str, str]:
+        """The stack's payload-codec key, made once per state dir and kept there, so a restarted
+        stack still reads the histories it wrote."""
+        path = self.state_dir / "codec-keys.json"
+        if not path.exists():
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            path.touch(mode=0o600)
+            path.write_text(json.dumps({"dev": new_key()}))
+        keys: dict[str, str] = json.loads(path.read_text())
+        return keys
+
+    @property
+    def codec_endpoint(self) -> str:
+        """The API's codec server, which the Web UI calls to show payloads in clear."""
+        return f"http://127.0.0.1:{self.ports.api}/codec"
+
+    def temporal_settings(self) -> TemporalSettings:
+        return TemporalSettings(temporal_address=self.temporal_address, codec_keys=self.codec_keys)
+
+    @property
     def catalog_uri(self) -> str:
         return f"sqlite:///{self.state_dir / 'catalog.sqlite'}"
 
@@ -50,7 +71,7 @@ class EmbeddedStack:
     def start(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         try:
-            temporal = temporal_server(self.state_dir, self.ports, self.dynamic_config)
+            temporal = temporal_server(self.state_dir, self.ports, self.codec_endpoint, self.dynamic_config)
             seaweed = seaweed_server(self.state_dir, self.ports, self.credentials)
             for service in (temporal, seaweed):
                 service.start()
@@ -68,7 +89,7 @@ class EmbeddedStack:
         self._services.clear()
 
     async def purge_client(self) -> PurgeClient:
-        return PurgeClient(await connect(TemporalSettings(temporal_address=self.temporal_address)))
+        return PurgeClient(await connect(self.temporal_settings()))
 
     def worker_env(self, **overrides: str) -> dict[str, str]:
         """ICEPURGE_* settings for a worker process on this stack."""
@@ -76,13 +97,20 @@ class EmbeddedStack:
             "ICEPURGE_TEMPORAL_ADDRESS": self.temporal_address,
             "ICEPURGE_STATE_LOCATION": f"s3://{STATE_BUCKET}/purges",
             "ICEPURGE_STATE_IO_PROPERTIES": json.dumps(self.s3_properties),
+            "ICEPURGE_CODEC_KEYS": json.dumps(self.codec_keys),
         }
         env.update(overrides)
         return env
 
     def api_process(self, **overrides: str) -> ServiceProcess:
         """`icepurge api` on this stack's API port."""
-        env = {"ICEPURGE_TEMPORAL_ADDRESS": self.temporal_address, "ICEPURGE_API_PORT": str(self.ports.api)}
+        ui = f"http://127.0.0.1:{self.ports.temporal_ui}"
+        env = {
+            "ICEPURGE_TEMPORAL_ADDRESS": self.temporal_address,
+            "ICEPURGE_API_PORT": str(self.ports.api),
+            "ICEPURGE_CODEC_KEYS": json.dumps(self.codec_keys),
+            "ICEPURGE_API_CORS_ORIGINS": json.dumps([ui, ui.replace("127.0.0.1", "localhost")]),
+        }
         return ServiceProcess(
             "api",
             [sys.executable, "-m", "api.cli", "api"],

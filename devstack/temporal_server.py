@@ -11,7 +11,7 @@ from workflows.constants import SEARCH_ATTRIBUTES
 
 
 def temporal_server(
-    state_dir: Path, ports: StackPorts, dynamic_config: dict[str, str] | None = None
+    state_dir: Path, ports: StackPorts, codec_endpoint: str, dynamic_config: dict[str, str] | None = None
 ) -> ServiceProcess:
     command = [
         binary("temporal"),
@@ -24,6 +24,7 @@ def temporal_server(
         "--metrics-port", str(ports.temporal_metrics),
         "--db-filename", str(state_dir / "temporal.sqlite"),
         "--ui-disable-news-fetch",
+        "--ui-codec-endpoint", codec_endpoint,
         "--log-level", "warn",
     ]  # fmt: skip
     for key, kind in SEARCH_ATTRIBUTES:

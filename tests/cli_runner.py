@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 from devstack.stack import EmbeddedStack
@@ -19,6 +20,7 @@ async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[
         env={
             "ICEPURGE_TEMPORAL_ADDRESS": stack.temporal_address,
             "ICEPURGE_TASK_QUEUE": "icepurge-tests",
+            "ICEPURGE_CODEC_KEYS": json.dumps(stack.codec_keys),
             **extra_env,
             "PATH": "/usr/bin:/bin",
             "COLUMNS": "120",

@@ -60,6 +60,7 @@ def worker_settings(stack: EmbeddedStack) -> WorkerSettings:
         chunk_target_files=TEST_CHUNK_FILES,
         task_queue="icepurge-tests",
         delete_max_attempts=3,
+        codec_keys=stack.codec_keys,
     )
 
 
@@ -97,6 +98,7 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         task_queue=worker_settings.task_queue,
         api_auth_file=token_file(tmp_path_factory.mktemp("api")),
         api_max_body_bytes=64 * 1024,
+        codec_keys=worker_settings.codec_keys,
     )
 
 

@@ -7,10 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pyiceberg.table import Table
+from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.http_client import HttpPurgeClient
 from devstack.requests import request_for_table
+from devstack.stack import EmbeddedStack
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
 
@@ -40,3 +42,11 @@ async def status_when(
             return status
         assert status.finished_at is None, f"the purge ended before the condition held: {status}"
         await asyncio.sleep(0.1)
+
+
+async def sealed_history(stack: EmbeddedStack, purge_id: str) -> bytes:
+    """The purge's latest run's history as the server keeps it: read by a client without the
+    payload codec, so sealed payloads stay sealed."""
+    client = await Client.connect(stack.temporal_address)
+    history = await client.get_workflow_handle(purge_id).fetch_history()
+    return b"".join(event.SerializeToString() for event in history.events)

@@ -13,7 +13,8 @@ from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.binaries import binary
 from devstack.stack import EmbeddedStack
-from tests.purge_helpers import request_for
+from tests.api_server import bearer
+from tests.purge_helpers import request_for, sealed_history
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
@@ -80,8 +81,9 @@ async def _temporal(stack: EmbeddedStack, *args: str) -> str:
 
 
 async def test_start_from_the_temporal_cli_with_the_documented_json(
-    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, api_url: str
 ) -> None:
+    """Through the API's codec server the CLI seals the request it sends and reads the status."""
     table = simple_table(catalog, ("start", "cli level"), "from_cli")
     request = request_for(table, s3.properties)
     document = {
@@ -94,6 +96,7 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
         "options": {"dry_run": False},
     }
     purge_id = purge_id_for(request)
+    codec = ["--codec-endpoint", f"{api_url}/codec", "--codec-auth", bearer("admin")["Authorization"]]
     start = [
         "workflow", "start",
         "--type", WORKFLOW_TYPE,
@@ -101,6 +104,7 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
         "--workflow-id", purge_id,
         "--id-conflict-policy", "UseExisting",
         "--input", json.dumps(document),
+        *codec,
     ]  # fmt: skip
     await _temporal(stack, *start)
     report = await purges.wait(purge_id)
@@ -108,11 +112,22 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
     assert report.status.requested_by == "temporal-cli"
     assert s3.list(table.location()) == set()
     queried = await _temporal(
-        stack, "workflow", "query", "--workflow-id", purge_id, "--name", STATUS_QUERY, "--output", "json"
+        stack,
+        "workflow",
+        "query",
+        "--workflow-id",
+        purge_id,
+        "--name",
+        STATUS_QUERY,
+        "--output",
+        "json",
+        *codec,
     )
     status = json.loads(queried)["queryResult"][0]
     assert status["state"] == "SUCCEEDED"
     assert status["namespace"] == ["start", "cli level"]
+    history = await sealed_history(stack, purge_id)
+    assert s3.properties["s3.secret-access-key"].encode() not in history
 
 
 async def _listed(stack: EmbeddedStack, query: str, purge_id: str) -> bool:

@@ -7,6 +7,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from activities.planner import ChunkSizing
 from activities.settings import ActivitySettings
+from worker.payload_codec import AesGcmCodec, CodecKeyError, parse_key
 from workflows.constants import TASK_QUEUE
 
 
@@ -16,6 +17,25 @@ class TemporalSettings(BaseSettings):
     temporal_address: str = Field("127.0.0.1:7233", description="Temporal frontend host:port.")
     temporal_namespace: str = "default"
     task_queue: str = TASK_QUEUE
+    codec_keys: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        repr=False,
+        description="Payload encryption keys as JSON {key id: base64 of 32 bytes}; none = plaintext.",
+    )
+    codec_key_id: str | None = Field(
+        None, description="The key that seals new payloads; may be left out when there is one key."
+    )
+
+    def payload_codec(self) -> AesGcmCodec | None:
+        if not self.codec_keys:
+            return None
+        keys = {key_id: parse_key(key_id, key.get_secret_value()) for key_id, key in self.codec_keys.items()}
+        current = self.codec_key_id
+        if current is None:
+            if len(keys) > 1:
+                raise CodecKeyError("several codec keys: name the one that seals in ICEPURGE_CODEC_KEY_ID")
+            current = next(iter(keys))
+        return AesGcmCodec(keys, current)
 
 
 class WorkerSettings(TemporalSettings):

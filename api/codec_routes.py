@@ -1,0 +1,56 @@
+"""A remote codec server (Temporal's protocol) so the Web UI and the `temporal` CLI can show
+what the payload codec seals: `--ui-codec-endpoint` / `--codec-endpoint http://api/codec`.
+
+Decoding reveals requests, FileIO credentials included: it needs the `decode` role on every
+catalog. Encoding (for starts from the CLI) needs `start` on every catalog."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from google.protobuf import json_format
+from temporalio.api.common.v1 import Payloads
+
+from api.auth import Role
+from api.dependencies import Caller, forbidden
+from worker.payload_codec import AesGcmCodec, CodecKeyError
+from workflows.validation import InvalidPurgeRequestError
+
+router = APIRouter(prefix="/codec", tags=["codec"])
+
+
+async def _payloads(request: Request) -> Payloads:
+    try:
+        return json_format.Parse(await request.body(), Payloads())
+    except json_format.ParseError:
+        raise InvalidPurgeRequestError(
+            'body: expected {"payloads": [{"metadata": ..., "data": ...}]}'
+        ) from None
+
+
+def _answer(payloads: Payloads) -> Response:
+    return Response(json_format.MessageToJson(payloads), media_type="application/json")
+
+
+@router.post("/encode")
+async def encode(request: Request, caller: Caller) -> Response:
+    if not caller.may(Role.START, None):
+        raise forbidden(caller, Role.START, None)
+    payloads = await _payloads(request)
+    codec: AesGcmCodec | None = request.app.state.codec
+    if codec is None:
+        return _answer(payloads)
+    return _answer(Payloads(payloads=await codec.encode(payloads.payloads)))
+
+
+@router.post("/decode")
+async def decode(request: Request, caller: Caller) -> Response:
+    if not caller.may(Role.DECODE, None):
+        raise forbidden(caller, Role.DECODE, None)
+    payloads = await _payloads(request)
+    codec: AesGcmCodec | None = request.app.state.codec
+    if codec is None:
+        return _answer(payloads)
+    try:
+        return _answer(Payloads(payloads=await codec.decode(payloads.payloads)))
+    except CodecKeyError as error:
+        raise InvalidPurgeRequestError(str(error)) from None
