@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from workflows.constants import WORKFLOW_TYPE
+from workflows.request import printable
 from workflows.search_attributes import encode_namespace
 from workflows.status import PurgeState
 
@@ -27,7 +28,14 @@ class PurgeFilter(BaseModel):
     def _quotable(cls, value: str | None) -> str | None:
         if value is not None and _UNSAFE & set(value):
             raise ValueError("quotes and backslashes are not supported in filters")
-        return value
+        return value if value is None else printable(value)
+
+    @field_validator("namespace")
+    @classmethod
+    def _printable_levels(cls, levels: list[str] | None) -> list[str] | None:
+        for level in levels or []:
+            printable(level)
+        return levels
 
 
 class PurgeSummary(BaseModel):

@@ -143,6 +143,13 @@ async def test_errors_name_the_problem(api_url: str, http: httpx.AsyncClient, s3
     assert odd.status_code == 404
     bad_filter = await http.get(f"{api_url}/v1/purges", params={"table": "it's"}, headers=headers)
     assert bad_filter.status_code == 422
+    # Found by the fuzzer: a NUL broke the visibility store's query, answered as a 503 "retry".
+    for name in ("catalog", "table", "requested_by", "namespace"):
+        control = await http.get(f"{api_url}/v1/purges", params={name: "a\x00b"}, headers=headers)
+        assert control.status_code == 422, name
+        assert name in control.json()["detail"] or "control characters" in control.json()["detail"]
+    nul_table = await http.post(f"{api_url}/v1/purges", json={**valid, "table": "a\x00b"}, headers=headers)
+    assert nul_table.status_code == 422
     bad_page = await http.get(f"{api_url}/v1/purges", params={"page_token": "%%%"}, headers=headers)
     assert bad_page.status_code == 422
     assert (await http.get(f"{api_url}/healthz")).status_code == 200

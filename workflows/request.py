@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -51,6 +52,14 @@ class PurgeOptions(BaseModel):
     )
 
 
+def printable(value: str) -> str:
+    """Names end up in search attributes and visibility queries, where a control character (NUL,
+    the 0x1F namespace separator, ...) breaks the store's query language."""
+    if any(unicodedata.category(character) == "Cc" for character in value):
+        raise ValueError("control characters are not allowed")
+    return value
+
+
 def metadata_scheme(location: str) -> str:
     head, sep, _ = location.partition("://")
     return head.lower() if sep else ""
@@ -86,7 +95,14 @@ class PurgeRequest(BaseModel):
     def _levels_not_empty(cls, levels: list[str]) -> list[str]:
         if any(not level for level in levels):
             raise ValueError("namespace levels must be non-empty strings")
+        for level in levels:
+            printable(level)
         return levels
+
+    @field_validator("catalog", "table", "requested_by")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        return printable(value)
 
     @field_validator("metadata_location")
     @classmethod
