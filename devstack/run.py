@@ -53,7 +53,10 @@ async def _demo(stack: EmbeddedStack, api_url: str) -> None:
     ui = f"http://127.0.0.1:{stack.ports.temporal_ui}/namespaces/default/workflows/{purge_id}"
     print(f"demo purge {status.state.value}; report: {status.report_location}")
     print(f"Web UI:  {ui}")
-    print(f"Status:  temporal workflow query --address {stack.temporal_address} -w {purge_id} --name status")
+    print(
+        f"Status:  temporal workflow query --address {stack.temporal_address} -w {purge_id} --name status"
+        f" --codec-endpoint {stack.codec_endpoint}"
+    )
     print(f"HTTP:    curl {api_url}/v1/purges/{purge_id}   (OpenAPI: {api_url}/docs)")
     print(f"Metrics: curl http://127.0.0.1:{stack.ports.worker_metrics}/metrics")
 
