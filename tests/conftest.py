@@ -18,6 +18,7 @@ from api.client import PurgeClient
 from api.settings import ApiSettings
 from devstack.api_server import serve_api
 from devstack.ports import StackPorts
+from devstack.process import free_ports
 from devstack.stack import STATE_BUCKET, EmbeddedStack
 from tests.api_server import token_file
 from tests.store import S3Store
@@ -65,8 +66,14 @@ def worker_settings(stack: EmbeddedStack) -> WorkerSettings:
 
 
 @pytest.fixture(scope="session")
-async def temporal_client(worker_settings: WorkerSettings) -> Client:
-    return await connect(worker_settings)
+def metrics_port() -> int:
+    """Where the in-process test worker serves Prometheus /metrics."""
+    return free_ports(1)[0]
+
+
+@pytest.fixture(scope="session")
+async def temporal_client(worker_settings: WorkerSettings, metrics_port: int) -> Client:
+    return await connect(worker_settings, metrics_address=f"127.0.0.1:{metrics_port}")
 
 
 @pytest.fixture(scope="session")

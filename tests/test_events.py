@@ -26,6 +26,7 @@ from devstack.stack import EmbeddedStack
 from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
 from tests.event_receivers import RECORDED, json_lines
 from tests.listener_workflow import EventListener
+from tests.metrics_scrape import metric_sum, scrape
 from tests.purge_helpers import request_for
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
@@ -229,29 +230,6 @@ async def test_a_killed_worker_loses_no_event_and_redelivers_under_the_same_id(
         assert WEBHOOK_SECRET not in log.read_text()
 
 
-async def _metrics(port: int) -> dict[str, float]:
-    """Prometheus text as {'name{labels}': value}."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-    await writer.drain()
-    text = (await reader.read()).decode()
-    writer.close()
-    samples: dict[str, float] = {}
-    for line in text.split("\r\n\r\n", 1)[-1].splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            samples[name] = float(value)
-    return samples
-
-
-def _sum(samples: dict[str, float], prefix: str, *labels: str) -> float:
-    return sum(
-        value
-        for name, value in samples.items()
-        if name.startswith(prefix) and all(label in name for label in labels)
-    )
-
-
 async def test_a_failing_webhook_neither_fails_nor_stalls_the_purge_and_metrics_move(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
@@ -272,10 +250,10 @@ async def test_a_failing_webhook_neither_fails_nor_stalls_the_purge_and_metrics_
         )
         try:
             worker.wait_for_port(metrics_port)
-            before = await _metrics(metrics_port)
+            before = await scrape(metrics_port)
             purge_id = await purges.start(request_for(table, s3.properties, progress_event_seconds=1))
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
-            after = await _metrics(metrics_port)
+            after = await scrape(metrics_port)
         finally:
             worker.stop()
 
@@ -304,16 +282,16 @@ async def test_a_failing_webhook_neither_fails_nor_stalls_the_purge_and_metrics_
 
     files = 6 * 20
     deleted = 'category="data_files"', 'outcome="deleted"'
-    assert _sum(before, "icepurge_files", *deleted) == 0
-    assert _sum(after, "icepurge_files", *deleted) == files
-    assert _sum(after, "icepurge_files", 'category="manifests"', 'outcome="deleted"') == 6
+    assert metric_sum(before, "icepurge_files", *deleted) == 0
+    assert metric_sum(after, "icepurge_files", *deleted) == files
+    assert metric_sum(after, "icepurge_files", 'category="manifests"', 'outcome="deleted"') == 6
     assert (
-        _sum(after, "icepurge_deleted_bytes", 'category="data_files"')
+        metric_sum(after, "icepurge_deleted_bytes", 'category="data_files"')
         == report.status.counts.of(Category.DATA_FILES).bytes_deleted
     )
-    assert _sum(after, "icepurge_delete_request_latency_count") > _sum(
+    assert metric_sum(after, "icepurge_delete_request_latency_count") > metric_sum(
         before, "icepurge_delete_request_latency_count"
     )
-    assert _sum(after, "icepurge_chunk_duration_count") >= report.status.chunks_total
-    assert _sum(after, "temporal_workflow_completed") >= 1, "the SDK's own metrics are served too"
+    assert metric_sum(after, "icepurge_chunk_duration_count") >= report.status.chunks_total
+    assert metric_sum(after, "temporal_workflow_completed") >= 1, "the SDK's own metrics are served too"
     assert json.dumps(after).find(s3.properties["s3.secret-access-key"]) < 0

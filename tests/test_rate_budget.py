@@ -6,6 +6,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from api.client import PurgeClient
 from devstack.stack import EmbeddedStack
+from tests.metrics_scrape import metric_sum, scrape
 from tests.purge_helpers import least_span_seconds, purge, request_for
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
@@ -17,10 +18,11 @@ THROTTLED = 3
 
 
 async def test_a_purge_keeps_to_its_bucket_budget_and_counts_throttling(
-    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, metrics_port: int
 ) -> None:
     # Three chunks of the test worker's size, two running at once, then finalize.
     table = many_files_table(catalog, ("budget",), "limited", manifests=12, files=10)
+    throttled_before = metric_sum(await scrape(metrics_port), "icepurge_throttled_retries")
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.transient_failures_left = THROTTLED
         properties = through_proxy(s3.properties, port)
@@ -31,6 +33,8 @@ async def test_a_purge_keeps_to_its_bucket_budget_and_counts_throttling(
     assert status.state is PurgeState.SUCCEEDED
     assert s3.list(table.location()) == set()
     assert status.throttled_requests == THROTTLED
+    throttled_after = metric_sum(await scrape(metrics_port), "icepurge_throttled_retries")
+    assert throttled_after - throttled_before == THROTTLED
     # Every attempt, the throttled ones too, is counted and waited for the budget.
     assert len(times) == status.delete_requests >= 8
     assert times[-1] - times[0] >= least_span_seconds(len(times), BUDGET)
