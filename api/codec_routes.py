@@ -6,11 +6,13 @@ catalog. Encoding (for starts from the CLI) needs `start` on every catalog."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+
 from fastapi import APIRouter, Request, Response
 from google.protobuf import json_format
-from temporalio.api.common.v1 import Payloads
+from temporalio.api.common.v1 import Payload, Payloads
 
-from api.auth import Role
+from api.auth import Principal, Role
 from api.dependencies import Caller, forbidden
 from worker.payload_codec import AesGcmCodec, CodecKeyError
 from workflows.validation import InvalidPurgeRequestError
@@ -31,26 +33,29 @@ def _answer(payloads: Payloads) -> Response:
     return Response(json_format.MessageToJson(payloads), media_type="application/json")
 
 
-@router.post("/encode")
-async def encode(request: Request, caller: Caller) -> Response:
-    if not caller.may(Role.START, None):
-        raise forbidden(caller, Role.START, None)
-    payloads = await _payloads(request)
-    codec: AesGcmCodec | None = request.app.state.codec
-    if codec is None:
-        return _answer(payloads)
-    return _answer(Payloads(payloads=await codec.encode(payloads.payloads)))
-
-
-@router.post("/decode")
-async def decode(request: Request, caller: Caller) -> Response:
-    if not caller.may(Role.DECODE, None):
-        raise forbidden(caller, Role.DECODE, None)
+async def _apply(
+    request: Request,
+    caller: Principal,
+    role: Role,
+    convert: Callable[[AesGcmCodec, Sequence[Payload]], Awaitable[list[Payload]]],
+) -> Response:
+    if not caller.may(role, None):
+        raise forbidden(caller, role, None)
     payloads = await _payloads(request)
     codec: AesGcmCodec | None = request.app.state.codec
     if codec is None:
         return _answer(payloads)
     try:
-        return _answer(Payloads(payloads=await codec.decode(payloads.payloads)))
+        return _answer(Payloads(payloads=await convert(codec, payloads.payloads)))
     except CodecKeyError as error:
         raise InvalidPurgeRequestError(str(error)) from None
+
+
+@router.post("/encode")
+async def encode(request: Request, caller: Caller) -> Response:
+    return await _apply(request, caller, Role.START, AesGcmCodec.encode)
+
+
+@router.post("/decode")
+async def decode(request: Request, caller: Caller) -> Response:
+    return await _apply(request, caller, Role.DECODE, AesGcmCodec.decode)
