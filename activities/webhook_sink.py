@@ -2,8 +2,10 @@
 
 Signature: hex HMAC-SHA256 over "<timestamp>.<body>" with the shared secret, sent as
 `Icepurge-Signature: v1=<hex>` with `Icepurge-Timestamp` (Unix seconds) and `Icepurge-Event-Id`
-(the same id on a redelivery). Retries are bounded, and once an event has used them all the
-sink stays closed for a cool-down, so a dead receiver costs each batch nothing more."""
+(the same id on a redelivery). Retries are bounded, and once the receiver stayed unavailable
+(5xx, 408, 429, no answer) through all of them the sink stays closed for a cool-down, so a dead
+receiver costs each batch nothing more. A receiver that refuses one event (other 4xx) is up: that
+event fails at once and the next goes out as usual."""
 
 from __future__ import annotations
 
@@ -23,8 +25,15 @@ TIMESTAMP_HEADER = "Icepurge-Timestamp"
 EVENT_ID_HEADER = "Icepurge-Event-Id"
 
 
+_UNAVAILABLE = frozenset({408, 429})
+
+
 class WebhookUnavailableError(ConnectionError):
-    """The receiver didn't accept the event within the sink's attempts, or is cooling down."""
+    """The receiver didn't answer well within the sink's attempts, or is cooling down."""
+
+
+class WebhookRefusedError(ValueError):
+    """The receiver answered this event with a 4xx: it is up, but won't take this one."""
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:
@@ -75,8 +84,8 @@ class WebhookSink:
             if response.is_success:
                 return
             last_error = f"HTTP {response.status_code}"
-            if response.status_code < 500 and response.status_code not in (408, 429):
-                break
+            if response.status_code < 500 and response.status_code not in _UNAVAILABLE:
+                raise WebhookRefusedError(f"webhook refused event {event.event_id}: {last_error}")
         with self._lock:
             self._closed_until = time.monotonic() + self._cooldown
-        raise WebhookUnavailableError(f"webhook refused event {event.event_id}: {last_error}")
+        raise WebhookUnavailableError(f"webhook unavailable for event {event.event_id}: {last_error}")

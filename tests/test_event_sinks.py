@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from pydantic import ValidationError
 
 from activities.event_sinks import SinkConfigError, load_sink
-from activities.webhook_sink import signature, verify_signature
+from activities.webhook_sink import (
+    WebhookRefusedError,
+    WebhookSink,
+    WebhookUnavailableError,
+    signature,
+    verify_signature,
+)
+from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
 from tests.event_receivers import RecordingSink
 from worker.settings import WorkerSettings
 from worker.sinks import build_sinks
+from workflows.events import EventKind, PurgeEvent
+from workflows.status import PurgeState
 
 STATE = "s3://icepurge-state/purges"
 
@@ -61,3 +72,54 @@ def test_a_signature_binds_secret_timestamp_and_body() -> None:
     assert not verify_signature("other", "1700000000", b'{"a":1}', signed)
     assert not verify_signature("secret", "1700000001", b'{"a":1}', signed)
     assert not verify_signature("secret", "1700000000", b'{"a":2}', signed)
+
+
+def _event() -> PurgeEvent:
+    now = datetime.now(UTC)
+    return PurgeEvent(
+        event_id="p:r:0",
+        sequence=0,
+        kind=EventKind.STARTED,
+        purge_id="p",
+        run_id="r",
+        catalog="c",
+        namespace=["n"],
+        table="t",
+        requested_by="me",
+        request_id=None,
+        state=PurgeState.PENDING,
+        files_total=0,
+        files_done=0,
+        files_deleted=0,
+        files_failed=0,
+        bytes_deleted=0,
+        chunks_done=0,
+        chunks_total=0,
+        rate_files_per_second=None,
+        eta_seconds=None,
+        started_at=now,
+        finished_at=None,
+        occurred_at=now,
+    )
+
+
+def test_an_unavailable_receiver_cools_the_sink_down_a_refusing_one_does_not() -> None:
+    with webhook_receiver(fail_with=503) as (url, received):
+        sink = WebhookSink(url, WEBHOOK_SECRET, max_attempts=2, timeout_seconds=2, cooldown_seconds=60)
+        with pytest.raises(WebhookUnavailableError):
+            sink.deliver(_event())
+        assert received.attempts == 2
+        received.fail_with = None
+        with pytest.raises(WebhookUnavailableError, match="cooling down"):
+            sink.deliver(_event())
+        assert received.attempts == 2, "a cooling sink doesn't call the receiver"
+
+    with webhook_receiver(fail_with=400) as (url, received):
+        sink = WebhookSink(url, WEBHOOK_SECRET, max_attempts=3, timeout_seconds=2, cooldown_seconds=60)
+        with pytest.raises(WebhookRefusedError, match="HTTP 400"):
+            sink.deliver(_event())
+        assert received.attempts == 1, "a refusal is not retried"
+        received.fail_with = None
+        sink.deliver(_event())
+        assert [event.event_id for event in received.events()] == ["p:r:0"]
+        assert received.signatures_valid == [True]
