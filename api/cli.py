@@ -202,11 +202,15 @@ def resume(purge_id: str) -> None:
 def rate(
     purge_id: str,
     requests_per_second: Annotated[
-        float | None, typer.Argument(help="Delete requests per second per bucket; omit for no limit.")
+        float | None, typer.Argument(help="Delete requests per second per bucket.")
     ] = None,
+    unlimited: Annotated[bool, typer.Option("--unlimited", help="Remove the budget.")] = False,
 ) -> None:
     """Change a running purge's rate budget; it takes hold within seconds."""
-    budget = f"{requests_per_second:g} requests/s per bucket" if requests_per_second else "unlimited"
+    if (requests_per_second is None) != unlimited:
+        console.print("[red]give a number of requests per second, or --unlimited[/red]")
+        raise typer.Exit(2)
+    budget = "unlimited" if unlimited else f"{requests_per_second:g} requests/s per bucket"
     _control(
         purge_id,
         f"budget set to {budget}",

@@ -111,16 +111,23 @@ async def test_pause_stops_the_counters_and_resume_finishes_on_a_new_budget(
     assert "already finished" in err
 
 
-async def test_resume_of_a_running_purge_is_rejected_over_http(
+async def test_resume_of_a_running_purge_is_rejected_and_the_cli_sets_a_budget(
     catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, api_url: str
 ) -> None:
-    table = many_files_table(catalog, ("controls",), "not_paused", manifests=4, files=10)
+    table = many_files_table(catalog, ("controls",), "not_paused", manifests=8, files=10)
     admin = HttpPurgeClient(api_url, TOKENS["admin"][0])
     with s3_proxy(stack.ports.s3) as (port, faults):
-        faults.delete_delay = 0.3
-        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+        # Slow enough for two CLI runs to find it still deleting.
+        faults.delete_delay = 1.0
+        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port), chunk_window=1))
         with pytest.raises(PurgeControlRejectedError, match="not paused"):
             await admin.resume(purge_id)
+        code, _, err = await icepurge(stack, "purge", "rate", purge_id)
+        assert code == 2
+        assert "--unlimited" in err
+        code, _, err = await icepurge(stack, "purge", "rate", purge_id, "50")
+        assert code == 0, err
+        assert (await purges.status(purge_id)).bucket_requests_per_second == 50
         report = await asyncio.wait_for(purges.wait(purge_id), timeout=120)
     assert report.status.state is PurgeState.SUCCEEDED
 
