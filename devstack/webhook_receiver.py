@@ -4,6 +4,7 @@ signature. Used by the event tests and the event-overhead benchmark."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ class Received:
     signatures_valid: list[bool] = field(default_factory=list)
     attempts: int = 0
     fail_with: int | None = None
+    # Seconds each answer takes: a slow receiver.
+    delay: float = 0.0
 
     def events(self) -> list[PurgeEvent]:
         with self.lock:
@@ -38,6 +41,7 @@ def _handler(received: Received) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
+            time.sleep(received.delay)
             with received.lock:
                 received.attempts += 1
                 failing = received.fail_with

@@ -27,16 +27,17 @@ from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
 from tests.event_receivers import RECORDED, json_lines
 from tests.listener_workflow import EventListener
 from tests.metrics_scrape import metric_sum, scrape
-from tests.purge_helpers import request_for
+from tests.purge_helpers import request_for, status_when
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
-from tests.tables import many_files_table
+from tests.tables import many_files_table, simple_table
 from worker.run import build_worker
 from worker.settings import WorkerSettings
-from workflows.constants import ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
-from workflows.counts import Category
+from workflows.constants import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
+from workflows.counts import Category, FileCounts
 from workflows.events import EventKind, PurgeEvent
 from workflows.status import PurgeReport, PurgeState
+from workflows.steps import ChunkProgress
 
 LISTENER_QUEUE = "icepurge-listener"
 
@@ -175,6 +176,27 @@ async def test_a_cancelled_and_a_failed_purge_end_their_sequences_so(
     assert [event.kind for event in failed] == [EventKind.STARTED, EventKind.FAILED]
     assert failed[-1].error_type == ERROR_METADATA_NOT_FOUND
     assert failed[-1].error is not None and "00099-gone.metadata.json" in failed[-1].error
+
+
+async def test_no_event_follows_the_final_one(
+    catalog: SqlCatalog, temporal_client: Client, worker_settings: WorkerSettings, s3: S3Store
+) -> None:
+    """A chunk's progress signal arriving while the final event is being delivered (here sent by
+    hand, as a late one would be) must not add an event after it."""
+    table = simple_table(catalog, ("events",), "late_signal")
+    with webhook_receiver() as (url, received):
+        received.delay = 2.0
+        async with _in_process_worker(temporal_client, worker_settings, url) as purges:
+            purge_id = await purges.start(request_for(table, s3.properties, progress_event_seconds=1))
+            await status_when(purges, purge_id, lambda status: status.state is PurgeState.SUCCEEDED)
+            # Past the progress interval, so only the closing stream keeps the signal from emitting.
+            await asyncio.sleep(1.2)
+            handle = temporal_client.get_workflow_handle(purge_id)
+            await handle.signal(CHUNK_PROGRESS_SIGNAL, ChunkProgress(chunk_index=0, counts=FileCounts()))
+            await purges.wait(purge_id)
+
+    events = _in_order(received.events())
+    assert events[-1].kind is EventKind.COMPLETED
 
 
 def _event_worker(stack: EmbeddedStack, name: str, url: str, **overrides: str) -> ServiceProcess:

@@ -57,8 +57,11 @@ class EventStream:
             self._cursor.last_progress_at = now
 
     def progress(self) -> None:
-        """Emits a progress event unless one went out less than the interval ago."""
+        """Emits a progress event unless one went out less than the interval ago, or the stream
+        is closing: a late chunk signal must not follow the final event."""
         last = self._cursor.last_progress_at
+        if self._closing:
+            return
         if last is None or workflow.now() - last >= self._progress_interval:
             self.emit(EventKind.PROGRESS)
 
