@@ -6,7 +6,6 @@ attempt waits for the purge's per-bucket rate budget."""
 
 from __future__ import annotations
 
-import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -19,6 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from pyiceberg.io import FileIO, load_file_io
 
+from activities.backoff import full_jitter
 from activities.locations import S3_SCHEMES, scheme_of
 from activities.rate_budget import BucketRateLimits
 from activities.s3_client import s3_client
@@ -75,10 +75,6 @@ class DeleteOutcome:
         self.failed.extend(other.failed)
         self.requests += other.requests
         self.throttled += other.throttled
-
-
-def _backoff(attempt: int) -> float:
-    return random.uniform(0, min(8.0, 0.2 * 2**attempt))
 
 
 def _error_code(error: ClientError) -> str:
@@ -155,13 +151,13 @@ class S3BulkDeleter:
                     outcome.failed.extend((uri_of[key], _error_text(error)) for key in remaining)
                     return outcome
                 outcome.throttled += _throttled(error)
-                time.sleep(_backoff(attempt))
+                time.sleep(full_jitter(attempt, 0.2, 8.0))
                 continue
             _observed(self._observer, started)
             remaining = self._settle(response.get("Errors", []), remaining, uri_of, outcome, last_attempt)
             if not remaining:
                 break
-            time.sleep(_backoff(attempt))
+            time.sleep(full_jitter(attempt, 0.2, 8.0))
         return outcome
 
     @staticmethod

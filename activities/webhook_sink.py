@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import random
 import threading
 import time
 
 import httpx
 
+from activities.backoff import full_jitter
 from activities.event_sinks import WEBHOOK_SINK
 from workflows.events import PurgeEvent
 
@@ -68,7 +68,7 @@ class WebhookSink:
         last_error = ""
         for attempt in range(self._max_attempts):
             if attempt:
-                time.sleep(random.uniform(0, min(4.0, 0.25 * 2**attempt)))
+                time.sleep(full_jitter(attempt, 0.25, 4.0))
             timestamp = str(int(time.time()))
             headers = {
                 "Content-Type": "application/json",

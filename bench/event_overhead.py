@@ -41,6 +41,7 @@ class Run:
 
 def _worker(stack: EmbeddedStack, name: str, sinks: list[str], url: str | None) -> ServiceProcess:
     webhook = {"ICEPURGE_WEBHOOK_URL": url, "ICEPURGE_WEBHOOK_SECRET": WEBHOOK_SECRET} if url else {}
+    # The worker's name is its task queue too.
     return stack.worker_process(
         f"events-{name}",
         ICEPURGE_TASK_QUEUE=f"events-{name}",
@@ -49,12 +50,12 @@ def _worker(stack: EmbeddedStack, name: str, sinks: list[str], url: str | None) 
     )
 
 
-async def _purge(stack: EmbeddedStack, name: str, table: Table, round_: int) -> Run:
+async def _purge(stack: EmbeddedStack, queue: str, table: Table, round_: int) -> Run:
     temporal = await connect(stack.temporal_settings())
-    client = PurgeClient(temporal, f"events-{name}")
+    client = PurgeClient(temporal, queue)
     # A catalog name per contender and round: each purge of the restored table gets its own id.
     request = request_for_table(
-        f"bench-{name}-{round_}", table, stack.s3_properties, "bench", progress_event_seconds=1
+        f"bench-{queue}-{round_}", table, stack.s3_properties, "bench", progress_event_seconds=1
     )
     started = time.perf_counter()
     purge_id = await client.start(request)
@@ -109,9 +110,7 @@ def main() -> None:
         runs: dict[str, list[Run]] = {name: [] for name in workers}
         for round_ in range(args.rounds):
             for name, worker in workers.items():
-                runs[name].append(
-                    asyncio.run(_purge(stack, worker.name.removeprefix("events-"), table, round_))
-                )
+                runs[name].append(asyncio.run(_purge(stack, worker.name, table, round_)))
                 template.restore()
         objects = f"{shape.content_files:,} content files, {template.objects:,} objects"
         print(f"table: {objects}; {args.rounds} rounds, progress events every second")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
@@ -38,7 +39,7 @@ class EmbeddedStack:
     def s3_properties(self) -> dict[str, str]:
         return s3_properties(self.ports, self.credentials)
 
-    @property
+    @cached_property
     def codec_keys(self) -> dict[str, str]:
         """The stack's payload-codec key, made once per state dir and kept there, so a restarted
         stack still reads the histories it wrote."""

@@ -19,7 +19,7 @@ from api.settings import ApiSettings
 from devstack.api_server import serve_api
 from devstack.ports import StackPorts
 from devstack.process import free_ports
-from devstack.stack import STATE_BUCKET, EmbeddedStack
+from devstack.stack import EmbeddedStack
 from tests.api_server import token_file
 from tests.store import S3Store
 from worker.connect import connect
@@ -91,11 +91,6 @@ def purges(temporal_client: Client, worker_settings: WorkerSettings, running_wor
 @pytest.fixture(scope="session")
 def catalog(stack: EmbeddedStack) -> SqlCatalog:
     return stack.catalog("tests")
-
-
-@pytest.fixture(scope="session")
-def state_bucket() -> str:
-    return STATE_BUCKET
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,6 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
@@ -31,7 +30,7 @@ from tests.purge_helpers import request_for, status_when
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
-from worker.run import build_worker
+from worker.run import build_worker, sandboxed_runner
 from worker.settings import WorkerSettings
 from workflows.constants import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
 from workflows.counts import Category, FileCounts
@@ -72,16 +71,13 @@ def _assert_full_sequence(events: list[PurgeEvent], report: PurgeReport) -> None
     assert len({event.event_id.rsplit(":", 1)[0] for event in events}) == 1
 
 
-def _in_sandbox() -> SandboxedWorkflowRunner:
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "pydantic_core")
-    )
-
-
 @pytest.fixture
 async def listener(temporal_client: Client) -> AsyncIterator[None]:
     async with Worker(
-        temporal_client, task_queue=LISTENER_QUEUE, workflows=[EventListener], workflow_runner=_in_sandbox()
+        temporal_client,
+        task_queue=LISTENER_QUEUE,
+        workflows=[EventListener],
+        workflow_runner=sandboxed_runner(),
     ):
         yield
 

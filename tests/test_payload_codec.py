@@ -4,6 +4,7 @@ keys rotate, tampering is caught, and the API's codec server opens payloads only
 from __future__ import annotations
 
 import base64
+import json
 
 import httpx
 import pytest
@@ -13,10 +14,12 @@ from temporalio.api.common.v1 import Payload
 from api.client import PurgeClient
 from devstack.stack import EmbeddedStack
 from tests.api_server import bearer
+from tests.cli_runner import icepurge
 from tests.purge_helpers import purge, request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import simple_table
 from worker.payload_codec import ENCODING, AesGcmCodec, CodecKeyError, new_key, parse_key
+from worker.settings import TemporalSettings
 from workflows.status import PurgeState
 
 PLAIN = Payload(metadata={"encoding": b"json/plain"}, data=b'{"s3.secret-access-key": "hush"}')
@@ -93,3 +96,15 @@ async def test_the_codec_server_opens_payloads_for_operators_only(api_url: str, 
         assert (await http.post("/codec/decode", json=body, headers=bearer("a-reader"))).status_code == 403
         malformed = await http.post("/codec/decode", content=b"[1]", headers=bearer("admin"))
         assert malformed.status_code == 422
+
+
+async def test_the_cli_mints_a_key_the_settings_accept(stack: EmbeddedStack) -> None:
+    code, out, err = await icepurge(stack, "admin", "codec-key", "2026-11")
+    assert code == 0, err
+    name, _, value = out.strip().partition("=")
+    assert name == "ICEPURGE_CODEC_KEYS"
+    codec = TemporalSettings(codec_keys=json.loads(value)).payload_codec()
+    assert codec is not None
+    (sealed,) = await codec.encode([PLAIN])
+    assert sealed.metadata["encryption-key-id"] == b"2026-11"
+    assert await codec.decode([sealed]) == [PLAIN]

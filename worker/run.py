@@ -26,6 +26,13 @@ log = logging.getLogger(__name__)
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
 
 
+def sandboxed_runner() -> SandboxedWorkflowRunner:
+    """The workflow sandbox with pydantic passed through: the contract models are pydantic."""
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "pydantic_core")
+    )
+
+
 def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecutor) -> Worker:
     """Call from the event loop the worker will run on: activities signal through it."""
     spark = None
@@ -54,9 +61,7 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
         # "within seconds".
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "pydantic_core")
-        ),
+        workflow_runner=sandboxed_runner(),
     )
 
 

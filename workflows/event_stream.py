@@ -59,9 +59,9 @@ class EventStream:
     def progress(self) -> None:
         """Emits a progress event unless one went out less than the interval ago, or the stream
         is closing: a late chunk signal must not follow the final event."""
-        last = self._cursor.last_progress_at
         if self._closing:
             return
+        last = self._cursor.last_progress_at
         if last is None or workflow.now() - last >= self._progress_interval:
             self.emit(EventKind.PROGRESS)
 
