@@ -1,5 +1,6 @@
-"""Finalize: manifest lists, statistics, older metadata, the current metadata file last; then
-the report object, then the plan and chunk outcome objects are removed."""
+"""Finalize: manifests (every chunk has deleted their entries), manifest lists, statistics, older
+metadata, the current metadata file last; then the report object, then the plan's objects are
+removed."""
 
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from activities.bulk_delete import ObjectStore, RequestStats
 from activities.chunk_deleter import ChunkOutcome, chunk_outcome_uri
 from activities.locations import parent_dir
-from activities.plan_model import Plan
+from activities.plan_model import Plan, UnreadableFile, content_chunk_uri
 from activities.state_store import StateStore
 from workflows.constants import FAILURE_SAMPLE_SIZE
 from workflows.counts import Category, FileCounts, SkipReason
 from workflows.status import FileFailure
 from workflows.steps import FinalizeResult
 
-KEPT_FOR_RETRY = frozenset({Category.MANIFEST_LISTS, Category.METADATA_FILES})
+# With content deletes failed, a re-run needs the whole chain down to the manifests that list
+# the failed files (which manifests those are is not kept, so all of them stay).
+KEPT_FOR_RETRY = frozenset({Category.MANIFESTS, Category.MANIFEST_LISTS, Category.METADATA_FILES})
+# Files per delete call, so finalize heartbeats in time whatever the table.
+SLICE = 8_000
 
 
 class PurgeReportObject(BaseModel):
@@ -32,6 +37,7 @@ class PurgeReportObject(BaseModel):
     failures: list[FileFailure] = Field(default_factory=list)
     would_delete: list[str] = Field(default_factory=list)
     skipped_foreign: list[str] = Field(default_factory=list)
+    unreadable: list[UnreadableFile] = Field(default_factory=list)
     finalize: FinalizeResult | None = Field(
         None, description="Finalize's own result, returned again if finalize is retried after it."
     )
@@ -71,15 +77,16 @@ def finalize(
             if dry_run:
                 would_delete.extend(paths)
             continue
-        result = store.delete(paths)
-        stats.add(result)
-        bucket.deleted += len(result.deleted)
-        bucket.already_missing += len(result.missing)
-        bucket.failed += len(result.failed)
-        failures.extend(
-            FileFailure(path=path, category=category, error=error) for path, error in result.failed
-        )
-        beat()
+        for start in range(0, len(paths), SLICE):
+            result = store.delete(paths[start : start + SLICE])
+            stats.add(result)
+            bucket.deleted += len(result.deleted)
+            bucket.already_missing += len(result.missing)
+            bucket.failed += len(result.failed)
+            failures.extend(
+                FileFailure(path=path, category=category, error=error) for path, error in result.failed
+            )
+            beat()
 
     report = PurgeReportObject(
         purge_id=plan.purge_id,
@@ -87,6 +94,7 @@ def finalize(
         dry_run=dry_run,
         counts=counts_so_far.model_copy(deep=True),
         skipped_foreign=[file.path for file in plan.foreign_files],
+        unreadable=plan.unreadable,
     )
     report.counts.add(counts)
     chunk_uris = [chunk_outcome_uri(plan_uri, index) for index in range(chunk_count)]
@@ -109,7 +117,8 @@ def finalize(
         throttled_requests=stats.throttled,
     )
     state.write(location, report)
-    for uri in [*chunk_uris, plan_uri]:
+    content_uris = [content_chunk_uri(plan_uri, index) for index in range(len(plan.content_chunks))]
+    for uri in [*chunk_uris, *content_uris, plan_uri]:
         state.delete(uri)
     return report.finalize
 

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-
-from pyiceberg.io import load_file_io
 
 from activities.bulk_delete import LatencyObserver, ObjectStore, RequestStats
 from activities.chunk_deleter import ChunkJob, ChunkOutcome
 from activities.locations import LocationGuard
-from activities.plan_model import PlannedManifest
+from activities.plan_model import ContentFile
 from activities.state_store import StateStore
 from workflows.request import PurgeRequest
 from workflows.steps import ChunkCheckpoint
 
 
-def run_manifests(
+def run_files(
     *,
-    manifests: list[PlannedManifest],
+    files: list[ContentFile],
     gc_enabled: bool,
     locations: list[str],
     request: PurgeRequest,
@@ -30,27 +27,21 @@ def run_manifests(
     requests_per_second: float | None,
     observer: LatencyObserver = None,
 ) -> tuple[ChunkOutcome, RequestStats]:
-    """Deletes the manifests and their files with the same storage code on either engine;
+    """Deletes distinct content files with the same storage code on either engine;
     `requests_per_second` is this caller's share of the purge's per-bucket budget."""
     options = request.options
-    store = ObjectStore(
+    with ObjectStore(
         request.file_io_properties, options.concurrency, delete_max_attempts, requests_per_second, observer
-    )
-    with (
-        store,
-        ThreadPoolExecutor(options.concurrency, thread_name_prefix="icepurge-read") as readers,
-    ):
+    ) as store:
         job = ChunkJob(
-            manifests=manifests,
+            files=files,
             gc_enabled=gc_enabled,
             outcome_uri=outcome_uri,
-            io=load_file_io(request.file_io_properties, request.metadata_location),
             store=store,
             state=state,
             guard=LocationGuard(locations, options.location_guard),
             dry_run=options.dry_run,
             heartbeat=heartbeat,
-            readers=readers,
             concurrency=options.concurrency,
         )
         return job.run(checkpoint)

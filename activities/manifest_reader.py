@@ -1,11 +1,17 @@
-"""Lists every entry of a manifest, DELETED ones included, as CatalogUtil.dropTableData does."""
+"""Reads manifest lists and manifests (every entry, DELETED ones included, as
+CatalogUtil.dropTableData does).
+
+A read is split in two: fetching the bytes, retried through transient faults, and parsing them
+in memory. So an I/O fault is never mistaken for a corrupt file, and a parse error always is one.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import io as std_io
+from collections.abc import Callable
 
 from pyiceberg.avro.file import AvroFile
-from pyiceberg.io import FileIO
+from pyiceberg.io import FileIO, InputFile, InputStream
 from pyiceberg.manifest import (
     DEFAULT_READ_VERSION,
     MANIFEST_ENTRY_SCHEMAS,
@@ -14,8 +20,12 @@ from pyiceberg.manifest import (
     FileFormat,
     ManifestEntry,
     ManifestEntryStatus,
+    ManifestFile,
+    read_manifest_list,
 )
 
+from activities.plan_model import ContentFile
+from activities.read_retry import read_retrying
 from workflows.counts import Category
 
 _CATEGORY = {
@@ -25,26 +35,57 @@ _CATEGORY = {
 }
 
 
-@dataclass(frozen=True)
-class ContentFile:
-    path: str
-    category: Category
-    size: int
+class UnparsableFileError(Exception):
+    """The file was read whole but is not a valid Avro manifest or manifest list."""
 
 
-def read_manifest_entries(io: FileIO, manifest_path: str) -> list[ContentFile]:
-    """Raises FileNotFoundError when the manifest is already gone."""
-    with AvroFile[ManifestEntry](
-        io.new_input(manifest_path),
-        MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION],
-        read_types={-1: ManifestEntry, 2: DataFile},
-        read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
-    ) as reader:
-        return [
-            ContentFile(
-                path=entry.data_file.file_path,
-                category=_CATEGORY[DataFileContent(entry.data_file.content)],
-                size=entry.data_file.file_size_in_bytes or 0,
-            )
-            for entry in reader
-        ]
+class _BytesInput(InputFile):
+    def __init__(self, location: str, data: bytes) -> None:
+        super().__init__(location)
+        self._data = data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def exists(self) -> bool:
+        return True
+
+    def open(self, seekable: bool = True) -> InputStream:
+        return std_io.BytesIO(self._data)
+
+
+def fetch(io: FileIO, location: str, beat: Callable[[], None] = lambda: None) -> bytes:
+    """The file's bytes; raises FileNotFoundError only when the store says it is absent."""
+
+    def read() -> bytes:
+        with io.new_input(location).open(seekable=False) as stream:
+            return stream.read()
+
+    return read_retrying(read, location, beat)
+
+
+def parse_manifest_list(location: str, data: bytes) -> list[ManifestFile]:
+    try:
+        return list(read_manifest_list(_BytesInput(location, data)))
+    except Exception as error:
+        raise UnparsableFileError(f"{type(error).__name__}: {error}") from None
+
+
+def parse_manifest_entries(location: str, data: bytes) -> list[ContentFile]:
+    try:
+        with AvroFile[ManifestEntry](
+            _BytesInput(location, data),
+            MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION],
+            read_types={-1: ManifestEntry, 2: DataFile},
+            read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
+        ) as reader:
+            return [
+                ContentFile(
+                    entry.data_file.file_path,
+                    _CATEGORY[DataFileContent(entry.data_file.content)],
+                    entry.data_file.file_size_in_bytes or 0,
+                )
+                for entry in reader
+            ]
+    except Exception as error:
+        raise UnparsableFileError(f"{type(error).__name__}: {error}") from None

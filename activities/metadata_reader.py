@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -11,6 +12,7 @@ from pyiceberg.io import FileIO
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
 from temporalio.exceptions import ApplicationError
 
+from activities.read_retry import read_retrying
 from workflows.constants import (
     ERROR_METADATA_ACCESS_DENIED,
     ERROR_METADATA_CORRUPT,
@@ -30,11 +32,23 @@ class TerminalMetadataError(ApplicationError):
         self.location = location
 
 
-def read_bytes(io: FileIO, location: str) -> bytes:
-    """Reads a whole file; missing and forbidden files raise a TerminalMetadataError."""
+def _read_all(io: FileIO, location: str) -> bytes:
     try:
         with io.new_input(location).open() as stream:
             return stream.read()
+    except (FileNotFoundError, PermissionError):
+        raise
+    except OSError as error:
+        if any(marker in str(error) for marker in _DENIED_MARKERS):
+            raise PermissionError(str(error)) from error
+        raise
+
+
+def read_bytes(io: FileIO, location: str, beat: Callable[[], None] = lambda: None) -> bytes:
+    """Reads a whole file through transient faults; missing and forbidden files raise a
+    TerminalMetadataError."""
+    try:
+        return read_retrying(lambda: _read_all(io, location), location, beat)
     except FileNotFoundError:
         raise TerminalMetadataError(ERROR_METADATA_NOT_FOUND, location, "metadata file not found") from None
     except PermissionError:
@@ -43,14 +57,6 @@ def read_bytes(io: FileIO, location: str) -> bytes:
             location,
             "access denied reading metadata; check the FileIO credentials",
         ) from None
-    except OSError as error:
-        if any(marker in str(error) for marker in _DENIED_MARKERS):
-            raise TerminalMetadataError(
-                ERROR_METADATA_ACCESS_DENIED,
-                location,
-                "access denied reading metadata; check the FileIO credentials",
-            ) from None
-        raise
 
 
 def parse_metadata(raw: bytes, location: str) -> TableMetadata:
@@ -80,5 +86,5 @@ def parse_metadata(raw: bytes, location: str) -> TableMetadata:
         ) from None
 
 
-def read_metadata(io: FileIO, location: str) -> TableMetadata:
-    return parse_metadata(read_bytes(io, location), location)
+def read_metadata(io: FileIO, location: str, beat: Callable[[], None] = lambda: None) -> TableMetadata:
+    return parse_metadata(read_bytes(io, location, beat), location)

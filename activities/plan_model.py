@@ -1,19 +1,47 @@
-"""The persisted plan: every file list of a purge, kept in the state location, not in history."""
+"""The persisted plan: every file list of a purge, kept in the state location, not in history.
+
+Content files are not in the plan object itself: they are deduplicated into chunk objects
+(`ContentChunk`) beside it, each distinct file in exactly one chunk."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.counts import Category
 
 
-class PlannedManifest(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ContentFile:
+    path: str
+    category: Category
+    size: int
+
+
+class ContentChunk(BaseModel):
+    """One chunk's distinct content files, by column: compact JSON for thousands of files."""
+
     model_config = ConfigDict(extra="forbid")
 
-    path: str
-    length: int
-    file_count: int
-    owned: bool
+    paths: list[str] = Field(default_factory=list)
+    categories: list[Category] = Field(default_factory=list)
+    sizes: list[int] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, files: list[ContentFile]) -> ContentChunk:
+        return cls(
+            paths=[file.path for file in files],
+            categories=[file.category for file in files],
+            sizes=[file.size for file in files],
+        )
+
+    def files(self) -> list[ContentFile]:
+        return [
+            ContentFile(path, category, size)
+            for path, category, size in zip(self.paths, self.categories, self.sizes, strict=True)
+        ]
 
 
 class PlannedFile(BaseModel):
@@ -23,6 +51,23 @@ class PlannedFile(BaseModel):
     category: Category
 
 
+class UnreadableReason(StrEnum):
+    MISSING = "missing"
+    CORRUPT = "corrupt"
+
+
+class UnreadableFile(BaseModel):
+    """A metadata file, manifest list or manifest that planning could not read for good: truly
+    absent (404) or truly unparsable. Transient faults are retried, never listed here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    category: Category
+    reason: UnreadableReason
+    detail: str = ""
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -30,16 +75,21 @@ class Plan(BaseModel):
     metadata_location: str
     gc_enabled: bool
     locations: list[str]
-    chunks: list[list[PlannedManifest]]
+    content_chunks: list[int] = Field(description="Distinct content files in each chunk object.")
+    content_by_category: dict[Category, int] = Field(default_factory=dict)
+    manifests: list[str]
     manifest_lists: list[str]
     statistics_files: list[str]
     previous_metadata_files: list[str]
     current_metadata_file: str | None
     foreign_files: list[PlannedFile]
+    unreadable: list[UnreadableFile] = Field(default_factory=list)
 
     def finalize_groups(self) -> list[tuple[Category, list[str]]]:
-        """Finalize's delete order: the current metadata file goes last, alone."""
+        """Finalize's delete order: manifests once every chunk has deleted their entries, then
+        what lists them; the current metadata file goes last, alone."""
         groups = [
+            (Category.MANIFESTS, self.manifests),
             (Category.MANIFEST_LISTS, self.manifest_lists),
             (Category.STATISTICS_FILES, self.statistics_files),
             (Category.METADATA_FILES, self.previous_metadata_files),
@@ -47,3 +97,7 @@ class Plan(BaseModel):
         if self.current_metadata_file:
             groups.append((Category.METADATA_FILES, [self.current_metadata_file]))
         return groups
+
+
+def content_chunk_uri(plan_uri: str, chunk_index: int) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/content/{chunk_index:06d}.json"

@@ -1,18 +1,26 @@
-"""Builds a purge plan from table metadata: the parity set, the history sweep, the chunks."""
+"""Builds a purge plan from table metadata: the parity set, the history sweep, and the table's
+distinct content files split into chunk objects."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestFile
 from pyiceberg.table.metadata import TableMetadata
 
+from activities.content_partitions import ContentPartitioner
 from activities.locations import LocationGuard, normalize, parent_dir, table_locations
+from activities.manifest_reader import UnparsableFileError, fetch, parse_manifest_entries, parse_manifest_list
 from activities.metadata_reader import TerminalMetadataError, read_metadata
-from activities.plan_model import Plan, PlannedFile, PlannedManifest
+from activities.plan_model import Plan, PlannedFile, UnreadableFile, UnreadableReason
+from activities.read_retry import read_retrying
+from activities.state_store import StateStore
+from workflows.constants import ERROR_METADATA_CORRUPT, ERROR_METADATA_NOT_FOUND, ERROR_UNSUPPORTED_FORMAT
 from workflows.counts import Category
 from workflows.request import PurgeRequest
 
@@ -20,12 +28,17 @@ log = logging.getLogger(__name__)
 
 GC_ENABLED = "gc.enabled"
 VERSION_HINT = "version-hint.text"
+# How long a wait for a manifest read may go without a heartbeat.
+_BEAT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
 class ChunkSizing:
     target_files: int = 5_000
-    max_manifests: int = 200
+    # Distinct content files planning holds in memory before it spills buckets to the state location.
+    memory_files: int = 500_000
+    # Manifests read at once while planning.
+    readers: int = 8
 
 
 @dataclass
@@ -36,46 +49,80 @@ class _Reachable:
     manifest_lists: dict[str, None] = field(default_factory=dict)
     statistics: dict[str, None] = field(default_factory=dict)
     metadata: dict[str, None] = field(default_factory=dict)
+    unreadable: list[UnreadableFile] = field(default_factory=list)
 
     def add_snapshots(self, io: FileIO, metadata: TableMetadata, beat: Callable[[], None]) -> None:
         for snapshot in metadata.snapshots:
-            if not snapshot.manifest_list or snapshot.manifest_list in self.manifest_lists:
+            location = snapshot.manifest_list
+            if not location or location in self.manifest_lists:
                 continue
-            self.manifest_lists[snapshot.manifest_list] = None
-            beat()
+            self.manifest_lists[location] = None
             try:
-                manifests = snapshot.manifests(io)
+                manifests = parse_manifest_list(location, fetch(io, location, beat))
             except FileNotFoundError:
-                log.warning("manifest list already gone: %s", snapshot.manifest_list)
+                self.unreadable_file(location, Category.MANIFEST_LISTS, UnreadableReason.MISSING)
+                continue
+            except UnparsableFileError as error:
+                self.unreadable_file(location, Category.MANIFEST_LISTS, UnreadableReason.CORRUPT, str(error))
                 continue
             for manifest in manifests:
                 self.manifests.setdefault(manifest.manifest_path, manifest)
+            beat()
         for statistics in [*metadata.statistics, *metadata.partition_statistics]:
             self.statistics[statistics.statistics_path] = None
+
+    def unreadable_file(
+        self, path: str, category: Category, reason: UnreadableReason, detail: str = ""
+    ) -> None:
+        log.warning("%s %s skipped while planning: %s", reason.value, category.value, path)
+        self.unreadable.append(UnreadableFile(path=path, category=category, reason=reason, detail=detail))
 
 
 def build_plan(
     purge_id: str,
     request: PurgeRequest,
+    *,
     io: FileIO,
+    state: StateStore,
+    plan_uri: str,
     sizing: ChunkSizing,
     beat: Callable[[], None] = lambda: None,
 ) -> Plan:
-    current = read_metadata(io, request.metadata_location)
+    """Reads the metadata, writes the content chunk objects beside `plan_uri` and returns the
+    plan (which the caller writes at `plan_uri`)."""
+    current = read_metadata(io, request.metadata_location, beat)
     reachable = _Reachable()
     reachable.add_snapshots(io, current, beat)
     _walk_metadata_log(io, current, reachable, request.options.history_sweep, beat)
     hint = parent_dir(request.metadata_location) + "/" + VERSION_HINT
-    if io.new_input(hint).exists():
+    if read_retrying(io.new_input(hint).exists, hint, beat):
         reachable.metadata[hint] = None
     reachable.metadata.pop(request.metadata_location, None)
+
+    partitioner = ContentPartitioner(
+        state,
+        plan_uri,
+        expected_entries=sum(_entry_count(manifest) for manifest in reachable.manifests.values()),
+        memory_files=sizing.memory_files,
+        chunk_files=sizing.target_files,
+        beat=beat,
+    )
+    _enumerate_content(
+        io,
+        list(reachable.manifests),
+        partitioner=partitioner,
+        reachable=reachable,
+        readers=sizing.readers,
+        beat=beat,
+    )
+    content = partitioner.finish()
 
     guard = LocationGuard(
         table_locations(current.location, current.properties), request.options.location_guard
     )
     foreign: list[PlannedFile] = []
 
-    def owned(paths: dict[str, None], category: Category) -> list[str]:
+    def owned(paths: dict[str, None] | dict[str, ManifestFile], category: Category) -> list[str]:
         kept = []
         for path in paths:
             if guard.allows(path):
@@ -84,30 +131,25 @@ def build_plan(
                 foreign.append(PlannedFile(path=path, category=category))
         return kept
 
+    manifests = owned(reachable.manifests, Category.MANIFESTS)
     manifest_lists = owned(reachable.manifest_lists, Category.MANIFEST_LISTS)
     statistics = owned(reachable.statistics, Category.STATISTICS_FILES)
     previous = owned(reachable.metadata, Category.METADATA_FILES)
     current_file = owned({request.metadata_location: None}, Category.METADATA_FILES)
-    manifests = [
-        PlannedManifest(
-            path=manifest.manifest_path,
-            length=manifest.manifest_length,
-            file_count=_entry_count(manifest),
-            owned=guard.allows(manifest.manifest_path),
-        )
-        for manifest in reachable.manifests.values()
-    ]
     return Plan(
         purge_id=purge_id,
         metadata_location=request.metadata_location,
         gc_enabled=current.properties.get(GC_ENABLED, "true").strip().lower() != "false",
         locations=guard.prefixes,
-        chunks=split_into_chunks(manifests, sizing),
+        content_chunks=content.chunk_sizes,
+        content_by_category=content.by_category,
+        manifests=manifests,
         manifest_lists=manifest_lists,
         statistics_files=statistics,
         previous_metadata_files=previous,
         current_metadata_file=current_file[0] if current_file else None,
         foreign_files=foreign,
+        unreadable=reachable.unreadable,
     )
 
 
@@ -115,20 +157,24 @@ def _walk_metadata_log(
     io: FileIO, current: TableMetadata, reachable: _Reachable, sweep: bool, beat: Callable[[], None]
 ) -> None:
     """Older metadata files, and older ones still reachable from their own logs (as Iceberg's
-    Spark action does); with the sweep, their snapshots' files too."""
+    Spark action does); with the sweep, their snapshots' files too.
+
+    A transient fault is retried (and then fails the attempt) rather than skipped: deleting a
+    metadata file whose snapshots were never swept would leak their files for good."""
     pending = [entry.metadata_file for entry in current.metadata_log]
     seen = {normalize(path) for path in pending}
     while pending:
         location = pending.pop(0)
         reachable.metadata[location] = None
-        beat()
         try:
-            older = read_metadata(io, location)
-        except (TerminalMetadataError, OSError) as error:
-            log.info(
-                "older metadata file not readable, only deleted: %s (%s)", location, type(error).__name__
-            )
+            older = read_metadata(io, location, beat)
+        except TerminalMetadataError as error:
+            reason = _UNREADABLE_METADATA.get(error.type or "")
+            if reason is None:
+                raise
+            reachable.unreadable_file(location, Category.METADATA_FILES, reason, str(error))
             continue
+        beat()
         for entry in older.metadata_log:
             if normalize(entry.metadata_file) not in seen:
                 seen.add(normalize(entry.metadata_file))
@@ -137,25 +183,60 @@ def _walk_metadata_log(
             reachable.add_snapshots(io, older, beat)
 
 
+_UNREADABLE_METADATA = {
+    ERROR_METADATA_NOT_FOUND: UnreadableReason.MISSING,
+    ERROR_METADATA_CORRUPT: UnreadableReason.CORRUPT,
+    ERROR_UNSUPPORTED_FORMAT: UnreadableReason.CORRUPT,
+}
+
+
+def _enumerate_content(
+    io: FileIO,
+    manifests: list[str],
+    *,
+    partitioner: ContentPartitioner,
+    reachable: _Reachable,
+    readers: int,
+    beat: Callable[[], None],
+) -> None:
+    """Reads every manifest, a bounded window at a time, in order, into the partitioner."""
+    with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-read") as pool:
+        upcoming: Iterator[str] = iter(manifests)
+        window: deque[tuple[str, Future[bytes]]] = deque()
+
+        def submit_next() -> None:
+            path = next(upcoming, None)
+            if path is not None:
+                window.append((path, pool.submit(fetch, io, path)))
+
+        for _ in range(2 * readers):
+            submit_next()
+        while window:
+            path, read = window.popleft()
+            submit_next()
+            try:
+                data = _result(read, beat)
+                entries = parse_manifest_entries(path, data)
+            except FileNotFoundError:
+                reachable.unreadable_file(path, Category.MANIFESTS, UnreadableReason.MISSING)
+                continue
+            except UnparsableFileError as error:
+                reachable.unreadable_file(path, Category.MANIFESTS, UnreadableReason.CORRUPT, str(error))
+                continue
+            partitioner.add(entries)
+            beat()
+
+
+def _result(read: Future[bytes], beat: Callable[[], None]) -> bytes:
+    while True:
+        try:
+            return read.result(timeout=_BEAT_SECONDS)
+        except TimeoutError:
+            beat()
+
+
 def _entry_count(manifest: ManifestFile) -> int:
     counts = (manifest.added_files_count, manifest.existing_files_count, manifest.deleted_files_count)
     if any(count is None for count in counts):
         return 1
     return sum(count or 0 for count in counts)
-
-
-def split_into_chunks(manifests: list[PlannedManifest], sizing: ChunkSizing) -> list[list[PlannedManifest]]:
-    chunks: list[list[PlannedManifest]] = []
-    current: list[PlannedManifest] = []
-    files = 0
-    for manifest in manifests:
-        if current and (
-            files + manifest.file_count > sizing.target_files or len(current) >= sizing.max_manifests
-        ):
-            chunks.append(current)
-            current, files = [], 0
-        current.append(manifest)
-        files += manifest.file_count
-    if current:
-        chunks.append(current)
-    return chunks

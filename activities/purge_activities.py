@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -16,8 +16,8 @@ from temporalio.exceptions import ApplicationError
 from activities.bulk_delete import LatencyObserver, ObjectStore
 from activities.chunk_deleter import chunk_outcome_uri
 from activities.finalizer import finalize, finalized_before
-from activities.local_engine import run_manifests
-from activities.plan_model import Plan
+from activities.local_engine import run_files
+from activities.plan_model import ContentChunk, ContentFile, Plan, content_chunk_uri
 from activities.planner import build_plan
 from activities.progress_signals import ProgressReport, ProgressSignals
 from activities.rate_budget import task_share
@@ -76,12 +76,18 @@ class PurgeActivities:
     def plan_purge(self, step: PlanInput) -> PlanSummary:
         request = step.request
         log.info("planning %s (%s)", step.purge_id, request.table_name)
-        plan = build_plan(
-            step.purge_id, request, _table_io(request), self._settings.sizing, activity.heartbeat
-        )
         info = activity.info()
         # One folder per run chain: a later purge of the same snapshot never reads this one's objects.
         plan_uri = self._state.uri(step.purge_id, info.workflow_run_id or info.activity_id, "plan.json")
+        plan = build_plan(
+            step.purge_id,
+            request,
+            io=_table_io(request),
+            state=self._state,
+            plan_uri=plan_uri,
+            sizing=self._settings.sizing,
+            beat=activity.heartbeat,
+        )
         try:
             self._state.write(plan_uri, plan, compress=True)
         except OSError as error:
@@ -92,11 +98,12 @@ class PurgeActivities:
         planned = _totals(plan)
         return PlanSummary(
             plan_location=plan_uri,
-            chunk_count=len(plan.chunks),
+            chunk_count=len(plan.content_chunks),
             planned=planned,
             gc_enabled=plan.gc_enabled,
             engine=self._choose_engine(request.options.engine, planned),
             planning_counts=_foreign_counts(plan),
+            unreadable_files=len(plan.unreadable),
         )
 
     @activity.defn(name=CHUNK_ACTIVITY)
@@ -112,6 +119,7 @@ class PurgeActivities:
             if step.engine == Engine.SPARK:
                 outcome, stats = self._spark_engine().run_chunk(
                     plan=plan,
+                    plan_location=step.plan_location,
                     chunk_index=step.chunk_index,
                     request=step.request,
                     outcome_uri=outcome_uri,
@@ -125,8 +133,8 @@ class PurgeActivities:
                     activity.heartbeat(checkpoint)
                     report(checkpoint.counts)
 
-                outcome, stats = run_manifests(
-                    manifests=plan.chunks[step.chunk_index],
+                outcome, stats = run_files(
+                    files=self._chunk_files(step.plan_location, step.chunk_index),
                     gc_enabled=plan.gc_enabled,
                     locations=plan.locations,
                     request=step.request,
@@ -214,6 +222,17 @@ class PurgeActivities:
             observer,
         )
 
+    def _chunk_files(self, plan_uri: str, chunk_index: int) -> list[ContentFile]:
+        uri = content_chunk_uri(plan_uri, chunk_index)
+        raw = self._state.read(uri)
+        if raw is None:
+            raise ApplicationError(
+                f"chunk object missing at {uri}; was the state location cleaned?",
+                type=ERROR_STATE_LOCATION,
+                non_retryable=True,
+            )
+        return ContentChunk.model_validate_json(raw).files()
+
     def _plan(self, uri: str) -> Plan:
         with self._plans_lock:
             if uri in self._plans:
@@ -235,13 +254,16 @@ class PurgeActivities:
 
 
 def _totals(plan: Plan) -> PlannedTotals:
-    manifests = [manifest for chunk in plan.chunks for manifest in chunk]
+    """Distinct files by kind, the foreign ones (skipped at planning) included."""
+    foreign = Counter(Category(file.category) for file in plan.foreign_files)
     return PlannedTotals(
-        content_files=sum(manifest.file_count for manifest in manifests),
-        manifests=len(manifests),
-        manifest_lists=len(plan.manifest_lists),
-        metadata_files=len(plan.previous_metadata_files) + (1 if plan.current_metadata_file else 0),
-        statistics_files=len(plan.statistics_files),
+        content_files=sum(plan.content_chunks),
+        manifests=len(plan.manifests) + foreign[Category.MANIFESTS],
+        manifest_lists=len(plan.manifest_lists) + foreign[Category.MANIFEST_LISTS],
+        metadata_files=len(plan.previous_metadata_files)
+        + (1 if plan.current_metadata_file else 0)
+        + foreign[Category.METADATA_FILES],
+        statistics_files=len(plan.statistics_files) + foreign[Category.STATISTICS_FILES],
     )
 
 

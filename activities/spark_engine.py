@@ -1,10 +1,10 @@
-"""The Spark engine: one Spark job per chunk, one task per manifest group.
+"""The Spark engine: one Spark job per chunk, one task per group of its files.
 
 The job is `spark.range(0, n, 1, n).mapInArrow(...)`, which runs unchanged on local[N,F],
-spark://, k8s:// and Spark Connect. Each task runs the local engine's own code over its
-manifests and checkpoints to its own object, so a retried task (or a retried activity) resumes
-instead of recounting; the rows the job returns are the truth. Credentials travel in the task
-closure, never in Spark conf.
+spark://, k8s:// and Spark Connect. Each task reads its slice of the chunk object, runs the
+local engine's own code over it and checkpoints to its own object, so a retried task (or a
+retried activity) resumes instead of recounting; the rows the job returns are the truth.
+Credentials travel in the task closure, never in Spark conf.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from activities.bulk_delete import RequestStats
-from activities.chunk_deleter import ChunkOutcome, manifest_groups
-from activities.local_engine import run_manifests
+from activities.chunk_deleter import ChunkOutcome, group_size
+from activities.local_engine import run_files
 from activities.locations import parent_dir
-from activities.plan_model import Plan, PlannedManifest
+from activities.plan_model import ContentChunk, Plan, content_chunk_uri
 from activities.progress_signals import ProgressReport
 from activities.rate_budget import task_share
 from activities.spark_jobs import spark_jobs
@@ -43,7 +43,9 @@ PROGRESS_SECONDS = 2.0
 class TaskSpec:
     """Everything one Spark task needs, shipped in the closure (credentials included)."""
 
-    manifests: list[PlannedManifest]
+    chunk_uri: str
+    start: int
+    end: int
     gc_enabled: bool
     locations: list[str]
     request: PurgeRequest
@@ -56,8 +58,11 @@ class TaskSpec:
 
 def run_task(spec: TaskSpec) -> tuple[ChunkOutcome, RequestStats]:
     state = StateStore(spec.state_location, spec.state_properties)
-    return run_manifests(
-        manifests=spec.manifests,
+    raw = state.read(spec.chunk_uri)
+    if raw is None:
+        raise FileNotFoundError(f"chunk object missing: {spec.chunk_uri}")
+    return run_files(
+        files=ContentChunk.model_validate_json(raw).files()[spec.start : spec.end],
         gc_enabled=spec.gc_enabled,
         locations=spec.locations,
         request=spec.request,
@@ -118,6 +123,7 @@ class SparkEngine:
         self,
         *,
         plan: Plan,
+        plan_location: str,
         chunk_index: int,
         request: PurgeRequest,
         outcome_uri: str,
@@ -125,14 +131,16 @@ class SparkEngine:
         is_cancelled: Callable[[], bool],
         report: ProgressReport,
     ) -> tuple[ChunkOutcome, RequestStats]:
-        manifests = plan.chunks[chunk_index]
+        chunk_uri = content_chunk_uri(plan_location, chunk_index)
+        files = plan.content_chunks[chunk_index]
         saved = self._state.read(outcome_uri)
         if saved:
             done = ChunkOutcome.model_validate_json(saved)
-            if done.checkpoint.next_manifest == len(manifests):
+            if done.checkpoint.next_file == files:
                 return done, RequestStats()
         options = request.options
-        groups = manifest_groups(manifests, 0, options.concurrency)
+        size = group_size(options.concurrency)
+        groups = [(start, min(start + size, files)) for start in range(0, files, size)]
         task_dir = f"{parent_dir(outcome_uri)}/{chunk_index:06d}-tasks"
         # Tasks beyond the cluster's slots wait for a free one, so at most this many run at once;
         # when the session can't tell its slots, every task may be running.
@@ -141,7 +149,9 @@ class SparkEngine:
         share = task_share(options.bucket_requests_per_second, running_tasks)
         specs = [
             TaskSpec(
-                manifests=manifests[start:end],
+                chunk_uri=chunk_uri,
+                start=start,
+                end=end,
                 gc_enabled=plan.gc_enabled,
                 locations=plan.locations,
                 request=request,
@@ -156,7 +166,7 @@ class SparkEngine:
         tag = f"{plan.purge_id}-chunk-{chunk_index}"
         rows = self._collect(specs, tag, heartbeat, is_cancelled, report)
         merged = merge([ChunkOutcome.model_validate_json(row["outcome"]) for row in rows])
-        merged.checkpoint.next_manifest = merged.checkpoint.entries_done_until = len(manifests)
+        merged.checkpoint.next_file = files
         self._state.write(outcome_uri, merged)
         for spec in specs:
             self._state.delete(spec.outcome_uri)

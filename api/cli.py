@@ -186,6 +186,28 @@ def _control(purge_id: str, action: str, call: Callable[[PurgeClient], Awaitable
     console.print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
 
 
+@purge.command("rerun")
+def rerun(
+    purge_id: str,
+    file_io_properties: Annotated[
+        Path | None,
+        typer.Option(help="JSON file of new FileIO properties (fixed credentials); default: the last run's."),
+    ] = None,
+) -> None:
+    """Run a closed purge again: one that FAILED, was CANCELLED or SUCCEEDED_WITH_ERRORS."""
+    properties = json.loads(file_io_properties.read_text()) if file_io_properties else None
+
+    async def go() -> str:
+        return await (await _client()).rerun(purge_id, properties)
+
+    try:
+        asyncio.run(go())
+    except (PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError) as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"{purge_id} running again")
+
+
 @purge.command("pause")
 def pause(purge_id: str) -> None:
     """Pause a purge: its running chunks stop at their checkpoints, no new ones start."""

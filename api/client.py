@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from contextlib import suppress
 from typing import Any
 
 from pydantic import ValidationError
@@ -16,7 +17,7 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.exceptions import ApplicationError, CancelledError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.errors import (
@@ -38,7 +39,7 @@ from workflows.constants import (
 from workflows.controls import RateBudgetChange
 from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
-from workflows.status import PurgeReport, PurgeStatus
+from workflows.status import PurgeReport, PurgeState, PurgeStatus
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
 _UNAVAILABLE = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
@@ -75,25 +76,71 @@ class PurgeClient:
         self._task_queue = task_queue
 
     async def start(self, request: PurgeRequest | dict[str, Any]) -> str:
-        """Starts a purge, or attaches to the one already running for the same table snapshot.
+        """Starts a purge, or returns the one already started for the same table snapshot,
+        running or closed: a catalog may retry a start whose answer it never got, and a closed
+        purge keeps the result it reached. Running it again is `rerun`.
 
         Raises InvalidPurgeRequestError (naming the fields) before anything reaches Temporal.
         """
         parsed = parse_request(request)
+        with suppress(WorkflowAlreadyStartedError):
+            await self._start(parsed, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+        return purge_id_for(parsed)
+
+    async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
+        """Runs a closed purge again with its own request (new FileIO properties, if given, for
+        credentials fixed since): to finish a SUCCEEDED_WITH_ERRORS, FAILED or CANCELLED one.
+        Refused (PurgeControlRejectedError) while it runs and once it SUCCEEDED; the earlier
+        runs stay listed."""
+        handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
         try:
-            handle: WorkflowHandle[Any, Any] = await self._client.start_workflow(
+            description = await handle.describe()
+            if description.status == WorkflowExecutionStatus.RUNNING:
+                raise PurgeControlRejectedError(f"purge {purge_id} is still running; cancel it first")
+            if description.status == WorkflowExecutionStatus.COMPLETED:
+                report: PurgeReport = await handle.result()
+                if report.status.state is PurgeState.SUCCEEDED:
+                    raise PurgeControlRejectedError(f"purge {purge_id} SUCCEEDED; there is nothing to re-run")
+            request = await self._request_of(handle)
+        except RPCError as error:
+            raise _translate(error, purge_id) from None
+        if file_io_properties is not None:
+            request["file_io_properties"] = file_io_properties
+        parsed = parse_request(request)
+        try:
+            await self._start(parsed, WorkflowIDReusePolicy.ALLOW_DUPLICATE, WorkflowIDConflictPolicy.FAIL)
+        except WorkflowAlreadyStartedError:
+            raise PurgeControlRejectedError(f"purge {purge_id} was started again meanwhile") from None
+        return purge_id
+
+    async def _start(
+        self,
+        request: PurgeRequest,
+        reuse: WorkflowIDReusePolicy,
+        conflict: WorkflowIDConflictPolicy = WorkflowIDConflictPolicy.USE_EXISTING,
+    ) -> None:
+        try:
+            await self._client.start_workflow(
                 WORKFLOW_TYPE,
-                parsed.model_dump(mode="json"),
-                id=purge_id_for(parsed),
+                request.model_dump(mode="json"),
+                id=purge_id_for(request),
                 task_queue=self._task_queue,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-                static_summary=f"purge {parsed.table_name}",
-                search_attributes=attributes.start_attributes(parsed),
+                id_conflict_policy=conflict,
+                id_reuse_policy=reuse,
+                static_summary=f"purge {request.table_name}",
+                search_attributes=attributes.start_attributes(request),
             )
         except RPCError as error:
             raise _translate(error) from None
-        return handle.id
+
+    async def _request_of(self, handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
+        """The request the latest run started with (the first argument of every run)."""
+        async for event in handle.fetch_history_events():
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            decoded = await self._client.data_converter.decode(payloads[:1], [dict[str, Any]])
+            request: dict[str, Any] = decoded[0]
+            return request
+        raise PurgeNotFoundError(f"purge {handle.id} has no history")
 
     async def status(self, purge_id: str) -> PurgeStatus:
         """Live from the workflow's query; a completed purge's from its result."""

@@ -67,6 +67,11 @@ class HttpPurgeClient:
         body = await self._call("POST", "/v1/purges", json=parsed.model_dump(mode="json"))
         return str(body["purge_id"])
 
+    async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
+        body = {"file_io_properties": file_io_properties}
+        answer = await self._call("POST", f"/v1/purges/{purge_id}/rerun", json=body)
+        return str(answer["purge_id"])
+
     async def status(self, purge_id: str) -> PurgeStatus:
         return PurgeStatus.model_validate(await self._call("GET", f"/v1/purges/{purge_id}"))
 

@@ -36,6 +36,14 @@ class CancelRequested(BaseModel):
     cancel_requested: bool = True
 
 
+class RerunRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_io_properties: dict[str, str] | None = Field(
+        None, description="New FileIO properties (credentials fixed since); default: the last run's."
+    )
+
+
 class ListParameters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -72,6 +80,14 @@ async def _authorize(client: PurgeClient, caller: Principal, role: Role, purge_i
         raise forbidden(caller, role, catalog)
 
 
+def _started(purge_id: str, request: Request, response: Response) -> StartedPurge:
+    settings: ApiSettings = request.app.state.settings
+    base = settings.api_public_url or str(request.base_url).rstrip("/")
+    url = f"{base}/v1/purges/{purge_id}"
+    response.headers["Location"] = url
+    return StartedPurge(purge_id=purge_id, status_url=url)
+
+
 @router.post("/purges", status_code=202, response_model=StartedPurge)
 async def start_purge(
     body: PurgeRequest, caller: Caller, client: Purges, request: Request, response: Response
@@ -80,12 +96,8 @@ async def start_purge(
     if not caller.may(Role.START, body.catalog):
         raise forbidden(caller, Role.START, body.catalog)
     purge_id = await client.start(body)
-    settings: ApiSettings = request.app.state.settings
-    base = settings.api_public_url or str(request.base_url).rstrip("/")
-    url = f"{base}/v1/purges/{purge_id}"
-    response.headers["Location"] = url
     log.info("purge %s of %s started by %s", purge_id, body.table_name, caller.name)
-    return StartedPurge(purge_id=purge_id, status_url=url)
+    return _started(purge_id, request, response)
 
 
 @router.get("/purges/{purge_id}", response_model=PurgeStatus)
@@ -100,6 +112,24 @@ async def cancel_purge(purge_id: str, caller: Caller, client: Purges) -> CancelR
     await client.cancel(purge_id)
     log.info("purge %s cancelled by %s", purge_id, caller.name)
     return CancelRequested(purge_id=purge_id)
+
+
+@router.post("/purges/{purge_id}/rerun", status_code=202, response_model=StartedPurge)
+async def rerun_purge(
+    purge_id: str,
+    *,
+    caller: Caller,
+    client: Purges,
+    request: Request,
+    response: Response,
+    body: RerunRequest | None = None,
+) -> StartedPurge:
+    """Runs a closed purge again (to finish one that failed or ended with errors); 409 while it
+    runs and once it SUCCEEDED."""
+    await _authorize(client, caller, Role.START, purge_id)
+    await client.rerun(purge_id, body.file_io_properties if body else None)
+    log.info("purge %s re-run by %s", purge_id, caller.name)
+    return _started(purge_id, request, response)
 
 
 @router.post("/purges/{purge_id}/pause", response_model=PurgeStatus)

@@ -47,3 +47,21 @@ def history_set(io: FileIO, metadata_location: str) -> set[str]:
         files |= _snapshot_files(io, older, with_content=True)
         files.add(entry.metadata_file)
     return files
+
+
+def content_listings(io: FileIO, metadata_location: str) -> list[tuple[str, int]]:
+    """Every manifest entry (path, size) reachable from the current and every older metadata
+    file (the history sweep's reach), once per distinct manifest: listings, not files."""
+    metadata = _load(io, metadata_location)
+    chain = [metadata, *(_load(io, entry.metadata_file) for entry in metadata.metadata_log)]
+    manifests = {
+        manifest.manifest_path: manifest
+        for version in chain
+        for snapshot in version.snapshots
+        for manifest in snapshot.manifests(io)
+    }
+    return [
+        (entry.data_file.file_path, entry.data_file.file_size_in_bytes)
+        for manifest in manifests.values()
+        for entry in manifest.fetch_manifest_entry(io, discard_deleted=False)
+    ]

@@ -13,6 +13,7 @@ from api.client import PurgeClient
 from api.http_client import HttpPurgeClient
 from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
+from workflows.counts import CONTENT_CATEGORIES, Category
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
 
@@ -50,3 +51,15 @@ async def sealed_history(stack: EmbeddedStack, purge_id: str) -> bytes:
     client = await Client.connect(stack.temporal_address)
     history = await client.get_workflow_handle(purge_id).fetch_history()
     return b"".join(event.SerializeToString() for event in history.events)
+
+
+def assert_counts_add_up(status: PurgeStatus) -> None:
+    """deleted + already_missing + failed + skipped equals the distinct planned set, per kind."""
+    counts, planned = status.counts, status.planned
+    content = sum(counts.of(category).done for category in CONTENT_CATEGORIES)
+    assert content == planned.content_files, (content, planned)
+    assert counts.of(Category.MANIFESTS).done == planned.manifests, (counts, planned)
+    assert counts.of(Category.MANIFEST_LISTS).done == planned.manifest_lists, (counts, planned)
+    assert counts.of(Category.METADATA_FILES).done == planned.metadata_files, (counts, planned)
+    assert counts.of(Category.STATISTICS_FILES).done == planned.statistics_files, (counts, planned)
+    assert status.files_done == planned.files

@@ -40,6 +40,9 @@ class FaultPlan:
         self.fail_puts_left = 0
         self.transient_failures_left = 0
         self.throttled = 0
+        # Keys whose reads (GET, HEAD) answer 503 SlowDown while they are listed here.
+        self.failing_reads: set[str] = set()
+        self.failed_reads = 0
 
     async def deletes_reached(self, at_least: int) -> None:
         """Returns once `at_least` bulk deletes have arrived (to kill a worker mid-purge)."""
@@ -58,7 +61,7 @@ def _handler(
 
         def _forward(self) -> None:
             body = self._read_body()
-            if self.command == "PUT" and self._fail_put():
+            if (self.command == "PUT" and self._fail_put()) or self._fail_read():
                 self._slow_down()
                 return
             is_bulk_delete = self.command == "POST" and "delete" in self.path.split("?", 1)[-1]
@@ -130,6 +133,15 @@ def _handler(
                     return True
             return False
 
+        def _fail_read(self) -> bool:
+            if self.command not in ("GET", "HEAD"):
+                return False
+            path = self.path.split("?", 1)[0]
+            with faults.lock:
+                chosen = any(path.endswith("/" + key) for key in faults.failing_reads)
+                faults.failed_reads += chosen
+            return chosen
+
         def _deny_keys(self, body: bytes) -> bool:
             """Answers a DeleteObjects itself: AccessDenied for the chosen keys, the others
             deleted for real (a forwarded, edited body would break the request's signature)."""
@@ -166,7 +178,8 @@ def _handler(
             self.send_header("Content-Type", "application/xml")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            if self.command != "HEAD":
+                self.wfile.write(payload)
 
         do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward  # noqa: N815
 

@@ -7,6 +7,11 @@ from urllib.parse import urlsplit
 from activities.s3_client import s3_client
 
 
+def key_of(uri: str) -> str:
+    """An object URI's key, as the store (and the fault proxy) sees it."""
+    return urlsplit(uri).path.lstrip("/")
+
+
 class S3Store:
     def __init__(self, properties: dict[str, str]) -> None:
         self.properties = properties

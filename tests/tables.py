@@ -29,6 +29,12 @@ from pyiceberg.typedef import Record
 from pyiceberg.types import LongType, NestedField, StringType
 
 from devstack.iceberg_writers import DeleteManifestWriter
+from devstack.rewrite_heavy_table import RewriteShape
+
+# Small enough for the suite, rewrite-heavy enough that files are listed several times each.
+REWRITE_SHAPE = RewriteShape(
+    partitions=10, appends=8, row_deletes=4, partition_deletes=1, overwrites=2, expired=3
+)
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),

@@ -12,7 +12,7 @@ from temporalio.client import Client
 from api.client import PurgeClient
 from devstack.process import ServiceProcess
 from devstack.stack import EmbeddedStack
-from tests.purge_helpers import request_for
+from tests.purge_helpers import assert_counts_add_up, request_for
 from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table
@@ -39,7 +39,8 @@ async def test_killed_workers_resume_from_the_last_checkpoint(
     table = many_files_table(catalog, ("crash",), "resume", manifests=MANIFESTS, files=FILES)
     before = s3.list(table.location())
     purges = PurgeClient(temporal_client, QUEUE)
-    kill_points = (3, 9, 15)
+    # One delete request per 40-file chunk (8 of them), then finalize's.
+    kill_points = (2, 5, 7)
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.delete_delay = 0.4
         properties = through_proxy(s3.properties, port)
@@ -62,9 +63,10 @@ async def test_killed_workers_resume_from_the_last_checkpoint(
     manifests = counts.of(Category.MANIFESTS)
     assert manifests.deleted + manifests.already_missing == MANIFESTS
     assert manifests.already_missing <= len(kill_points) * 2
-    # Each kill redoes at most the manifest group in flight: a chunk here is 2 manifests, one group.
+    # Each kill redoes at most the group in flight: a chunk here is 40 files, one group.
     resent = sum(times - 1 for times in Counter(faults.deleted_keys).values())
-    assert resent <= len(kill_points) * (2 * FILES + 2)
+    assert resent <= len(kill_points) * 2 * FILES
+    assert_counts_add_up(report.status)
     secret = s3.properties["s3.secret-access-key"]
     for log in (stack.state_dir / "logs").glob("crash-worker-*.log"):
         assert secret not in log.read_text()

@@ -55,6 +55,10 @@ async def test_a_file_that_cannot_be_deleted_is_listed_and_a_rerun_finishes(
     assert stuck in {failure.path for failure in saved.failures}
     assert len(saved.failures) == status.failures_total
 
-    rerun = await purge(purges, request_for(table, s3.properties))
+    # Starting the same request again returns this purge as it ended; a re-run is explicit.
+    assert await purges.start(request_for(table, s3.properties)) == status.purge_id
+    assert (await purges.status(status.purge_id)).state is PurgeState.SUCCEEDED_WITH_ERRORS
+    await purges.rerun(status.purge_id, file_io_properties=s3.properties)
+    rerun = await purges.wait(status.purge_id)
     assert rerun.status.state is PurgeState.SUCCEEDED
     assert s3.list(table.location()) == set()

@@ -4,6 +4,7 @@ its threshold, cancellation reaching the running Spark job, no secret in Spark's
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -14,12 +15,13 @@ from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
+from devstack.rewrite_heavy_table import rewrite_heavy_table
 from devstack.stack import EmbeddedStack
-from tests.expected import drop_table_data_set, history_set
-from tests.purge_helpers import least_span_seconds, purge, request_for, status_when
+from tests.expected import content_listings, drop_table_data_set, history_set
+from tests.purge_helpers import assert_counts_add_up, least_span_seconds, purge, request_for, status_when
 from tests.s3_proxy import s3_proxy, through_proxy
-from tests.store import S3Store
-from tests.tables import many_files_table, rich_table, simple_table
+from tests.store import S3Store, key_of
+from tests.tables import REWRITE_SHAPE, many_files_table, rich_table, simple_table
 from worker.run import build_worker
 from worker.settings import WorkerSettings
 from workflows.constants import ERROR_ENGINE_UNAVAILABLE
@@ -208,3 +210,33 @@ def test_no_secret_in_spark_conf(spark_purges: PurgeClient, s3: S3Store) -> None
     secret = s3.properties["s3.secret-access-key"]
     assert all(secret not in f"{key}={value}" for key, value in conf)
     assert dict(conf)["spark.redaction.regex"].startswith("(?i)secret")
+
+
+async def test_spark_engine_counts_and_sends_each_distinct_file_once(
+    catalog: SqlCatalog, spark_purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = rewrite_heavy_table(catalog, ("spark",), "rewrites", REWRITE_SHAPE)
+    listings = content_listings(table.io, table.metadata_location)
+    distinct = dict(listings)
+    assert len(listings) > 2 * len(distinct)
+    owned = drop_table_data_set(table.io, table.metadata_location) | history_set(
+        table.io, table.metadata_location
+    )
+    before = s3.list(table.location())
+
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        report = await purge(
+            spark_purges, request_for(table, through_proxy(s3.properties, port), engine="spark")
+        )
+
+    status = report.status
+    assert status.state is PurgeState.SUCCEEDED
+    assert status.engine == "spark"
+    assert s3.list(table.location()) == before - owned
+    assert status.planned.content_files == len(distinct)
+    assert status.counts.of(Category.DATA_FILES).deleted == len(distinct)
+    assert status.counts.of(Category.DATA_FILES).bytes_deleted == sum(distinct.values())
+    assert_counts_add_up(status)
+    sent = Counter(faults.deleted_keys)
+    assert {key_of(path) for path in distinct} <= set(sent)
+    assert max(sent.values()) == 1, sent.most_common(3)

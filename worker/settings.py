@@ -46,7 +46,9 @@ class WorkerSettings(TemporalSettings):
         default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
     )
     chunk_target_files: int = Field(5_000, ge=1)
-    chunk_max_manifests: int = Field(200, ge=1)
+    plan_memory_files: int = Field(
+        500_000, ge=1_000, description="Distinct content files planning holds in memory before it spills."
+    )
     max_concurrent_activities: int = Field(8, ge=1, le=256)
     delete_max_attempts: int = Field(
         8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."
@@ -94,7 +96,7 @@ class WorkerSettings(TemporalSettings):
         return ActivitySettings(
             state_location=self.state_location,
             state_properties=self.state_io_properties,
-            sizing=ChunkSizing(target_files=self.chunk_target_files, max_manifests=self.chunk_max_manifests),
+            sizing=ChunkSizing(target_files=self.chunk_target_files, memory_files=self.plan_memory_files),
             delete_max_attempts=self.delete_max_attempts,
             auto_spark_min_files=self.auto_spark_min_files,
         )

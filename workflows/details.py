@@ -42,6 +42,10 @@ def details_markdown(status: PurgeStatus) -> str:
         f"| ETA | {_duration(status.eta_seconds)} |",
         f"| budget | {f'{budget:,.0f} requests/s per bucket' if budget else 'unlimited'} |",
     ]
+    if status.unreadable_files:
+        lines.append(
+            f"| unreadable | {status.unreadable_files:,} (absent or corrupt, listed in the report) |"
+        )
     if status.last_error:
         lines.append(f"| last error | {status.last_error[:200]} |")
     return "\n".join(lines)

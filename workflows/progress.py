@@ -39,6 +39,7 @@ class Progress:
         self.status.planned = plan.planned
         self.status.engine = plan.engine.value
         self.status.gc_enabled = plan.gc_enabled
+        self.status.unreadable_files = plan.unreadable_files
         self.status.chunks_total = plan.chunk_count
         self.status.files_total = plan.planned.files
         self._count(plan.planning_counts, [], 0, now)

@@ -36,7 +36,7 @@ class FileFailure(BaseModel):
 
 
 class PlannedTotals(BaseModel):
-    """Files the plan found, by kind; content counts come from the manifest lists' own counts."""
+    """Distinct files the plan found, by kind."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -90,6 +90,11 @@ class PurgeStatus(BaseModel):
     error_type: str | None = Field(None, description="Why a FAILED purge failed (MetadataNotFound, ...).")
     failure_sample: list[FileFailure] = Field(default_factory=list)
     failures_total: int = 0
+    unreadable_files: int = Field(
+        0,
+        description="Metadata files, manifest lists or manifests that planning found absent or "
+        "unparsable; their paths are in the report.",
+    )
     report_location: str | None = None
     run_count: int = Field(1, description="Runs of this purge so far (continue-as-new included).")
     paused: bool = Field(False, description="Paused by an operator; resume to go on.")

@@ -29,6 +29,9 @@ class PlanSummary(BaseModel):
     planning_counts: FileCounts = Field(
         default_factory=FileCounts, description="Files the plan already settled (skipped)."
     )
+    unreadable_files: int = Field(
+        0, description="Files planning found absent or unparsable (listed in the report)."
+    )
 
 
 class ChunkInput(BaseModel):
@@ -42,13 +45,11 @@ class ChunkInput(BaseModel):
 
 
 class ChunkCheckpoint(BaseModel):
-    """Manifests [0, next_manifest) of the chunk are finished; the content files of manifests
-    [0, entries_done_until) are gone (their manifests may still be there)."""
+    """Files [0, next_file) of the chunk are settled and counted."""
 
     model_config = ConfigDict(extra="forbid")
 
-    next_manifest: int = 0
-    entries_done_until: int = 0
+    next_file: int = 0
     counts: FileCounts = Field(default_factory=FileCounts)
     failures_total: int = 0
 

@@ -1,0 +1,110 @@
+"""Deduplicates a table's content files into chunk objects with bounded memory.
+
+Real tables list one file in many manifests (copy-on-write rewrites, merge-append, manifest
+rewrites), so manifest entries are not files. Planning hashes every entry by path into buckets;
+a bucket is a dict, so a second listing of a file is dropped where it arrives. When the entries
+held pass the memory budget, every bucket is spilled to the state location, and at the end each
+bucket is merged back alone. Memory stays near the budget whatever the table's size, and each
+distinct file lands in exactly one chunk object.
+
+Why here and not in the engines: once planning has done it, chunks share nothing. The local
+engine needs no set across chunks or worker restarts, and a Spark task only reads its own slice
+of a chunk object: no shuffle, no driver-side set, no state shared between executors.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from activities.plan_model import ContentChunk, ContentFile, content_chunk_uri
+from activities.state_store import StateStore
+from workflows.counts import Category
+
+
+@dataclass
+class ContentSummary:
+    chunk_sizes: list[int] = field(default_factory=list)
+    by_category: dict[Category, int] = field(default_factory=dict)
+
+
+class ContentPartitioner:
+    def __init__(
+        self,
+        state: StateStore,
+        plan_uri: str,
+        *,
+        expected_entries: int,
+        memory_files: int,
+        chunk_files: int,
+        beat: Callable[[], None],
+    ) -> None:
+        self._state = state
+        self._plan_uri = plan_uri
+        self._spill_dir = f"{plan_uri.rsplit('/', 1)[0]}/spill"
+        self._memory_files = memory_files
+        self._chunk_files = chunk_files
+        self._beat = beat
+        # The manifest lists' counts bound the entries, so one bucket fits the budget unless
+        # those counts are wrong; then buckets grow past it but stay correct.
+        count = max(1, math.ceil(expected_entries / memory_files))
+        self._buckets: list[dict[str, ContentFile]] = [{} for _ in range(count)]
+        self._held = 0
+        self._spills = 0
+
+    def add(self, files: Iterable[ContentFile]) -> None:
+        buckets = self._buckets
+        for file in files:
+            bucket = buckets[zlib.crc32(file.path.encode()) % len(buckets)]
+            if file.path not in bucket:
+                bucket[file.path] = file
+                self._held += 1
+        if self._held > self._memory_files and len(buckets) > 1:
+            self._spill()
+
+    def finish(self) -> ContentSummary:
+        """Writes the chunk objects, bucket by bucket, and removes the spilled parts."""
+        summary = ContentSummary()
+        pending: list[ContentFile] = []
+        for index in range(len(self._buckets)):
+            merged = self._buckets[index]
+            self._buckets[index] = {}
+            for part in range(self._spills):
+                raw = self._state.read(self._part_uri(index, part))
+                for file in ContentChunk.model_validate_json(raw).files() if raw else []:
+                    merged.setdefault(file.path, file)
+                self._beat()
+            for path in sorted(merged):
+                file = merged[path]
+                summary.by_category[file.category] = summary.by_category.get(file.category, 0) + 1
+                pending.append(file)
+                if len(pending) == self._chunk_files:
+                    self._write_chunk(summary, pending)
+                    pending = []
+        if pending:
+            self._write_chunk(summary, pending)
+        for index in range(len(self._buckets)):
+            for part in range(self._spills):
+                self._state.delete(self._part_uri(index, part))
+        return summary
+
+    def _write_chunk(self, summary: ContentSummary, files: list[ContentFile]) -> None:
+        uri = content_chunk_uri(self._plan_uri, len(summary.chunk_sizes))
+        self._state.write(uri, ContentChunk.of(files), compress=True)
+        summary.chunk_sizes.append(len(files))
+        self._beat()
+
+    def _spill(self) -> None:
+        for index, bucket in enumerate(self._buckets):
+            if bucket:
+                files = list(bucket.values())
+                self._state.write(self._part_uri(index, self._spills), ContentChunk.of(files), compress=True)
+                bucket.clear()
+            self._beat()
+        self._spills += 1
+        self._held = 0
+
+    def _part_uri(self, bucket: int, part: int) -> str:
+        return f"{self._spill_dir}/{bucket:05d}-{part:05d}.json"
