@@ -6,7 +6,6 @@ import json
 from workflows.constants import WORKFLOW_ID_PREFIX
 from workflows.request import PurgeRequest
 
-
 DRY_RUN_SUFFIX = "-dry-run"
 
 
