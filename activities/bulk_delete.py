@@ -49,6 +49,15 @@ def _observed(observer: LatencyObserver, started: float) -> None:
         observer(time.monotonic() - started)
 
 
+@dataclass(frozen=True)
+class DeleteTuning:
+    """How deletes are sent: attempts per request (5xx, SlowDown) and keys per bulk request
+    (S3 takes up to 1000; some S3-compatible stores take fewer)."""
+
+    max_attempts: int = 8
+    batch_files: int = S3_BATCH
+
+
 @dataclass
 class RequestStats:
     """Delete requests sent, and how many of them the store throttled (then retried)."""
@@ -107,13 +116,14 @@ class S3BulkDeleter:
         client: S3Client,
         pool: ThreadPoolExecutor,
         limits: BucketRateLimits,
-        max_attempts: int,
+        tuning: DeleteTuning,
         observer: LatencyObserver = None,
     ) -> None:
         self._client = client
         self._pool = pool
         self._limits = limits
-        self._max_attempts = max_attempts
+        self._max_attempts = tuning.max_attempts
+        self._batch = tuning.batch_files
         self._observer = observer
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
@@ -122,9 +132,9 @@ class S3BulkDeleter:
             parts = urlsplit(uri)
             by_bucket[parts.netloc].append((parts.path.lstrip("/"), uri))
         batches = [
-            (bucket, keys[start : start + S3_BATCH])
+            (bucket, keys[start : start + self._batch])
             for bucket, keys in by_bucket.items()
-            for start in range(0, len(keys), S3_BATCH)
+            for start in range(0, len(keys), self._batch)
         ]
         outcome = DeleteOutcome()
         for result in self._pool.map(lambda batch: self._delete_batch(*batch), batches):
@@ -221,13 +231,13 @@ class ObjectStore:
         self,
         properties: dict[str, str],
         concurrency: int,
-        max_attempts: int = 8,
+        tuning: DeleteTuning,
         requests_per_second: float | None = None,
         observer: LatencyObserver = None,
     ) -> None:
         self._properties = properties
         self._observer = observer
-        self._max_attempts = max_attempts
+        self._tuning = tuning
         self._limits = BucketRateLimits(requests_per_second)
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
         self._concurrency = concurrency
@@ -254,7 +264,7 @@ class ObjectStore:
         if scheme in S3_SCHEMES:
             if self._s3 is None:
                 client = s3_client(self._properties, max_connections=self._concurrency + 2, max_attempts=1)
-                self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._max_attempts, self._observer)
+                self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._tuning, self._observer)
             return self._s3
         if scheme not in self._fileio:
             self._fileio[scheme] = FileIODeleter(

@@ -16,13 +16,11 @@ from workflows.counts import CONTENT_CATEGORIES, FileCounts, SkipReason
 from workflows.status import FileFailure
 from workflows.steps import ChunkCheckpoint
 
-# Files per group: about one DeleteObjects batch per request in flight, so every concurrent
-# request slot has keys to send; the checkpoint moves once per group.
-FILES_PER_REQUEST = 1_000
 
-
-def group_size(concurrency: int) -> int:
-    return FILES_PER_REQUEST * concurrency
+def group_size(concurrency: int, batch_files: int) -> int:
+    """Files per group: one bulk request per request slot, so every concurrent slot has keys
+    to send; the checkpoint moves once per group."""
+    return batch_files * concurrency
 
 
 class ChunkOutcome(BaseModel):
@@ -54,6 +52,7 @@ class ChunkJob:
     dry_run: bool
     heartbeat: Callable[[ChunkCheckpoint], None]
     concurrency: int
+    batch_files: int
     _outcome: ChunkOutcome = field(default_factory=ChunkOutcome, init=False)
 
     def run(self, heartbeat_checkpoint: ChunkCheckpoint) -> tuple[ChunkOutcome, RequestStats]:
@@ -69,7 +68,7 @@ class ChunkJob:
         # A dry run deletes nothing, so a retried one simply starts over.
         checkpoint = self._outcome.checkpoint
         stats = RequestStats()
-        size = group_size(self.concurrency)
+        size = group_size(self.concurrency, self.batch_files)
         for start in range(checkpoint.next_file, len(self.files), size):
             # A retry redoes the group in flight from the last saved checkpoint, so a file is
             # counted once however often its delete is sent.

@@ -40,7 +40,9 @@ class ContentPartitioner:
         memory_files: int,
         chunk_files: int,
         beat: Callable[[], None],
+        spills: int = 0,
     ) -> None:
+        """`spills` resumes a partitioner whose first parts an earlier attempt wrote."""
         self._state = state
         self._plan_uri = plan_uri
         self._spill_dir = f"{plan_uri.rsplit('/', 1)[0]}/spill"
@@ -52,7 +54,7 @@ class ContentPartitioner:
         count = max(1, math.ceil(expected_entries / memory_files))
         self._buckets: list[dict[str, ContentFile]] = [{} for _ in range(count)]
         self._held = 0
-        self._spills = 0
+        self.spills = spills
 
     def add(self, files: Iterable[ContentFile]) -> None:
         buckets = self._buckets
@@ -62,7 +64,7 @@ class ContentPartitioner:
                 bucket[file.path] = file
                 self._held += 1
         if self._held > self._memory_files and len(buckets) > 1:
-            self._spill()
+            self.spill()
 
     def finish(self) -> ContentSummary:
         """Writes the chunk objects, bucket by bucket, and removes the spilled parts."""
@@ -71,7 +73,7 @@ class ContentPartitioner:
         for index in range(len(self._buckets)):
             merged = self._buckets[index]
             self._buckets[index] = {}
-            for part in range(self._spills):
+            for part in range(self.spills):
                 raw = self._state.read(self._part_uri(index, part))
                 for file in ContentChunk.model_validate_json(raw).files() if raw else []:
                     merged.setdefault(file.path, file)
@@ -86,7 +88,7 @@ class ContentPartitioner:
         if pending:
             self._write_chunk(summary, pending)
         for index in range(len(self._buckets)):
-            for part in range(self._spills):
+            for part in range(self.spills):
                 self._state.delete(self._part_uri(index, part))
         return summary
 
@@ -96,14 +98,19 @@ class ContentPartitioner:
         summary.chunk_sizes.append(len(files))
         self._beat()
 
-    def _spill(self) -> None:
+    def spill(self) -> None:
+        """Writes every bucket to the state location: a checkpoint, and a bound on memory.
+
+        An empty bucket writes nothing; a part an earlier, crashed attempt left under that name
+        then stays and is merged too, which is harmless: it holds files of manifests this
+        attempt reads anyway."""
         for index, bucket in enumerate(self._buckets):
             if bucket:
                 files = list(bucket.values())
-                self._state.write(self._part_uri(index, self._spills), ContentChunk.of(files), compress=True)
+                self._state.write(self._part_uri(index, self.spills), ContentChunk.of(files), compress=True)
                 bucket.clear()
             self._beat()
-        self._spills += 1
+        self.spills += 1
         self._held = 0
 
     def _part_uri(self, bucket: int, part: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from activities.bulk_delete import LatencyObserver, ObjectStore, RequestStats
+from activities.bulk_delete import DeleteTuning, LatencyObserver, ObjectStore, RequestStats
 from activities.chunk_deleter import ChunkJob, ChunkOutcome
 from activities.locations import LocationGuard
 from activities.plan_model import ContentFile
@@ -21,7 +21,7 @@ def run_files(
     request: PurgeRequest,
     state: StateStore,
     outcome_uri: str,
-    delete_max_attempts: int,
+    tuning: DeleteTuning,
     heartbeat: Callable[[ChunkCheckpoint], None],
     checkpoint: ChunkCheckpoint,
     requests_per_second: float | None,
@@ -31,7 +31,7 @@ def run_files(
     `requests_per_second` is this caller's share of the purge's per-bucket budget."""
     options = request.options
     with ObjectStore(
-        request.file_io_properties, options.concurrency, delete_max_attempts, requests_per_second, observer
+        request.file_io_properties, options.concurrency, tuning, requests_per_second, observer
     ) as store:
         job = ChunkJob(
             files=files,
@@ -43,5 +43,6 @@ def run_files(
             dry_run=options.dry_run,
             heartbeat=heartbeat,
             concurrency=options.concurrency,
+            batch_files=tuning.batch_files,
         )
         return job.run(checkpoint)

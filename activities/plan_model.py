@@ -68,6 +68,18 @@ class UnreadableFile(BaseModel):
     detail: str = ""
 
 
+class PlanCheckpoint(BaseModel):
+    """Planning's heartbeat: the reachable files are saved beside the plan, manifests
+    [0, manifests_done) are in `spills` spilled parts, and the manifests found unreadable so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reach_saved: bool = False
+    manifests_done: int = 0
+    spills: int = 0
+    unreadable: list[UnreadableFile] = Field(default_factory=list)
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,6 +109,10 @@ class Plan(BaseModel):
         if self.current_metadata_file:
             groups.append((Category.METADATA_FILES, [self.current_metadata_file]))
         return groups
+
+
+def reach_uri(plan_uri: str) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/reach.json"
 
 
 def content_chunk_uri(plan_uri: str, chunk_index: int) -> str:

@@ -4,11 +4,13 @@ distinct content files split into chunk objects."""
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestFile
 from pyiceberg.table.metadata import TableMetadata
@@ -17,7 +19,14 @@ from activities.content_partitions import ContentPartitioner
 from activities.locations import LocationGuard, normalize, parent_dir, table_locations
 from activities.manifest_reader import UnparsableFileError, fetch, parse_manifest_entries, parse_manifest_list
 from activities.metadata_reader import TerminalMetadataError, read_metadata
-from activities.plan_model import Plan, PlannedFile, UnreadableFile, UnreadableReason
+from activities.plan_model import (
+    Plan,
+    PlanCheckpoint,
+    PlannedFile,
+    UnreadableFile,
+    UnreadableReason,
+    reach_uri,
+)
 from activities.read_retry import read_retrying
 from activities.state_store import StateStore
 from workflows.constants import ERROR_METADATA_CORRUPT, ERROR_METADATA_NOT_FOUND, ERROR_UNSUPPORTED_FORMAT
@@ -30,6 +39,8 @@ GC_ENABLED = "gc.enabled"
 VERSION_HINT = "version-hint.text"
 # How long a wait for a manifest read may go without a heartbeat.
 _BEAT_SECONDS = 1.0
+# How often planning spills what it has read and checkpoints.
+CHECKPOINT_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -41,15 +52,17 @@ class ChunkSizing:
     readers: int = 8
 
 
-@dataclass
-class _Reachable:
-    """Files reachable from the metadata, in discovery order, without duplicates."""
+class ReachableFiles(BaseModel):
+    """Files reachable from the metadata, in discovery order, without duplicates; saved beside
+    the plan once found, so a retried planning attempt does not walk the metadata again."""
 
-    manifests: dict[str, ManifestFile] = field(default_factory=dict)
-    manifest_lists: dict[str, None] = field(default_factory=dict)
-    statistics: dict[str, None] = field(default_factory=dict)
-    metadata: dict[str, None] = field(default_factory=dict)
-    unreadable: list[UnreadableFile] = field(default_factory=list)
+    model_config = ConfigDict(extra="forbid")
+
+    manifests: dict[str, int] = Field(default_factory=dict, description="Path: entries it lists.")
+    manifest_lists: dict[str, None] = Field(default_factory=dict)
+    statistics: dict[str, None] = Field(default_factory=dict)
+    metadata: dict[str, None] = Field(default_factory=dict)
+    unreadable: list[UnreadableFile] = Field(default_factory=list)
 
     def add_snapshots(self, io: FileIO, metadata: TableMetadata, beat: Callable[[], None]) -> None:
         for snapshot in metadata.snapshots:
@@ -60,22 +73,45 @@ class _Reachable:
             try:
                 manifests = parse_manifest_list(location, fetch(io, location, beat))
             except FileNotFoundError:
-                self.unreadable_file(location, Category.MANIFEST_LISTS, UnreadableReason.MISSING)
+                self.unreadable.append(
+                    _unreadable(location, Category.MANIFEST_LISTS, UnreadableReason.MISSING)
+                )
                 continue
             except UnparsableFileError as error:
-                self.unreadable_file(location, Category.MANIFEST_LISTS, UnreadableReason.CORRUPT, str(error))
+                self.unreadable.append(
+                    _unreadable(location, Category.MANIFEST_LISTS, UnreadableReason.CORRUPT, str(error))
+                )
                 continue
             for manifest in manifests:
-                self.manifests.setdefault(manifest.manifest_path, manifest)
+                self.manifests.setdefault(manifest.manifest_path, _entry_count(manifest))
             beat()
         for statistics in [*metadata.statistics, *metadata.partition_statistics]:
             self.statistics[statistics.statistics_path] = None
 
-    def unreadable_file(
-        self, path: str, category: Category, reason: UnreadableReason, detail: str = ""
-    ) -> None:
-        log.warning("%s %s skipped while planning: %s", reason.value, category.value, path)
-        self.unreadable.append(UnreadableFile(path=path, category=category, reason=reason, detail=detail))
+
+def _unreadable(path: str, category: Category, reason: UnreadableReason, detail: str = "") -> UnreadableFile:
+    log.warning("%s %s skipped while planning: %s", reason.value, category.value, path)
+    return UnreadableFile(path=path, category=category, reason=reason, detail=detail)
+
+
+class _Heartbeat:
+    """Every heartbeat carries the latest checkpoint: one without details would erase it."""
+
+    def __init__(self, checkpoint: PlanCheckpoint, send: Callable[[PlanCheckpoint], None]) -> None:
+        self.checkpoint = checkpoint
+        self._send = send
+        self._saved_at = time.monotonic()
+
+    def __call__(self) -> None:
+        self._send(self.checkpoint)
+
+    def save(self, checkpoint: PlanCheckpoint) -> None:
+        self.checkpoint = checkpoint
+        self._saved_at = time.monotonic()
+        self._send(checkpoint)
+
+    def due(self) -> bool:
+        return time.monotonic() - self._saved_at >= CHECKPOINT_SECONDS
 
 
 def build_plan(
@@ -86,43 +122,42 @@ def build_plan(
     state: StateStore,
     plan_uri: str,
     sizing: ChunkSizing,
-    beat: Callable[[], None] = lambda: None,
+    checkpoint: PlanCheckpoint | None = None,
+    heartbeat: Callable[[PlanCheckpoint], None] = lambda _: None,
 ) -> Plan:
     """Reads the metadata, writes the content chunk objects beside `plan_uri` and returns the
-    plan (which the caller writes at `plan_uri`)."""
+    plan (which the caller writes at `plan_uri`), resuming from `checkpoint`."""
+    beat = _Heartbeat(checkpoint or PlanCheckpoint(), heartbeat)
     current = read_metadata(io, request.metadata_location, beat)
-    reachable = _Reachable()
-    reachable.add_snapshots(io, current, beat)
-    _walk_metadata_log(io, current, reachable, request.options.history_sweep, beat)
-    hint = parent_dir(request.metadata_location) + "/" + VERSION_HINT
-    if read_retrying(io.new_input(hint).exists, hint, beat):
-        reachable.metadata[hint] = None
-    reachable.metadata.pop(request.metadata_location, None)
+    saved = state.read(reach_uri(plan_uri)) if beat.checkpoint.reach_saved else None
+    if saved is None:
+        reachable = _reach(io, current, request, beat)
+        state.write(reach_uri(plan_uri), reachable, compress=True)
+        beat.save(PlanCheckpoint(reach_saved=True))
+    else:
+        reachable = ReachableFiles.model_validate_json(saved)
 
     partitioner = ContentPartitioner(
         state,
         plan_uri,
-        expected_entries=sum(_entry_count(manifest) for manifest in reachable.manifests.values()),
+        expected_entries=sum(reachable.manifests.values()),
         memory_files=sizing.memory_files,
         chunk_files=sizing.target_files,
         beat=beat,
+        spills=beat.checkpoint.spills,
     )
     _enumerate_content(
-        io,
-        list(reachable.manifests),
-        partitioner=partitioner,
-        reachable=reachable,
-        readers=sizing.readers,
-        beat=beat,
+        io, list(reachable.manifests), partitioner=partitioner, readers=sizing.readers, beat=beat
     )
     content = partitioner.finish()
+    state.delete(reach_uri(plan_uri))
 
     guard = LocationGuard(
         table_locations(current.location, current.properties), request.options.location_guard
     )
     foreign: list[PlannedFile] = []
 
-    def owned(paths: dict[str, None] | dict[str, ManifestFile], category: Category) -> list[str]:
+    def owned(paths: dict[str, None] | dict[str, int], category: Category) -> list[str]:
         kept = []
         for path in paths:
             if guard.allows(path):
@@ -149,12 +184,25 @@ def build_plan(
         previous_metadata_files=previous,
         current_metadata_file=current_file[0] if current_file else None,
         foreign_files=foreign,
-        unreadable=reachable.unreadable,
+        unreadable=[*reachable.unreadable, *beat.checkpoint.unreadable],
     )
 
 
+def _reach(
+    io: FileIO, current: TableMetadata, request: PurgeRequest, beat: Callable[[], None]
+) -> ReachableFiles:
+    reachable = ReachableFiles()
+    reachable.add_snapshots(io, current, beat)
+    _walk_metadata_log(io, current, reachable, request.options.history_sweep, beat)
+    hint = parent_dir(request.metadata_location) + "/" + VERSION_HINT
+    if read_retrying(io.new_input(hint).exists, hint, beat):
+        reachable.metadata[hint] = None
+    reachable.metadata.pop(request.metadata_location, None)
+    return reachable
+
+
 def _walk_metadata_log(
-    io: FileIO, current: TableMetadata, reachable: _Reachable, sweep: bool, beat: Callable[[], None]
+    io: FileIO, current: TableMetadata, reachable: ReachableFiles, sweep: bool, beat: Callable[[], None]
 ) -> None:
     """Older metadata files, and older ones still reachable from their own logs (as Iceberg's
     Spark action does); with the sweep, their snapshots' files too.
@@ -172,7 +220,7 @@ def _walk_metadata_log(
             reason = _UNREADABLE_METADATA.get(error.type or "")
             if reason is None:
                 raise
-            reachable.unreadable_file(location, Category.METADATA_FILES, reason, str(error))
+            reachable.unreadable.append(_unreadable(location, Category.METADATA_FILES, reason, str(error)))
             continue
         beat()
         for entry in older.metadata_log:
@@ -195,13 +243,15 @@ def _enumerate_content(
     manifests: list[str],
     *,
     partitioner: ContentPartitioner,
-    reachable: _Reachable,
     readers: int,
-    beat: Callable[[], None],
+    beat: _Heartbeat,
 ) -> None:
-    """Reads every manifest, a bounded window at a time, in order, into the partitioner."""
+    """Reads every manifest from the checkpoint on, a bounded window at a time, in order, into
+    the partitioner; spills and checkpoints every few seconds."""
+    first = beat.checkpoint.manifests_done
+    unreadable = list(beat.checkpoint.unreadable)
     with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-read") as pool:
-        upcoming: Iterator[str] = iter(manifests)
+        upcoming: Iterator[str] = iter(manifests[first:])
         window: deque[tuple[str, Future[bytes]]] = deque()
 
         def submit_next() -> None:
@@ -211,20 +261,28 @@ def _enumerate_content(
 
         for _ in range(2 * readers):
             submit_next()
-        while window:
+        for index in range(first, len(manifests)):
             path, read = window.popleft()
             submit_next()
             try:
-                data = _result(read, beat)
-                entries = parse_manifest_entries(path, data)
+                partitioner.add(parse_manifest_entries(path, _result(read, beat)))
             except FileNotFoundError:
-                reachable.unreadable_file(path, Category.MANIFESTS, UnreadableReason.MISSING)
-                continue
+                unreadable.append(_unreadable(path, Category.MANIFESTS, UnreadableReason.MISSING))
             except UnparsableFileError as error:
-                reachable.unreadable_file(path, Category.MANIFESTS, UnreadableReason.CORRUPT, str(error))
-                continue
-            partitioner.add(entries)
-            beat()
+                unreadable.append(_unreadable(path, Category.MANIFESTS, UnreadableReason.CORRUPT, str(error)))
+            if beat.due():
+                partitioner.spill()
+                beat.save(
+                    PlanCheckpoint(
+                        reach_saved=True,
+                        manifests_done=index + 1,
+                        spills=partitioner.spills,
+                        unreadable=unreadable,
+                    )
+                )
+            else:
+                beat()
+    beat.checkpoint = beat.checkpoint.model_copy(update={"unreadable": unreadable})
 
 
 def _result(read: Future[bytes], beat: Callable[[], None]) -> bytes:

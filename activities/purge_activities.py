@@ -15,9 +15,10 @@ from temporalio.exceptions import ApplicationError
 
 from activities.bulk_delete import LatencyObserver, ObjectStore
 from activities.chunk_deleter import chunk_outcome_uri
+from activities.config_faults import configuration_faults_bounded
 from activities.finalizer import finalize, finalized_before
 from activities.local_engine import run_files
-from activities.plan_model import ContentChunk, ContentFile, Plan, content_chunk_uri
+from activities.plan_model import ContentChunk, ContentFile, Plan, PlanCheckpoint, content_chunk_uri
 from activities.planner import build_plan
 from activities.progress_signals import ProgressReport, ProgressSignals
 from activities.rate_budget import task_share
@@ -77,17 +78,20 @@ class PurgeActivities:
         request = step.request
         log.info("planning %s (%s)", step.purge_id, request.table_name)
         info = activity.info()
+        details = info.heartbeat_details
         # One folder per run chain: a later purge of the same snapshot never reads this one's objects.
         plan_uri = self._state.uri(step.purge_id, info.workflow_run_id or info.activity_id, "plan.json")
-        plan = build_plan(
-            step.purge_id,
-            request,
-            io=_table_io(request),
-            state=self._state,
-            plan_uri=plan_uri,
-            sizing=self._settings.sizing,
-            beat=activity.heartbeat,
-        )
+        with configuration_faults_bounded(self._settings.config_fault_seconds):
+            plan = build_plan(
+                step.purge_id,
+                request,
+                io=_table_io(request),
+                state=self._state,
+                plan_uri=plan_uri,
+                sizing=self._settings.sizing,
+                checkpoint=PlanCheckpoint.model_validate(details[0]) if details else None,
+                heartbeat=activity.heartbeat,
+            )
         try:
             self._state.write(plan_uri, plan, compress=True)
         except OSError as error:
@@ -140,7 +144,7 @@ class PurgeActivities:
                     request=step.request,
                     state=self._state,
                     outcome_uri=outcome_uri,
-                    delete_max_attempts=self._settings.delete_max_attempts,
+                    tuning=self._settings.tuning,
                     heartbeat=beat,
                     checkpoint=checkpoint,
                     requests_per_second=task_share(options.bucket_requests_per_second, options.chunk_window),
@@ -216,7 +220,7 @@ class PurgeActivities:
         return ObjectStore(
             request.file_io_properties,
             concurrency,
-            self._settings.delete_max_attempts,
+            self._settings.tuning,
             # Finalize runs alone: it holds the whole budget.
             request.options.bucket_requests_per_second,
             observer,

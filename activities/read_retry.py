@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from activities.backoff import full_jitter
+from activities.config_faults import is_configuration_fault
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,9 @@ def read_retrying(read: Callable[[], T], location: str, beat: Callable[[], None]
         except (FileNotFoundError, PermissionError):
             raise
         except OSError as error:
+            # Retried by the activity instead, where the operator sees it and it is bounded.
+            if is_configuration_fault(error):
+                raise
             log.info("transient fault reading %s, retrying: %s", location, type(error).__name__)
             time.sleep(full_jitter(attempt, 0.2, 4.0))
             beat()

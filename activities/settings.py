@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from activities.bulk_delete import DeleteTuning
 from activities.planner import ChunkSizing
 
 
@@ -12,5 +13,7 @@ class ActivitySettings:
     state_location: str
     state_properties: dict[str, str] = field(default_factory=dict, repr=False)
     sizing: ChunkSizing = field(default_factory=ChunkSizing)
-    delete_max_attempts: int = 8
+    tuning: DeleteTuning = field(default_factory=DeleteTuning)
     auto_spark_min_files: int = 100_000
+    # How long an unreachable store (configuration fault) is retried before the run fails.
+    config_fault_seconds: float = 300.0

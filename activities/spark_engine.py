@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from activities.bulk_delete import RequestStats
+from activities.bulk_delete import DeleteTuning, RequestStats
 from activities.chunk_deleter import ChunkOutcome, group_size
 from activities.local_engine import run_files
 from activities.locations import parent_dir
@@ -52,7 +52,7 @@ class TaskSpec:
     state_location: str
     state_properties: dict[str, str]
     outcome_uri: str
-    delete_max_attempts: int
+    tuning: DeleteTuning
     requests_per_second: float | None
 
 
@@ -68,7 +68,7 @@ def run_task(spec: TaskSpec) -> tuple[ChunkOutcome, RequestStats]:
         request=spec.request,
         state=state,
         outcome_uri=spec.outcome_uri,
-        delete_max_attempts=spec.delete_max_attempts,
+        tuning=spec.tuning,
         heartbeat=lambda _: None,
         checkpoint=ChunkCheckpoint(),
         requests_per_second=spec.requests_per_second,
@@ -110,14 +110,14 @@ class SparkEngine:
         spark: SparkSession,
         state_location: str,
         state_properties: dict[str, str],
-        delete_max_attempts: int,
+        tuning: DeleteTuning,
     ) -> None:
         self.spark = spark
         self._jobs = spark_jobs(spark)
         self._state_location = state_location
         self._state_properties = state_properties
         self._state = StateStore(state_location, state_properties)
-        self._delete_max_attempts = delete_max_attempts
+        self._tuning = tuning
 
     def run_chunk(
         self,
@@ -139,7 +139,7 @@ class SparkEngine:
             if done.checkpoint.next_file == files:
                 return done, RequestStats()
         options = request.options
-        size = group_size(options.concurrency)
+        size = group_size(options.concurrency, self._tuning.batch_files)
         groups = [(start, min(start + size, files)) for start in range(0, files, size)]
         task_dir = f"{parent_dir(outcome_uri)}/{chunk_index:06d}-tasks"
         # Tasks beyond the cluster's slots wait for a free one, so at most this many run at once;
@@ -158,7 +158,7 @@ class SparkEngine:
                 state_location=self._state_location,
                 state_properties=self._state_properties,
                 outcome_uri=f"{task_dir}/{task:05d}.json",
-                delete_max_attempts=self._delete_max_attempts,
+                tuning=self._tuning,
                 requests_per_second=share,
             )
             for task, (start, end) in enumerate(groups)

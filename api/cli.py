@@ -139,9 +139,11 @@ def watch(
             task = bar.add_task(purge_id, total=None, rate="-")
             while True:
                 current = await client.status(purge_id)
+                retrying = current.retrying
+                note = f" (retrying {retrying.step}, attempt {retrying.attempt})" if retrying else ""
                 bar.update(
                     task,
-                    description=f"{current.state.value:<21} {current.table}",
+                    description=f"{current.state.value:<21} {current.table}{note}",
                     completed=current.files_done,
                     total=current.files_total or None,
                     rate=f"{current.rate_files_per_second or 0:.0f}",
@@ -155,8 +157,15 @@ def watch(
     except PurgeNotFoundError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
-    console.print(f"{final.state.value}: {final.files_done} files; report at {final.report_location}")
+    console.print(_final_line(final))
     raise typer.Exit(EXIT_CODES.get(final.state, 1))
+
+
+def _final_line(final: PurgeStatus) -> str:
+    if final.state is PurgeState.FAILED:
+        return f"FAILED: {final.error_type or 'error'}: {final.last_error}"
+    failed = f", {final.failures_total} failed" if final.failures_total else ""
+    return f"{final.state.value}: {final.files_done} files{failed}; report at {final.report_location}"
 
 
 @purge.command("cancel")

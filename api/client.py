@@ -5,12 +5,14 @@ from __future__ import annotations
 import base64
 import binascii
 from contextlib import suppress
+from datetime import UTC
 from typing import Any
 
 from pydantic import ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecution,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -39,9 +41,10 @@ from workflows.constants import (
 from workflows.controls import RateBudgetChange
 from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
-from workflows.status import PurgeReport, PurgeState, PurgeStatus
+from workflows.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
+_ERROR_LIMIT = 500
 _UNAVAILABLE = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
 
 
@@ -68,6 +71,22 @@ def _summary(execution: WorkflowExecution) -> PurgeSummary:
         started_at=execution.start_time,
         closed_at=execution.close_time,
     )
+
+
+def _retrying(description: WorkflowExecutionDescription) -> RetryingStep | None:
+    """The first step the server is retrying after a failed attempt (the workflow itself can't
+    see its pending activities, the server can)."""
+    for pending in description.raw_description.pending_activities:
+        if pending.attempt > 1 or pending.HasField("last_failure"):
+            scheduled = pending.HasField("next_attempt_schedule_time")
+            next_at = pending.next_attempt_schedule_time.ToDatetime(tzinfo=UTC) if scheduled else None
+            return RetryingStep(
+                step=pending.activity_type.name,
+                attempt=pending.attempt,
+                last_error=pending.last_failure.message[:_ERROR_LIMIT] or None,
+                next_attempt_at=next_at,
+            )
+    return None
 
 
 class PurgeClient:
@@ -153,6 +172,7 @@ class PurgeClient:
             status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
         except RPCError as error:
             raise _translate(error, purge_id) from None
+        status.retrying = _retrying(description)
         return status
 
     async def catalog_of(self, purge_id: str) -> str | None:

@@ -43,6 +43,9 @@ class FaultPlan:
         # Keys whose reads (GET, HEAD) answer 503 SlowDown while they are listed here.
         self.failing_reads: set[str] = set()
         self.failed_reads = 0
+        # Paths of the GETs forwarded, and a delay before each.
+        self.reads: list[str] = []
+        self.read_delay = 0.0
 
     async def deletes_reached(self, at_least: int) -> None:
         """Returns once `at_least` bulk deletes have arrived (to kill a worker mid-purge)."""
@@ -140,6 +143,11 @@ def _handler(
             with faults.lock:
                 chosen = any(path.endswith("/" + key) for key in faults.failing_reads)
                 faults.failed_reads += chosen
+                if self.command == "GET" and not chosen:
+                    faults.reads.append(path)
+                delay = faults.read_delay if self.command == "GET" else 0.0
+            if delay and not chosen:
+                time.sleep(delay)
             return chosen
 
         def _deny_keys(self, body: bytes) -> bool:

@@ -44,7 +44,7 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
             session,
             settings.state_location,
             settings.state_io_properties,
-            settings.delete_max_attempts,
+            settings.delete_tuning(),
         )
     signals = ProgressSignals(client, asyncio.get_running_loop(), settings.progress_signal_seconds)
     activities = PurgeActivities(settings.activity_settings(), spark, signals)
@@ -62,6 +62,10 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         workflow_runner=sandboxed_runner(),
+        # A rolling deploy's SIGTERM: stop polling, let running steps finish within the grace
+        # period, then cancel them at their checkpoints so another worker retries them at once
+        # instead of waiting for a heartbeat timeout.
+        graceful_shutdown_timeout=timedelta(seconds=settings.shutdown_grace_seconds),
     )
 
 

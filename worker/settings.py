@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from activities.bulk_delete import DeleteTuning
 from activities.planner import ChunkSizing
 from activities.settings import ActivitySettings
 from worker.payload_codec import AesGcmCodec, CodecKeyError, parse_key
@@ -53,6 +54,9 @@ class WorkerSettings(TemporalSettings):
     delete_max_attempts: int = Field(
         8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."
     )
+    delete_batch_files: int = Field(
+        1_000, ge=1, le=1_000, description="Keys per bulk delete request (S3 DeleteObjects takes up to 1000)."
+    )
     spark_master: str | None = Field(
         None, description="local[N,F], spark://host:port or k8s://...; unset = no Spark engine."
     )
@@ -78,6 +82,19 @@ class WorkerSettings(TemporalSettings):
     webhook_cooldown_seconds: float = Field(
         30.0, ge=0, description="After an event used every attempt, later ones skip the receiver this long."
     )
+    config_fault_seconds: float = Field(
+        300.0,
+        gt=0,
+        description="How long a step retries an object store it can't reach (unknown host, refused "
+        "connection, missing credentials, wrong region) before the purge fails naming the error.",
+    )
+    shutdown_grace_seconds: float = Field(
+        10.0,
+        ge=0,
+        le=600,
+        description="On SIGTERM, how long running activities may go on before they are handed back "
+        "(cancelled at their checkpoints, retried at once by another worker).",
+    )
     metrics_address: str | None = Field(
         None, description="host:port for the Prometheus /metrics endpoint; unset = no endpoint."
     )
@@ -92,11 +109,15 @@ class WorkerSettings(TemporalSettings):
             raise ValueError("ICEPURGE_WEBHOOK_URL must be an http:// or https:// URL")
         return self
 
+    def delete_tuning(self) -> DeleteTuning:
+        return DeleteTuning(max_attempts=self.delete_max_attempts, batch_files=self.delete_batch_files)
+
     def activity_settings(self) -> ActivitySettings:
         return ActivitySettings(
             state_location=self.state_location,
             state_properties=self.state_io_properties,
             sizing=ChunkSizing(target_files=self.chunk_target_files, memory_files=self.plan_memory_files),
-            delete_max_attempts=self.delete_max_attempts,
+            tuning=self.delete_tuning(),
             auto_spark_min_files=self.auto_spark_min_files,
+            config_fault_seconds=self.config_fault_seconds,
         )

@@ -38,6 +38,7 @@ ERROR_METADATA_CORRUPT: Final = "MetadataCorrupt"
 ERROR_UNSUPPORTED_FORMAT: Final = "UnsupportedFormatVersion"
 ERROR_STATE_LOCATION: Final = "StateLocationUnavailable"
 ERROR_ENGINE_UNAVAILABLE: Final = "EngineUnavailable"
+ERROR_STORE_UNREACHABLE: Final = "StoreUnreachable"
 ERROR_CONTROL_REJECTED: Final = "ControlRejected"
 
 # Bounded so that status and results stay far below Temporal's payload limits.

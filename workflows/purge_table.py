@@ -59,8 +59,9 @@ TRANSIENT_RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=60),
 )
-# Long enough for one manifest's bulk deletes between heartbeats; short enough that a killed
-# worker's chunk is picked up again quickly.
+# Long enough for one group of bulk deletes (or one metadata read) between heartbeats; short
+# enough that a killed worker's step is picked up again quickly. Planning and finalize heartbeat
+# and checkpoint like chunks, so a retry resumes rather than starting over.
 HEARTBEAT_TIMEOUT = timedelta(seconds=15)
 
 
@@ -222,7 +223,7 @@ class PurgeTableWorkflow:
             PlanInput(purge_id=progress.status.purge_id, request=self._current_request()),
             result_type=PlanSummary,
             start_to_close_timeout=timedelta(hours=1),
-            heartbeat_timeout=timedelta(minutes=2),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=TRANSIENT_RETRY,
         )
         progress.planned(plan, workflow.now())
@@ -337,7 +338,7 @@ class PurgeTableWorkflow:
             ),
             result_type=FinalizeResult,
             start_to_close_timeout=timedelta(hours=1),
-            heartbeat_timeout=timedelta(minutes=2),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=TRANSIENT_RETRY,
         )
         now = workflow.now()

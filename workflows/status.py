@@ -57,6 +57,17 @@ class PlannedTotals(BaseModel):
         )
 
 
+class RetryingStep(BaseModel):
+    """A step the server is retrying, from its pending activities."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: str
+    attempt: int
+    last_error: str | None = None
+    next_attempt_at: datetime | None = None
+
+
 class PurgeStatus(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -100,6 +111,11 @@ class PurgeStatus(BaseModel):
     paused: bool = Field(False, description="Paused by an operator; resume to go on.")
     bucket_requests_per_second: float | None = Field(
         None, description="The rate budget in force (the request's, or the last one set since)."
+    )
+    retrying: RetryingStep | None = Field(
+        None,
+        description="A step being retried after a failed attempt: which, the attempt, its last error "
+        "and when the next attempt is due. Read from the server by the clients.",
     )
     events_undelivered: int = Field(
         0, description="Events a sink or the notified workflow never received (sinks gave up)."

@@ -1,0 +1,112 @@
+"""Prompt recovery: a killed worker's planning resumes from its checkpoint instead of starting
+over, and a worker asked to stop (SIGTERM) hands its running steps back at once, so another
+worker retries them without waiting for a heartbeat timeout."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
+
+from api.client import PurgeClient
+from devstack.process import ServiceProcess
+from devstack.stack import EmbeddedStack
+from devstack.synthetic_table import TableShape, synthetic_table
+from tests.purge_helpers import assert_counts_add_up, request_for
+from tests.s3_proxy import s3_proxy, through_proxy
+from tests.store import S3Store
+from tests.tables import many_files_table
+from workflows.constants import CHUNK_ACTIVITY
+from workflows.status import PurgeState
+
+QUEUE = "icepurge-recovery"
+MANIFESTS = 200
+
+
+def _worker(stack: EmbeddedStack, name: str, **env: str) -> ServiceProcess:
+    worker = stack.worker_process(name, ICEPURGE_TASK_QUEUE=QUEUE, **env)
+    worker.start()
+    worker.wait_for_log("icepurge worker polling")
+    return worker
+
+
+async def _retried_attempts(client: Client, purge_id: str, activity_type: str) -> list[str]:
+    """For each retried attempt of an activity type: how the attempt before it ended."""
+    scheduled: dict[int, str] = {}
+    causes = []
+    async for event in client.get_workflow_handle(purge_id).fetch_history_events():
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+        if event.HasField("activity_task_started_event_attributes"):
+            started = event.activity_task_started_event_attributes
+            if scheduled.get(started.scheduled_event_id) == activity_type and started.attempt > 1:
+                failure = started.last_failure
+                causes.append("timeout" if failure.HasField("timeout_failure_info") else failure.message)
+    return causes
+
+
+async def test_killed_planning_resumes_from_its_checkpoint(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = synthetic_table(
+        catalog, ("recovery", "plan_kill"), TableShape(manifests=MANIFESTS, files_per_manifest=1)
+    )
+    purges = PurgeClient(temporal_client, QUEUE)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.read_delay = 0.25
+        properties = through_proxy(s3.properties, port)
+        worker = _worker(stack, "recovery-plan-0")
+        try:
+            purge_id = await purges.start(request_for(table, properties))
+            while sum(".avro" in path for path in faults.reads) < MANIFESTS * 3 // 4:
+                await asyncio.sleep(0.05)
+            worker.kill()
+            read_before_kill = Counter(path for path in faults.reads if ".avro" in path)
+            worker = _worker(stack, "recovery-plan-1")
+            report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
+        finally:
+            worker.stop()
+
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
+    assert_counts_add_up(report.status)
+    read_after_kill = Counter(path for path in faults.reads if ".avro" in path) - read_before_kill
+    read_again = set(read_before_kill) & set(read_after_kill)
+    # The checkpoint (every 5 s) covered most of what the killed attempt had read.
+    assert len(read_again) < len(read_before_kill) // 2, (len(read_again), len(read_before_kill))
+
+
+async def test_a_stopped_worker_hands_its_chunk_back_at_once(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = many_files_table(catalog, ("recovery",), "sigterm", manifests=4, files=10)
+    purges = PurgeClient(temporal_client, QUEUE)
+    tuning = {
+        "ICEPURGE_CHUNK_TARGET_FILES": "20",
+        "ICEPURGE_DELETE_BATCH_FILES": "5",
+        "ICEPURGE_SHUTDOWN_GRACE_SECONDS": "1",
+    }
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 1.5
+        properties = through_proxy(s3.properties, port)
+        leaving = _worker(stack, "recovery-term-0", **tuning)
+        staying: ServiceProcess | None = None
+        try:
+            purge_id = await purges.start(request_for(table, properties, concurrency=1, chunk_window=1))
+            await asyncio.wait_for(faults.deletes_reached(2), timeout=120)
+            staying = _worker(stack, "recovery-term-1", **tuning)
+            await asyncio.to_thread(leaving.stop, 30.0)
+            report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
+        finally:
+            leaving.kill()
+            if staying is not None:
+                staying.stop()
+
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
+    assert_counts_add_up(report.status)
+    causes = await _retried_attempts(temporal_client, purge_id, CHUNK_ACTIVITY)
+    assert causes, "the stopped worker's chunk should have been retried by the other worker"
+    assert "timeout" not in causes, causes

@@ -1,0 +1,73 @@
+"""No purge stuck in silence: a store nobody answers at shows as a retrying step with its
+error, and the purge fails after a bounded time, naming the error, everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
+
+from api.client import PurgeClient
+from api.errors import PurgeFailedError
+from devstack.process import free_ports
+from devstack.stack import EmbeddedStack
+from tests.cli_runner import icepurge
+from tests.purge_helpers import request_for, status_when
+from tests.store import S3Store
+from tests.tables import simple_table
+from worker.run import build_worker
+from worker.settings import WorkerSettings
+from workflows.constants import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
+from workflows.status import PurgeState
+
+QUEUE = "icepurge-stuck"
+BUDGET_SECONDS = 12
+
+
+@pytest.fixture(scope="module")
+async def bounded_purges(
+    temporal_client: Client, worker_settings: WorkerSettings
+) -> AsyncIterator[PurgeClient]:
+    settings = worker_settings.model_copy(
+        update={"task_queue": QUEUE, "config_fault_seconds": BUDGET_SECONDS}
+    )
+    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+        async with build_worker(temporal_client, settings, pool):
+            yield PurgeClient(temporal_client, QUEUE)
+
+
+async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_error(
+    catalog: SqlCatalog, bounded_purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = simple_table(catalog, ("stuck",), "no_listener", appends=1)
+    nobody = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{free_ports(1)[0]}"}
+    purge_id = await bounded_purges.start(request_for(table, nobody))
+
+    retrying = await status_when(bounded_purges, purge_id, lambda status: status.retrying is not None)
+    step = retrying.retrying
+    assert step is not None
+    assert retrying.state is PurgeState.PLANNING
+    assert step.step == PLAN_ACTIVITY
+    assert step.attempt >= 2
+    assert step.last_error is not None
+    assert "cannot reach the object store" in step.last_error
+    assert s3.properties["s3.secret-access-key"] not in step.last_error
+
+    with pytest.raises(PurgeFailedError) as failed:
+        await bounded_purges.wait(purge_id)
+    assert failed.value.error_type == ERROR_STORE_UNREACHABLE
+    final = await bounded_purges.status(purge_id)
+    assert final.state is PurgeState.FAILED
+    assert final.error_type == ERROR_STORE_UNREACHABLE
+    assert final.last_error is not None
+    assert "Could not connect" in final.last_error
+    assert s3.list(table.location()), "nothing was deleted"
+
+    code, stdout, stderr = await icepurge(
+        stack, "purge", "watch", purge_id, "--interval", "0.2", ICEPURGE_TASK_QUEUE=QUEUE
+    )
+    assert code != 0
+    assert f"FAILED: {ERROR_STORE_UNREACHABLE}: cannot reach the object store" in stdout + stderr
