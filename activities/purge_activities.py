@@ -227,29 +227,25 @@ class PurgeActivities:
         )
 
     def _chunk_files(self, plan_uri: str, chunk_index: int) -> list[ContentFile]:
-        uri = content_chunk_uri(plan_uri, chunk_index)
+        raw = self._required(content_chunk_uri(plan_uri, chunk_index), "chunk")
+        return ContentChunk.model_validate_json(raw).files()
+
+    def _required(self, uri: str, what: str) -> bytes:
         raw = self._state.read(uri)
         if raw is None:
             raise ApplicationError(
-                f"chunk object missing at {uri}; was the state location cleaned?",
+                f"{what} object missing at {uri}; was the state location cleaned?",
                 type=ERROR_STATE_LOCATION,
                 non_retryable=True,
             )
-        return ContentChunk.model_validate_json(raw).files()
+        return raw
 
     def _plan(self, uri: str) -> Plan:
         with self._plans_lock:
             if uri in self._plans:
                 self._plans.move_to_end(uri)
                 return self._plans[uri]
-        raw = self._state.read(uri)
-        if raw is None:
-            raise ApplicationError(
-                f"plan object missing at {uri}; was the state location cleaned?",
-                type=ERROR_STATE_LOCATION,
-                non_retryable=True,
-            )
-        plan = Plan.model_validate_json(raw)
+        plan = Plan.model_validate_json(self._required(uri, "plan"))
         with self._plans_lock:
             self._plans[uri] = plan
             while len(self._plans) > _PLAN_CACHE_SIZE:

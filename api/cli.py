@@ -163,7 +163,8 @@ def watch(
 
 def _final_line(final: PurgeStatus) -> str:
     if final.state is PurgeState.FAILED:
-        return f"FAILED: {final.error_type or 'error'}: {final.last_error}"
+        # The reason begins with the error type (MetadataNotFound: ..., StoreUnreachable: ...).
+        return f"FAILED: {final.last_error or final.error_type}"
     failed = f", {final.failures_total} failed" if final.failures_total else ""
     return f"{final.state.value}: {final.files_done} files{failed}; report at {final.report_location}"
 

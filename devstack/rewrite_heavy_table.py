@@ -37,6 +37,7 @@ class RewriteShape:
     expired: int
     rows_per_file: int = 2
     seed: int = 7
+    merge_appends: bool = True
 
 
 def _rows(first_id: int, count: int, part: str) -> pa.Table:
@@ -52,8 +53,9 @@ def rewrite_heavy_table(
     catalog: Catalog, namespace: tuple[str, ...], name: str, shape: RewriteShape
 ) -> Table:
     catalog.create_namespace_if_not_exists(namespace)
+    properties = PROPERTIES if shape.merge_appends else {}
     table = catalog.create_table(
-        (*namespace, name), schema=SCHEMA, partition_spec=SPEC, properties=PROPERTIES
+        (*namespace, name), schema=SCHEMA, partition_spec=SPEC, properties=properties
     )
     per_append = shape.partitions * shape.rows_per_file
     for append in range(shape.appends):

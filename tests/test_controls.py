@@ -20,11 +20,11 @@ from api.admin_setup import SearchAttributeConflictError, ensure_search_attribut
 from api.client import PurgeClient
 from api.errors import PurgeAccessDeniedError, PurgeControlRejectedError
 from api.http_client import HttpPurgeClient
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge
 from tests.purge_helpers import least_span_seconds, request_for, status_when
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table
 from workflows.constants import SEARCH_ATTRIBUTES

@@ -1,48 +1,18 @@
 """A rewrite-heavy table lists one file in many manifests: each distinct file is planned,
-counted and sent to the store exactly once."""
+counted and sent to the store exactly once (the Spark engine's run is in test_spark_engine)."""
 
 from __future__ import annotations
-
-from collections import Counter
 
 from pyiceberg.catalog.sql import SqlCatalog
 
 from api.client import PurgeClient
-from devstack.rewrite_heavy_table import rewrite_heavy_table
 from devstack.stack import EmbeddedStack
-from tests.expected import content_listings, drop_table_data_set, history_set
-from tests.purge_helpers import assert_counts_add_up, purge, request_for
-from tests.s3_proxy import s3_proxy, through_proxy
-from tests.store import S3Store, key_of
-from tests.tables import REWRITE_SHAPE
-from workflows.counts import Category
-from workflows.status import PurgeState
+from tests.distinct_check import purge_rewrite_heavy_table
+from tests.store import S3Store
 
 
 async def test_each_distinct_file_is_counted_once_and_sent_once(
     catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
 ) -> None:
-    table = rewrite_heavy_table(catalog, ("distinct",), "local", REWRITE_SHAPE)
-    listings = content_listings(table.io, table.metadata_location)
-    distinct = dict(listings)
-    assert len(listings) > 2 * len(distinct), "the table should list its files many times"
-    owned = drop_table_data_set(table.io, table.metadata_location) | history_set(
-        table.io, table.metadata_location
-    )
-    before = s3.list(table.location())
-
-    with s3_proxy(stack.ports.s3) as (port, faults):
-        report = await purge(purges, request_for(table, through_proxy(s3.properties, port)))
-
-    status = report.status
-    assert status.state is PurgeState.SUCCEEDED
-    # Merge-append leaves manifests that no metadata file ever referenced: not the table's to purge.
-    assert s3.list(table.location()) == before - owned
-    assert status.planned.content_files == len(distinct)
-    data = status.counts.of(Category.DATA_FILES)
-    assert data.deleted == len(distinct)
-    assert data.bytes_deleted == sum(distinct.values())
-    assert_counts_add_up(status)
-    sent = Counter(faults.deleted_keys)
-    assert set(sent) == {key_of(path) for path in owned}
-    assert max(sent.values()) == 1, sent.most_common(3)
+    status = await purge_rewrite_heavy_table(purges, catalog, s3, stack, "local")
+    assert status.engine == "local"

@@ -21,13 +21,13 @@ from temporalio.worker import Worker
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.process import ServiceProcess, free_ports
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
 from tests.event_receivers import RECORDED, json_lines
 from tests.listener_workflow import EventListener
 from tests.metrics_scrape import metric_sum, scrape
 from tests.purge_helpers import request_for, status_when
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
 from worker.run import build_worker, sandboxed_runner

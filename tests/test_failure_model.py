@@ -7,9 +7,9 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from activities.finalizer import PurgeReportObject
 from api.client import PurgeClient
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.purge_helpers import purge, request_for
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import simple_table
 from workflows.counts import Category, SkipReason

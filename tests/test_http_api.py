@@ -21,9 +21,9 @@ from api.settings import ApiSettings
 from devstack.api_server import serve_api
 from devstack.process import free_ports
 from devstack.requests import request_for_table
+from devstack.s3_proxy import s3_proxy, through_proxy
 from tests.api_server import CATALOG_A, CATALOG_B, TOKENS, bearer
 from tests.purge_helpers import status_when
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import simple_table
 from workflows.request import PurgeRequest

@@ -10,10 +10,10 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from activities.finalizer import PurgeReportObject
 from api.client import PurgeClient
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store, key_of
 from tests.tables import rich_table
 from workflows.status import PurgeState

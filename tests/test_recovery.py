@@ -12,10 +12,10 @@ from temporalio.client import Client
 
 from api.client import PurgeClient
 from devstack.process import ServiceProcess
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import assert_counts_add_up, request_for
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table
 from workflows.constants import CHUNK_ACTIVITY

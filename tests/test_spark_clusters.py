@@ -20,11 +20,11 @@ from temporalio.client import Client
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.process import ServiceFailedError, ServiceProcess, free_ports
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.spark_services import connect_server, standalone_master, standalone_worker
 from devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, rich_table
 from workflows.status import PurgeState
@@ -158,6 +158,8 @@ def connect_worker(stack: EmbeddedStack, connect: ConnectServer) -> Iterator[tup
         "connect-worker",
         ICEPURGE_TASK_QUEUE=queue,
         ICEPURGE_CHUNK_TARGET_FILES="40",
+        # Small bulk requests: a slowed-down chunk then runs long enough to be cancelled mid-job.
+        ICEPURGE_DELETE_BATCH_FILES="5",
         ICEPURGE_SPARK_MASTER=connect.url,
     )
     worker.start()

@@ -4,7 +4,6 @@ its threshold, cancellation reaching the running Spark job, no secret in Spark's
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -15,13 +14,14 @@ from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
-from devstack.rewrite_heavy_table import rewrite_heavy_table
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
-from tests.expected import content_listings, drop_table_data_set, history_set
-from tests.purge_helpers import assert_counts_add_up, least_span_seconds, purge, request_for, status_when
-from tests.s3_proxy import s3_proxy, through_proxy
-from tests.store import S3Store, key_of
-from tests.tables import REWRITE_SHAPE, many_files_table, rich_table, simple_table
+from tests.distinct_check import purge_rewrite_heavy_table
+from tests.expected import drop_table_data_set, history_set
+from tests.purge_helpers import least_span_seconds, purge, request_for, status_when
+from tests.store import S3Store
+from tests.tables import many_files_table, rich_table, simple_table
+from tests.workers import in_process_worker
 from worker.run import build_worker
 from worker.settings import WorkerSettings
 from workflows.constants import ERROR_ENGINE_UNAVAILABLE
@@ -37,19 +37,17 @@ BATCH_FILES = 10
 async def spark_purges(
     temporal_client: Client, worker_settings: WorkerSettings
 ) -> AsyncIterator[PurgeClient]:
-    settings = worker_settings.model_copy(
-        update={
-            "task_queue": QUEUE,
-            "spark_master": "local[2,4]",
-            "spark_conf": {"spark.ui.enabled": "false"},
-            "auto_spark_min_files": AUTO_THRESHOLD,
-            # Small bulk requests, so a chunk of a few dozen files has several groups.
-            "delete_batch_files": BATCH_FILES,
-        }
-    )
-    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
-        async with build_worker(temporal_client, settings, pool):
-            yield PurgeClient(temporal_client, QUEUE)
+    async with in_process_worker(
+        temporal_client,
+        worker_settings,
+        task_queue=QUEUE,
+        spark_master="local[2,4]",
+        spark_conf={"spark.ui.enabled": "false"},
+        auto_spark_min_files=AUTO_THRESHOLD,
+        # Small bulk requests, so a chunk of a few dozen files has several groups.
+        delete_batch_files=BATCH_FILES,
+    ) as client:
+        yield client
 
 
 async def test_spark_engine_deletes_the_parity_and_history_set(
@@ -219,28 +217,5 @@ def test_no_secret_in_spark_conf(spark_purges: PurgeClient, s3: S3Store) -> None
 async def test_spark_engine_counts_and_sends_each_distinct_file_once(
     catalog: SqlCatalog, spark_purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
 ) -> None:
-    table = rewrite_heavy_table(catalog, ("spark",), "rewrites", REWRITE_SHAPE)
-    listings = content_listings(table.io, table.metadata_location)
-    distinct = dict(listings)
-    assert len(listings) > 2 * len(distinct)
-    owned = drop_table_data_set(table.io, table.metadata_location) | history_set(
-        table.io, table.metadata_location
-    )
-    before = s3.list(table.location())
-
-    with s3_proxy(stack.ports.s3) as (port, faults):
-        report = await purge(
-            spark_purges, request_for(table, through_proxy(s3.properties, port), engine="spark")
-        )
-
-    status = report.status
-    assert status.state is PurgeState.SUCCEEDED
+    status = await purge_rewrite_heavy_table(spark_purges, catalog, s3, stack, "spark", engine="spark")
     assert status.engine == "spark"
-    assert s3.list(table.location()) == before - owned
-    assert status.planned.content_files == len(distinct)
-    assert status.counts.of(Category.DATA_FILES).deleted == len(distinct)
-    assert status.counts.of(Category.DATA_FILES).bytes_deleted == sum(distinct.values())
-    assert_counts_add_up(status)
-    sent = Counter(faults.deleted_keys)
-    assert {key_of(path) for path in distinct} <= set(sent)
-    assert max(sent.values()) == 1, sent.most_common(3)

@@ -12,10 +12,10 @@ from temporalio.client import Client
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.binaries import binary
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.api_server import bearer
 from tests.purge_helpers import request_for, sealed_history
-from tests.s3_proxy import s3_proxy, through_proxy
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
 from workflows.constants import STATUS_QUERY, WORKFLOW_TYPE

@@ -4,7 +4,6 @@ error, and the purge fails after a bounded time, naming the error, everywhere.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -18,7 +17,7 @@ from tests.cli_runner import icepurge
 from tests.purge_helpers import request_for, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
-from worker.run import build_worker
+from tests.workers import in_process_worker
 from worker.settings import WorkerSettings
 from workflows.constants import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
 from workflows.status import PurgeState
@@ -31,12 +30,10 @@ BUDGET_SECONDS = 12
 async def bounded_purges(
     temporal_client: Client, worker_settings: WorkerSettings
 ) -> AsyncIterator[PurgeClient]:
-    settings = worker_settings.model_copy(
-        update={"task_queue": QUEUE, "config_fault_seconds": BUDGET_SECONDS}
-    )
-    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
-        async with build_worker(temporal_client, settings, pool):
-            yield PurgeClient(temporal_client, QUEUE)
+    async with in_process_worker(
+        temporal_client, worker_settings, task_queue=QUEUE, config_fault_seconds=BUDGET_SECONDS
+    ) as client:
+        yield client
 
 
 async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_error(

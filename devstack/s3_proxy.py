@@ -1,4 +1,5 @@
-"""A fault-injecting pass-through proxy in front of the real S3 store, on loopback.
+"""A fault-injecting pass-through proxy in front of the real S3 store, on loopback (tests,
+benchmarks and the chaos run).
 
 It counts DeleteObjects requests and keys, can slow them down, and can answer 503 SlowDown for
 requests that name chosen keys: faults injected on purpose, everything else is the real store.

@@ -1,0 +1,24 @@
+"""An extra in-process worker with its own settings (queue, engine, bounds) for one module."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from typing import Any
+
+from temporalio.client import Client
+
+from api.client import PurgeClient
+from worker.run import build_worker
+from worker.settings import WorkerSettings
+
+
+@asynccontextmanager
+async def in_process_worker(
+    client: Client, settings: WorkerSettings, **updates: Any
+) -> AsyncIterator[PurgeClient]:
+    chosen = settings.model_copy(update=updates)
+    with ThreadPoolExecutor(max_workers=chosen.max_concurrent_activities) as pool:
+        async with build_worker(client, chosen, pool):
+            yield PurgeClient(client, chosen.task_queue)
