@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run test lint schemas bench clean
+.PHONY: install run test lint schemas bench chaos clean
 
 install: $(INSTALLED)
 
@@ -24,6 +24,13 @@ lint: install
 
 test: install lint
 	$(PY) -m pytest
+
+# The full chaos run: 50 worker kills, a Temporal server restart, store faults; its output is kept.
+chaos: install
+	mkdir -p chaos
+	ICEPURGE_CHAOS_KILLS=50 ICEPURGE_CHAOS_RESTART_SERVER=1 ICEPURGE_CHAOS_SCALE=3 \
+		$(PY) -m pytest -m chaos -s tests/test_chaos.py > chaos/full-run.txt 2>&1; \
+		status=$$?; cat chaos/full-run.txt; exit $$status
 
 schemas: install
 	$(PY) -m api.schemas schemas

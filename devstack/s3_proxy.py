@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import random
 import re
+import socket
+import struct
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
@@ -25,6 +30,35 @@ if TYPE_CHECKING:
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
 _KEY = re.compile(rb"<Key>([^<]*)</Key>")
+
+
+@dataclass
+class RandomFaults:
+    """Faults on a share of all requests, drawn from a seeded generator: 503 SlowDown, a reset
+    before the request reaches the store, a reset after it did (the store acted, the client
+    never hears)."""
+
+    slow_down: float = 0.0
+    reset_before: float = 0.0
+    reset_after: float = 0.0
+    seed: int = 1
+    injected: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._draw = random.Random(self.seed)
+
+    def pick(self) -> str | None:
+        roll = self._draw.random()
+        for kind, share in (
+            ("slow_down", self.slow_down),
+            ("reset_before", self.reset_before),
+            ("reset_after", self.reset_after),
+        ):
+            if roll < share:
+                self.injected[kind] += 1
+                return kind
+            roll -= share
+        return None
 
 
 class FaultPlan:
@@ -47,6 +81,7 @@ class FaultPlan:
         # Paths of the GETs forwarded, and a delay before each.
         self.reads: list[str] = []
         self.read_delay = 0.0
+        self.random_faults: RandomFaults | None = None
 
     async def deletes_reached(self, at_least: int) -> None:
         """Returns once `at_least` bulk deletes have arrived (to kill a worker mid-purge)."""
@@ -65,7 +100,12 @@ def _handler(
 
         def _forward(self) -> None:
             body = self._read_body()
-            if (self.command == "PUT" and self._fail_put()) or self._fail_read():
+            with faults.lock:
+                fault = faults.random_faults.pick() if faults.random_faults else None
+            if fault == "reset_before":
+                self._reset()
+                return
+            if (self.command == "PUT" and self._fail_put()) or self._fail_read() or fault == "slow_down":
                 self._slow_down()
                 return
             is_bulk_delete = self.command == "POST" and "delete" in self.path.split("?", 1)[-1]
@@ -76,6 +116,10 @@ def _handler(
             connection.request(self.command, self.path, body=body or None, headers=headers)
             response = connection.getresponse()
             payload = response.read()
+            if fault == "reset_after":
+                connection.close()
+                self._reset()
+                return
             self.send_response(response.status, response.reason)
             # A HEAD answer has no body, but its Content-Length is the object's size.
             own_length = self.command != "HEAD"
@@ -177,6 +221,17 @@ def _handler(
             self.end_headers()
             self.wfile.write(payload)
             return True
+
+        def finish(self) -> None:
+            # A reset connection has nothing left to flush.
+            with suppress(OSError):
+                super().finish()
+
+        def _reset(self) -> None:
+            """Closes the connection with a TCP reset and no answer."""
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
 
         def _slow_down(self) -> None:
             payload = (

@@ -84,6 +84,15 @@ class EmbeddedStack:
             self.stop()
             raise
 
+    def restart_temporal(self) -> None:
+        """Stops the Temporal server and starts it again on the same database (the chaos run)."""
+        old = next(service for service in self._services if service.name == "temporal")
+        old.stop()
+        new = temporal_server(self.state_dir, self.ports, self.codec_endpoint, self.dynamic_config)
+        new.start()
+        self._services[self._services.index(old)] = new
+        new.wait_for_port(self.ports.temporal)
+
     def stop(self) -> None:
         for service in reversed(self._services):
             service.stop()

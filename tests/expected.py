@@ -4,6 +4,7 @@ PyIceberg's readers, independently of icepurge's planner."""
 from __future__ import annotations
 
 from pyiceberg.io import FileIO
+from pyiceberg.manifest import ManifestFile
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table.metadata import TableMetadata
 
@@ -49,9 +50,8 @@ def history_set(io: FileIO, metadata_location: str) -> set[str]:
     return files
 
 
-def content_listings(io: FileIO, metadata_location: str) -> list[tuple[str, int]]:
-    """Every manifest entry (path, size) reachable from the current and every older metadata
-    file (the history sweep's reach), once per distinct manifest: listings, not files."""
+def _reachable_manifests(io: FileIO, metadata_location: str) -> list[ManifestFile]:
+    """Every distinct manifest reachable from the current and every older metadata file."""
     metadata = _load(io, metadata_location)
     chain = [metadata, *(_load(io, entry.metadata_file) for entry in metadata.metadata_log)]
     manifests = {
@@ -60,8 +60,24 @@ def content_listings(io: FileIO, metadata_location: str) -> list[tuple[str, int]
         for snapshot in version.snapshots
         for manifest in snapshot.manifests(io)
     }
+    return list(manifests.values())
+
+
+def content_listings(io: FileIO, metadata_location: str) -> list[tuple[str, int]]:
+    """Every manifest entry (path, size) within the history sweep's reach, once per distinct
+    manifest: listings, not files."""
     return [
         (entry.data_file.file_path, entry.data_file.file_size_in_bytes)
-        for manifest in manifests.values()
+        for manifest in _reachable_manifests(io, metadata_location)
         for entry in manifest.fetch_manifest_entry(io, discard_deleted=False)
     ]
+
+
+def manifest_contents(io: FileIO, metadata_location: str) -> dict[str, set[str]]:
+    """Each reachable manifest's content files: none of them may be deleted after it."""
+    return {
+        manifest.manifest_path: {
+            entry.data_file.file_path for entry in manifest.fetch_manifest_entry(io, discard_deleted=False)
+        }
+        for manifest in _reachable_manifests(io, metadata_location)
+    }

@@ -33,6 +33,10 @@ class S3Store:
         parts = urlsplit(uri)
         self.client.put_object(Bucket=parts.netloc, Key=parts.path.lstrip("/"), Body=body)
 
+    def read(self, uri: str) -> bytes:
+        parts = urlsplit(uri)
+        return self.client.get_object(Bucket=parts.netloc, Key=parts.path.lstrip("/"))["Body"].read()
+
     def exists(self, uri: str) -> bool:
         parts = urlsplit(uri)
         response = self.client.list_objects_v2(Bucket=parts.netloc, Prefix=parts.path.lstrip("/"), MaxKeys=1)

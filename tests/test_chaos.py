@@ -1,0 +1,236 @@
+"""The chaos tier: several purges at once through a fault proxy (503 SlowDown, resets before and
+after the request reaches the store) while workers are SIGKILLed at random moments — and, in
+the full run, the Temporal server restarts once — then every promise is checked against sets
+computed independently from the metadata: no owned file left, nothing else touched, delete
+order kept, counts exact, every purge closed within its bound.
+
+`make test` runs a short variant; `make chaos` the full one (ICEPURGE_CHAOS_KILLS=50,
+ICEPURGE_CHAOS_RESTART_SERVER=1, ICEPURGE_CHAOS_SCALE=3), printing its summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from api.client import PurgeClient
+from api.errors import PurgeServiceUnavailableError
+from devstack.process import ServiceProcess
+from devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table
+from devstack.s3_proxy import RandomFaults, s3_proxy, through_proxy
+from devstack.stack import EmbeddedStack
+from devstack.synthetic_table import TableShape, synthetic_table
+from tests.expected import content_listings, drop_table_data_set, history_set, manifest_contents
+from tests.purge_helpers import assert_counts_add_up, request_for
+from tests.store import S3Store, key_of
+from tests.tables import rich_table, simple_table
+from workflows.status import PurgeState, PurgeStatus
+
+pytestmark = pytest.mark.chaos
+
+KILLS = int(os.environ.get("ICEPURGE_CHAOS_KILLS", "4"))
+RESTART_SERVER = os.environ.get("ICEPURGE_CHAOS_RESTART_SERVER", "0") == "1"
+SCALE = int(os.environ.get("ICEPURGE_CHAOS_SCALE", "1"))
+SEED = int(os.environ.get("ICEPURGE_CHAOS_SEED", "20261122"))
+# How long a purge may take from its start to its close, kills and faults included.
+BOUND_SECONDS = 240 * SCALE
+QUEUE = "icepurge-chaos"
+WORKERS = 2
+WORKER_ENV = {
+    "ICEPURGE_TASK_QUEUE": QUEUE,
+    "ICEPURGE_CHUNK_TARGET_FILES": "20",
+    "ICEPURGE_DELETE_BATCH_FILES": "10",
+    "ICEPURGE_SHUTDOWN_GRACE_SECONDS": "2",
+}
+PLANTED = "data/never-referenced-chaos.parquet"
+
+
+@dataclass
+class Case:
+    name: str
+    table: Table
+    before: set[str]
+    expected_after: set[str]
+    owned: set[str]
+    manifests: dict[str, set[str]]
+    kept: dict[str, bytes] = field(default_factory=dict)
+    distinct_content: int | None = None
+    purge_id: str = ""
+
+
+def _case(s3: S3Store, name: str, table: Table, gc_enabled: bool = True) -> Case:
+    s3.put(f"{table.location()}/{PLANTED}")
+    io, location = table.io, table.metadata_location
+    owned = drop_table_data_set(io, location) | history_set(io, location)
+    content = {path for path, _ in content_listings(io, location)}
+    if not gc_enabled:
+        owned -= content
+    before = s3.list(table.location())
+    return Case(
+        name=name,
+        table=table,
+        before=before,
+        expected_after=before - owned,
+        owned=owned,
+        manifests=manifest_contents(io, location) if gc_enabled else {},
+        distinct_content=len(content),
+    )
+
+
+def _cases(catalog: SqlCatalog, s3: S3Store) -> list[Case]:
+    namespace = ("chaos",)
+    shape = RewriteShape(
+        partitions=10 * SCALE, appends=8, row_deletes=4, partition_deletes=1, overwrites=2, expired=3
+    )
+    shared = simple_table(catalog, namespace, "shared", appends=3)
+    neighbour = simple_table(catalog, namespace, "shared_neighbour", appends=3)
+    wide = synthetic_table(
+        catalog, ("chaos", "wide"), TableShape(manifests=120 * SCALE, files_per_manifest=2, snapshots=4)
+    )
+    cases = [
+        _case(s3, "rewrite-heavy", rewrite_heavy_table(catalog, namespace, "rewrites", shape)),
+        _case(s3, "busy with history", rich_table(catalog, namespace, "busy")),
+        _case(
+            s3,
+            "gc.enabled=false",
+            simple_table(catalog, namespace, "nogc", appends=4, properties={"gc.enabled": "false"}),
+            gc_enabled=False,
+        ),
+        _case(s3, "shares a prefix with a kept neighbour", shared),
+        _case(s3, "continues as new", wide),
+    ]
+    cases[3].kept = {path: s3.read(path) for path in s3.list(neighbour.location())}
+    return cases
+
+
+def _worker(stack: EmbeddedStack, generation: int) -> ServiceProcess:
+    worker = stack.worker_process(f"chaos-worker-{generation}", **WORKER_ENV)
+    worker.start()
+    return worker
+
+
+async def _kill_loop(stack: EmbeddedStack, workers: list[ServiceProcess], draw: random.Random) -> list[float]:
+    """SIGKILLs a random worker every 0.5-4 s and starts a new one in its place; restarts the
+    Temporal server once halfway when asked. Returns when each kill happened."""
+    generation = len(workers)
+    kill_times = []
+    for kill in range(1, KILLS + 1):
+        await asyncio.sleep(draw.uniform(0.5, 4.0))
+        victim = draw.randrange(len(workers))
+        workers[victim].kill()
+        kill_times.append(time.time())
+        workers[victim] = _worker(stack, generation)
+        generation += 1
+        if RESTART_SERVER and kill == KILLS // 2:
+            await asyncio.to_thread(stack.restart_temporal)
+    return kill_times
+
+
+async def _final_status(purges: PurgeClient, purge_id: str, deadline: float) -> PurgeStatus:
+    """Waits for the purge to close; tolerates the server being briefly away after its restart."""
+    while time.monotonic() < deadline:
+        try:
+            status = await purges.status(purge_id)
+        except (PurgeServiceUnavailableError, RPCError):
+            # A restarting server answers nothing for a moment.
+            await asyncio.sleep(1)
+            continue
+        if status.finished_at is not None:
+            return status
+        await asyncio.sleep(1)
+    raise AssertionError(f"purge {purge_id} did not close within {BOUND_SECONDS} s")
+
+
+def _check_order(case: Case, first_delete: dict[str, int]) -> list[str]:
+    """A manifest after every file it lists; the current metadata file after everything else."""
+    problems = []
+    for manifest, contents in case.manifests.items():
+        at = first_delete.get(key_of(manifest))
+        if at is None or manifest not in case.owned:
+            continue
+        early = [path for path in contents if first_delete.get(key_of(path), -1) > at]
+        if early:
+            problems.append(f"{case.name}: {manifest} deleted before {len(early)} of its files")
+    current = first_delete.get(key_of(case.table.metadata_location))
+    others = [first_delete[key] for key in map(key_of, case.owned & case.before) if key in first_delete]
+    if current is None or current < max(others):
+        problems.append(f"{case.name}: the current metadata file was not deleted last")
+    return problems
+
+
+async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    cases = _cases(catalog, s3)
+    draw = random.Random(SEED)
+    purges = PurgeClient(temporal_client, QUEUE)
+    workers = [_worker(stack, generation) for generation in range(WORKERS)]
+    faults_summary: Counter[str] = Counter()
+    try:
+        with s3_proxy(stack.ports.s3) as (port, faults):
+            faults.random_faults = RandomFaults(
+                slow_down=0.04, reset_before=0.02, reset_after=0.02, seed=SEED
+            )
+            faults.delete_delay = 0.05
+            properties = through_proxy(s3.properties, port)
+            started = time.monotonic()
+            for case in cases:
+                case.purge_id = await purges.start(request_for(case.table, properties, chunk_window=2))
+            kill_times = await _kill_loop(stack, workers, draw)
+            finals = [await _final_status(purges, case.purge_id, started + BOUND_SECONDS) for case in cases]
+            faults_summary = faults.random_faults.injected.copy()
+            deleted_keys = list(faults.deleted_keys)
+    finally:
+        for worker in workers:
+            worker.kill()
+
+    first_delete: dict[str, int] = {}
+    for index, key in enumerate(deleted_keys):
+        first_delete.setdefault(key, index)
+    sent = Counter(deleted_keys)
+    problems: list[str] = []
+    last_close = max(status.finished_at.timestamp() for status in finals if status.finished_at)
+    during = sum(moment < last_close for moment in kill_times)
+    print(
+        f"\nchaos: {len(kill_times)} worker kills ({during} while purges ran),"
+        f" server restarted: {RESTART_SERVER}, faults injected: {dict(faults_summary)}"
+    )
+    for case, status in zip(cases, finals, strict=True):
+        after = s3.list(case.table.location())
+        keys = {key_of(path) for path in case.owned}
+        resent = sum(sent[key] - 1 for key in keys if sent[key] > 1)
+        assert status.finished_at is not None and status.started_at is not None
+        seconds = (status.finished_at - status.started_at).total_seconds()
+        print(
+            f"  {case.name}: {status.state.value} in {seconds:.0f} s, {status.run_count} runs,"
+            f" {status.files_done:,}/{status.files_total:,} files, {len(case.owned & after)} owned left,"
+            f" {len(case.before - case.owned - after)} others touched, {resent} keys resent"
+        )
+        if status.state is not PurgeState.SUCCEEDED:
+            problems.append(f"{case.name}: ended {status.state.value}: {status.last_error}")
+        if after != case.expected_after:
+            left, lost = after - case.expected_after, case.expected_after - after
+            problems.append(f"{case.name}: left {sorted(left)[:3]}, lost {sorted(lost)[:3]}")
+        problems.extend(_check_order(case, first_delete))
+        try:
+            assert_counts_add_up(status)
+        except AssertionError as error:
+            problems.append(f"{case.name}: counts don't add up: {error}")
+        if case.distinct_content is not None and status.planned.content_files != case.distinct_content:
+            planned = status.planned.content_files
+            problems.append(f"{case.name}: planned {planned} content files, {case.distinct_content} distinct")
+        for path, body in case.kept.items():
+            if not s3.exists(path) or s3.read(path) != body:
+                problems.append(f"{case.name}: neighbour file {path} changed")
+    assert finals[-1].run_count >= 2, "the wide table should have continued as new"
+    assert not problems, "\n".join(problems)
