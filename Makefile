@@ -29,6 +29,7 @@ test: install lint
 chaos: install
 	mkdir -p chaos
 	ICEPURGE_CHAOS_KILLS=50 ICEPURGE_CHAOS_RESTART_SERVER=1 ICEPURGE_CHAOS_SCALE=3 \
+		ICEPURGE_CHAOS_DELETE_DELAY=0.6 ICEPURGE_CHAOS_READ_DELAY=0.05 \
 		$(PY) -m pytest -m chaos -s tests/test_chaos.py > chaos/full-run.txt 2>&1; \
 		status=$$?; cat chaos/full-run.txt; exit $$status
 

@@ -299,7 +299,7 @@ def list_purges(
         return await (await _client()).list(purge_filter, page_size=limit)
 
     page = asyncio.run(go())
-    listing = Table("state", "table", "files", "deleted", "failed", "started")
+    listing = Table("state", "table", "files", "deleted", "failed", "started", "reason")
     listing.add_column("purge id", no_wrap=True)
     for item in page.items:
         levels = unquote(item.namespace).split("\x1f") if item.namespace else []
@@ -311,10 +311,15 @@ def list_purges(
             str(item.files_deleted or ""),
             str(item.files_failed or ""),
             f"{item.started_at:%Y-%m-%d %H:%M:%S}" if item.started_at else "",
+            _truncated(item.error or ""),
             item.purge_id,
         )
     # Piped output is not cut to 80 columns.
     Console(width=None if sys.stdout.isatty() else 250).print(listing)
+
+
+def _truncated(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def main() -> None:

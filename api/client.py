@@ -31,6 +31,7 @@ from api.errors import (
 from api.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
 from workflows import search_attributes as attributes
 from workflows.constants import (
+    ERROR_MEMO,
     PAUSE_UPDATE,
     RATE_BUDGET_UPDATE,
     RESUME_UPDATE,
@@ -56,7 +57,7 @@ def _translate(error: RPCError, purge_id: str | None = None) -> Exception:
     return error
 
 
-def _summary(execution: WorkflowExecution) -> PurgeSummary:
+async def _summary(execution: WorkflowExecution) -> PurgeSummary:
     found = execution.typed_search_attributes
     return PurgeSummary(
         purge_id=execution.id,
@@ -68,6 +69,7 @@ def _summary(execution: WorkflowExecution) -> PurgeSummary:
         files_total=found.get(attributes.FILES_TOTAL),
         files_deleted=found.get(attributes.FILES_DELETED),
         files_failed=found.get(attributes.FILES_FAILED),
+        error=await execution.memo_value(ERROR_MEMO, None),
         started_at=execution.start_time,
         closed_at=execution.close_time,
     )
@@ -242,7 +244,7 @@ class PurgeClient:
             raise _translate(error) from None
         following = iterator.next_page_token
         return PurgePage(
-            items=[_summary(execution) for execution in iterator.current_page or []],
+            items=[await _summary(execution) for execution in iterator.current_page or []],
             next_page_token=base64.urlsafe_b64encode(following).decode() if following else None,
         )
 

@@ -48,6 +48,7 @@ class PurgeSummary(BaseModel):
     files_total: int | None
     files_deleted: int | None
     files_failed: int | None
+    error: str | None = Field(None, description="Why a FAILED purge failed (error type: message).")
     started_at: datetime | None
     closed_at: datetime | None
 

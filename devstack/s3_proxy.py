@@ -13,6 +13,7 @@ import random
 import re
 import socket
 import struct
+import sys
 import threading
 import time
 from collections import Counter
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from activities.s3_client import s3_client
@@ -250,6 +251,14 @@ def _handler(
     return Proxy
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a killed worker, an injected reset) is no error worth a traceback."""
+
+    def handle_error(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def through_proxy(properties: dict[str, str], port: int) -> dict[str, str]:
     """FileIO properties that send a purge's requests through the proxy on `port`."""
     return {**properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
@@ -261,7 +270,7 @@ def s3_proxy(
 ) -> Iterator[tuple[int, FaultPlan]]:
     faults = FaultPlan()
     upstream = s3_client(upstream_properties, max_connections=4) if upstream_properties else None
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(upstream_port, faults, upstream))
+    server = _QuietServer(("127.0.0.1", 0), _handler(upstream_port, faults, upstream))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

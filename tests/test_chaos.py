@@ -42,6 +42,10 @@ KILLS = int(os.environ.get("ICEPURGE_CHAOS_KILLS", "4"))
 RESTART_SERVER = os.environ.get("ICEPURGE_CHAOS_RESTART_SERVER", "0") == "1"
 SCALE = int(os.environ.get("ICEPURGE_CHAOS_SCALE", "1"))
 SEED = int(os.environ.get("ICEPURGE_CHAOS_SEED", "20261122"))
+# Seconds added to each bulk delete and each read: the full run stretches the purges over all
+# its kills.
+DELETE_DELAY = float(os.environ.get("ICEPURGE_CHAOS_DELETE_DELAY", "0.05"))
+READ_DELAY = float(os.environ.get("ICEPURGE_CHAOS_READ_DELAY", "0"))
 # How long a purge may take from its start to its close, kills and faults included.
 BOUND_SECONDS = 240 * SCALE
 QUEUE = "icepurge-chaos"
@@ -181,7 +185,8 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
             faults.random_faults = RandomFaults(
                 slow_down=0.04, reset_before=0.02, reset_after=0.02, seed=SEED
             )
-            faults.delete_delay = 0.05
+            faults.delete_delay = DELETE_DELAY
+            faults.read_delay = READ_DELAY
             properties = through_proxy(s3.properties, port)
             started = time.monotonic()
             for case in cases:
@@ -203,7 +208,8 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
     during = sum(moment < last_close for moment in kill_times)
     print(
         f"\nchaos: {len(kill_times)} worker kills ({during} while purges ran),"
-        f" server restarted: {RESTART_SERVER}, faults injected: {dict(faults_summary)}"
+        f" server restarted: {RESTART_SERVER}, faults injected: {dict(faults_summary)},"
+        f" {len(deleted_keys):,} keys sent in bulk deletes"
     )
     for case, status in zip(cases, finals, strict=True):
         after = s3.list(case.table.location())
@@ -211,8 +217,12 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
         resent = sum(sent[key] - 1 for key in keys if sent[key] > 1)
         assert status.finished_at is not None and status.started_at is not None
         seconds = (status.finished_at - status.started_at).total_seconds()
+        kills = sum(
+            status.started_at.timestamp() <= moment <= status.finished_at.timestamp() for moment in kill_times
+        )
         print(
-            f"  {case.name}: {status.state.value} in {seconds:.0f} s, {status.run_count} runs,"
+            f"  {case.name}: {status.state.value} in {seconds:.0f} s through {kills} kills,"
+            f" {status.run_count} runs,"
             f" {status.files_done:,}/{status.files_total:,} files, {len(case.owned & after)} owned left,"
             f" {len(case.before - case.owned - after)} others touched, {resent} keys resent"
         )

@@ -16,9 +16,9 @@ from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import assert_counts_add_up, request_for
-from tests.store import S3Store
+from tests.store import S3Store, key_of
 from tests.tables import many_files_table
-from workflows.constants import CHUNK_ACTIVITY
+from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY
 from workflows.status import PurgeState
 
 QUEUE = "icepurge-recovery"
@@ -110,3 +110,34 @@ async def test_a_stopped_worker_hands_its_chunk_back_at_once(
     causes = await _retried_attempts(temporal_client, purge_id, CHUNK_ACTIVITY)
     assert causes, "the stopped worker's chunk should have been retried by the other worker"
     assert "timeout" not in causes, causes
+
+
+async def test_killed_finalize_resumes_after_the_groups_it_finished(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = many_files_table(catalog, ("recovery",), "finalize_kill", manifests=12, files=1)
+    manifests = {key_of(path) for path in s3.list(table.location()) if path.endswith("-m0.avro")}
+    purges = PurgeClient(temporal_client, QUEUE)
+    env = {"ICEPURGE_CHUNK_TARGET_FILES": "100", "ICEPURGE_DELETE_BATCH_FILES": "4"}
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_delay = 1.0
+        properties = through_proxy(s3.properties, port)
+        worker = _worker(stack, "recovery-finalize-0", **env)
+        try:
+            purge_id = await purges.start(request_for(table, properties))
+            # The manifest lists' deletes have begun: finalize checkpointed its manifests group.
+            while not any("/snap-" in key for key in faults.deleted_keys):
+                await asyncio.sleep(0.05)
+            worker.kill()
+            assert (await purges.status(purge_id)).state is PurgeState.FINALIZING
+            worker = _worker(stack, "recovery-finalize-1", **env)
+            report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
+        finally:
+            worker.stop()
+
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
+    assert_counts_add_up(report.status)
+    sent = Counter(faults.deleted_keys)
+    assert all(sent[key] == 1 for key in manifests), "the finished manifests group is not redone"
+    assert await _retried_attempts(temporal_client, purge_id, FINALIZE_ACTIVITY)

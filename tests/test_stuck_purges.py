@@ -3,6 +3,7 @@ error, and the purge fails after a bounded time, naming the error, everywhere.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -11,6 +12,7 @@ from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
+from api.listing import PurgeFilter
 from devstack.process import free_ports
 from devstack.stack import EmbeddedStack
 from tests.cli_runner import icepurge
@@ -34,6 +36,17 @@ async def bounded_purges(
         temporal_client, worker_settings, task_queue=QUEUE, config_fault_seconds=BUDGET_SECONDS
     ) as client:
         yield client
+
+
+async def _listed_reason(client: PurgeClient, purge_id: str) -> str:
+    """Visibility is eventually consistent: polls the listing until the purge shows a reason."""
+    for _ in range(50):
+        page = await client.list(PurgeFilter(table="no_listener"))
+        reasons = {item.purge_id: item.error for item in page.items}
+        if reasons.get(purge_id):
+            return str(reasons[purge_id])
+        await asyncio.sleep(0.2)
+    return ""
 
 
 async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_error(
@@ -69,3 +82,9 @@ async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_e
     assert code != 0
     printed = " ".join((stdout + stderr).split())  # the console wraps long lines
     assert f"FAILED: {ERROR_STORE_UNREACHABLE}: cannot reach the object store" in printed
+
+    reason = await _listed_reason(bounded_purges, purge_id)
+    assert reason.startswith(f"{ERROR_STORE_UNREACHABLE}: cannot reach the object store")
+    code, stdout, _ = await icepurge(stack, "purge", "list", "--table", "no_listener")
+    assert code == 0
+    assert f"{ERROR_STORE_UNREACHABLE}: cannot reach" in stdout

@@ -31,6 +31,9 @@ SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
 )
 
 # Failure types the workflow and clients recognise (ApplicationError.type).
+# The memo key holding a FAILED purge's reason, and how much of it.
+ERROR_MEMO: Final = "error"
+ERROR_MEMO_LIMIT: Final = 300
 ERROR_INVALID_REQUEST: Final = "InvalidPurgeRequest"
 ERROR_METADATA_NOT_FOUND: Final = "MetadataNotFound"
 ERROR_METADATA_ACCESS_DENIED: Final = "MetadataAccessDenied"

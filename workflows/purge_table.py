@@ -20,6 +20,8 @@ from workflows.constants import (
     CHUNK_PROGRESS_SIGNAL,
     ERROR_CONTROL_REJECTED,
     ERROR_INVALID_REQUEST,
+    ERROR_MEMO,
+    ERROR_MEMO_LIMIT,
     FINALIZE_ACTIVITY,
     PAUSE_UPDATE,
     PLAN_ACTIVITY,
@@ -173,6 +175,8 @@ class PurgeTableWorkflow:
             reason = _failure_reason(error)
             error_type = _failure_type(error)
             progress.failed(reason, error_type, workflow.now())
+            # In the memo, listings show why without asking each purge.
+            workflow.upsert_memo({ERROR_MEMO: reason[:ERROR_MEMO_LIMIT]})
             await self._close_events(EventKind.FAILED)
             raise ApplicationError(reason, type=error_type, non_retryable=True) from None
         except asyncio.CancelledError:
