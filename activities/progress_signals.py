@@ -1,9 +1,10 @@
-"""Signals a running chunk's counts to its workflow, so status moves during a long chunk.
+"""Signals to a purge's workflow what it can't see of its activities: a running chunk's counts,
+so status moves during a long chunk, and an attempt that failed and will be retried, so status,
+events and the Web UI say what the purge is waiting for.
 
-A workflow can't read its activities' heartbeats, so the chunk activity tells it. Sync
-activities have no client of their own: the signal is sent on the worker's event loop, without
-waiting, at most once per interval per chunk. A lost signal costs nothing: the chunk's result
-supersedes it.
+Sync activities have no client of their own: signals are sent on the worker's event loop,
+without waiting; progress at most once per interval per chunk. A lost signal costs nothing: the
+chunk's result supersedes its progress, and the server's pending activity still shows a retry.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from concurrent.futures import Future
 from temporalio import activity
 from temporalio.client import Client
 
-from workflows.constants import CHUNK_PROGRESS_SIGNAL
+from workflows.constants import CHUNK_PROGRESS_SIGNAL, STEP_RETRYING_SIGNAL
 from workflows.counts import FileCounts
-from workflows.steps import ChunkProgress
+from workflows.steps import ChunkProgress, StepAttemptFailed
 
 log = logging.getLogger(__name__)
 
 Send = Callable[[FileCounts], None]
+_ERROR_LIMIT = 300
 
 
 def _log_failure(sent: Future[None]) -> None:
@@ -37,6 +39,16 @@ class ProgressSignals:
         self._client = client
         self._loop = loop
         self._interval = interval_seconds
+
+    def attempt_failed(self, step: str, error: str) -> None:
+        """Tells the current activity's workflow that this attempt failed with `error`."""
+        info = activity.info()
+        if info.workflow_id is None or self._loop.is_closed():
+            return
+        handle = self._client.get_workflow_handle(info.workflow_id, run_id=info.workflow_run_id)
+        failed = StepAttemptFailed(step=step, attempt=info.attempt, error=error[:_ERROR_LIMIT])
+        sent = asyncio.run_coroutine_threadsafe(handle.signal(STEP_RETRYING_SIGNAL, failed), self._loop)
+        sent.add_done_callback(_log_failure)
 
     def for_chunk(self, chunk_index: int) -> ProgressReport:
         """A reporter for the current activity's chunk."""

@@ -6,12 +6,13 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pyiceberg.io import FileIO, load_file_io
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, CancelledError
 
 from activities.bulk_delete import LatencyObserver, ObjectStore
 from activities.chunk_deleter import chunk_outcome_uri
@@ -45,6 +46,7 @@ from workflows.steps import (
     FinalizeResult,
     PlanInput,
     PlanSummary,
+    chunk_step,
 )
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,10 @@ class PurgeActivities:
 
     @activity.defn(name=PLAN_ACTIVITY)
     def plan_purge(self, step: PlanInput) -> PlanSummary:
+        with self._reporting_failed_attempts(PLAN_ACTIVITY):
+            return self._plan_purge(step)
+
+    def _plan_purge(self, step: PlanInput) -> PlanSummary:
         request = step.request
         log.info("planning %s (%s)", step.purge_id, request.table_name)
         info = activity.info()
@@ -112,6 +118,10 @@ class PurgeActivities:
 
     @activity.defn(name=CHUNK_ACTIVITY)
     def delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
+        with self._reporting_failed_attempts(chunk_step(step.chunk_index)):
+            return self._delete_content_chunk(step)
+
+    def _delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
         details = activity.info().heartbeat_details
         checkpoint = ChunkCheckpoint.model_validate(details[0]) if details else ChunkCheckpoint()
         plan = self._plan(step.plan_location)
@@ -162,6 +172,10 @@ class PurgeActivities:
 
     @activity.defn(name=FINALIZE_ACTIVITY)
     def finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
+        with self._reporting_failed_attempts(FINALIZE_ACTIVITY):
+            return self._finalize_purge(step)
+
+    def _finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
         raw = self._state.read(step.plan_location)
         if raw is None:
             done = finalized_before(self._state, step.plan_location)
@@ -190,6 +204,23 @@ class PurgeActivities:
         with self._plans_lock:
             self._plans.pop(step.plan_location, None)
         return result
+
+    @contextmanager
+    def _reporting_failed_attempts(self, step: str) -> Iterator[None]:
+        """Tells the workflow about an attempt that fails and will be retried; a final failure
+        or a cancellation reaches it by itself."""
+        try:
+            yield
+        except CancelledError:
+            raise
+        except ApplicationError as error:
+            if not error.non_retryable and self._signals is not None:
+                self._signals.attempt_failed(step, f"{error.type or 'Error'}: {error.message}")
+            raise
+        except Exception as error:
+            if self._signals is not None:
+                self._signals.attempt_failed(step, f"{type(error).__name__}: {error}")
+            raise
 
     def _progress_report(self, chunk_index: int) -> ProgressReport:
         if self._signals is None:

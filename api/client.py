@@ -174,7 +174,9 @@ class PurgeClient:
             status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
         except RPCError as error:
             raise _translate(error, purge_id) from None
-        status.retrying = _retrying(description)
+        # The server knows when the next attempt is due; the workflow knows the last error even
+        # while the next attempt runs.
+        status.retrying = _retrying(description) or status.retrying
         return status
 
     async def catalog_of(self, purge_id: str) -> str | None:

@@ -36,8 +36,6 @@ from tests.store import S3Store, key_of
 from tests.tables import rich_table, simple_table
 from workflows.status import PurgeState, PurgeStatus
 
-pytestmark = pytest.mark.chaos
-
 KILLS = int(os.environ.get("ICEPURGE_CHAOS_KILLS", "4"))
 RESTART_SERVER = os.environ.get("ICEPURGE_CHAOS_RESTART_SERVER", "0") == "1"
 SCALE = int(os.environ.get("ICEPURGE_CHAOS_SCALE", "1"))
@@ -50,6 +48,7 @@ READ_DELAY = float(os.environ.get("ICEPURGE_CHAOS_READ_DELAY", "0"))
 BOUND_SECONDS = 240 * SCALE
 QUEUE = "icepurge-chaos"
 WORKERS = 2
+pytestmark = [pytest.mark.chaos, pytest.mark.timeout(BOUND_SECONDS + 600)]
 WORKER_ENV = {
     "ICEPURGE_TASK_QUEUE": QUEUE,
     "ICEPURGE_CHUNK_TARGET_FILES": "20",
@@ -155,6 +154,12 @@ async def _final_status(purges: PurgeClient, purge_id: str, deadline: float) -> 
     raise AssertionError(f"purge {purge_id} did not close within {BOUND_SECONDS} s")
 
 
+def _span(status: PurgeStatus) -> tuple[float, float]:
+    """When the purge started and closed (epoch seconds)."""
+    assert status.finished_at is not None and status.started_at is not None
+    return status.started_at.timestamp(), status.finished_at.timestamp()
+
+
 def _check_order(case: Case, first_delete: dict[str, int]) -> list[str]:
     """A manifest after every file it lists; the current metadata file after everything else."""
     problems = []
@@ -176,18 +181,20 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     cases = _cases(catalog, s3)
+    twin = rich_table(catalog, ("chaos",), "busy_twin")
     draw = random.Random(SEED)
     purges = PurgeClient(temporal_client, QUEUE)
     workers = [_worker(stack, generation) for generation in range(WORKERS)]
     faults_summary: Counter[str] = Counter()
     try:
         with s3_proxy(stack.ports.s3) as (port, faults):
-            faults.random_faults = RandomFaults(
-                slow_down=0.04, reset_before=0.02, reset_after=0.02, seed=SEED
-            )
+            random_faults = RandomFaults(slow_down=0.04, reset_before=0.02, reset_after=0.02, seed=SEED)
             faults.delete_delay = DELETE_DELAY
             faults.read_delay = READ_DELAY
             properties = through_proxy(s3.properties, port)
+            # The busy table's twin, purged with the same delays but no faults and no kills.
+            undisturbed = await purges.wait(await purges.start(request_for(twin, properties, chunk_window=2)))
+            faults.random_faults = random_faults
             started = time.monotonic()
             for case in cases:
                 case.purge_id = await purges.start(request_for(case.table, properties, chunk_window=2))
@@ -215,11 +222,9 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
         after = s3.list(case.table.location())
         keys = {key_of(path) for path in case.owned}
         resent = sum(sent[key] - 1 for key in keys if sent[key] > 1)
-        assert status.finished_at is not None and status.started_at is not None
-        seconds = (status.finished_at - status.started_at).total_seconds()
-        kills = sum(
-            status.started_at.timestamp() <= moment <= status.finished_at.timestamp() for moment in kill_times
-        )
+        opened, closed = _span(status)
+        seconds = closed - opened
+        kills = sum(opened <= moment <= closed for moment in kill_times)
         print(
             f"  {case.name}: {status.state.value} in {seconds:.0f} s through {kills} kills,"
             f" {status.run_count} runs,"
@@ -242,5 +247,12 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
         for path, body in case.kept.items():
             if not s3.exists(path) or s3.read(path) != body:
                 problems.append(f"{case.name}: neighbour file {path} changed")
+    opened, closed = _span(undisturbed.status)
+    alone = closed - opened
+    busy_opened, busy_closed = _span(finals[1])
+    print(
+        f"  busy with history, its twin undisturbed (same delays): {alone:.0f} s; under chaos:"
+        f" {(busy_closed - busy_opened) / alone:.1f}x"
+    )
     assert finals[-1].run_count >= 2, "the wide table should have continued as new"
     assert not problems, "\n".join(problems)

@@ -7,6 +7,7 @@ import asyncio
 from urllib.parse import urlsplit
 
 from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
 
 from activities.finalizer import PurgeReportObject
 from api.client import PurgeClient
@@ -16,7 +17,8 @@ from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
 from tests.store import S3Store, key_of
 from tests.tables import rich_table
-from workflows.status import PurgeState
+from workflows.constants import PLAN_ACTIVITY, STATUS_QUERY
+from workflows.status import PurgeState, PurgeStatus
 
 
 def _report(s3: S3Store, location: str) -> PurgeReportObject:
@@ -25,8 +27,18 @@ def _report(s3: S3Store, location: str) -> PurgeReportObject:
     return PurgeReportObject.model_validate_json(raw)
 
 
+async def _workflow_status_when_retrying(client: Client, purge_id: str) -> PurgeStatus:
+    """The workflow's own status (its query, no server-side pending-activity view added)."""
+    handle = client.get_workflow_handle(purge_id)
+    while True:
+        status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
+        if status.retrying is not None:
+            return status
+        await asyncio.sleep(0.2)
+
+
 async def test_slow_down_on_older_metadata_is_retried_and_nothing_is_skipped(
-    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, temporal_client: Client
 ) -> None:
     table = rich_table(catalog, ("plan_faults",), "slow_down")
     older = [entry.metadata_file for entry in table.metadata.metadata_log]
@@ -37,10 +49,14 @@ async def test_slow_down_on_older_metadata_is_retried_and_nothing_is_skipped(
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.failing_reads = {key_of(path) for path in older[:3]}
         purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
-        while faults.failed_reads < 30:
-            await asyncio.sleep(0.2)
-        status = await purges.status(purge_id)
+        # The workflow itself hears of the failed attempt: its query, events and details say so.
+        status = await asyncio.wait_for(_workflow_status_when_retrying(temporal_client, purge_id), 120)
         assert status.state is PurgeState.PLANNING
+        assert status.retrying is not None
+        assert status.retrying.step == PLAN_ACTIVITY
+        assert status.retrying.attempt >= 2
+        assert status.retrying.last_error
+        assert s3.properties["s3.secret-access-key"] not in status.retrying.last_error
         assert s3.list(table.location()) == before, "nothing may be deleted while planning can't read"
         faults.failing_reads = set()
         report = await asyncio.wait_for(purges.wait(purge_id), timeout=180)

@@ -7,6 +7,7 @@ TASK_QUEUE: Final = "icepurge"
 WORKFLOW_ID_PREFIX: Final = "icepurge-"
 STATUS_QUERY: Final = "status"
 CHUNK_PROGRESS_SIGNAL: Final = "chunk_progress"
+STEP_RETRYING_SIGNAL: Final = "step_retrying"
 # Sent to the workflow a request names in notify_workflow_id, one per event.
 EVENT_SIGNAL: Final = "icepurge_event"
 PAUSE_UPDATE: Final = "pause"

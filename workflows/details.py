@@ -46,6 +46,9 @@ def details_markdown(status: PurgeStatus) -> str:
         lines.append(
             f"| unreadable | {status.unreadable_files:,} (absent or corrupt, listed in the report) |"
         )
+    if status.retrying:
+        step = status.retrying
+        lines.append(f"| retrying | {step.step}, attempt {step.attempt}: {(step.last_error or '')[:200]} |")
     if status.last_error:
         lines.append(f"| last error | {status.last_error[:200]} |")
     return "\n".join(lines)

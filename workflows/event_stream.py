@@ -65,6 +65,12 @@ class EventStream:
         if last is None or workflow.now() - last >= self._progress_interval:
             self.emit(EventKind.PROGRESS)
 
+    def retrying(self) -> None:
+        """A step's attempt failed: an event, unless the stream is closing (then the final event,
+        or the next run's stream, tells the rest)."""
+        if not self._closing:
+            self.emit(EventKind.RETRYING)
+
     async def close(self) -> None:
         """Returns once every emitted event has been handed to every sink (or given up on)."""
         self._closing = True

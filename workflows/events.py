@@ -20,6 +20,8 @@ class EventKind(StrEnum):
     COMPLETED_WITH_ERRORS = "completed_with_errors"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    # A step's attempt failed and it is being retried (its error is in `error`).
+    RETRYING = "retrying"
 
 
 FINAL_EVENT_KINDS = frozenset(
@@ -74,6 +76,7 @@ def event_from(
 ) -> PurgeEvent:
     total = status.counts.total()
     failed = kind is EventKind.FAILED
+    retrying = status.retrying if kind is EventKind.RETRYING else None
     return PurgeEvent(
         event_id=f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
         sequence=cursor.next_sequence,
@@ -99,7 +102,7 @@ def event_from(
         finished_at=status.finished_at,
         occurred_at=now,
         error_type=status.error_type if failed else None,
-        error=status.last_error if failed else None,
+        error=status.last_error if failed else retrying.last_error if retrying else None,
     )
 
 

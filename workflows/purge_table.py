@@ -28,6 +28,7 @@ from workflows.constants import (
     RATE_BUDGET_UPDATE,
     RESUME_UPDATE,
     STATUS_QUERY,
+    STEP_RETRYING_SIGNAL,
     WORKFLOW_TYPE,
 )
 from workflows.controls import (
@@ -44,7 +45,7 @@ from workflows.metrics import record_step
 from workflows.progress import Progress
 from workflows.request import PurgeRequest
 from workflows.search_attributes import identity_updates, progress_updates
-from workflows.status import PurgeReport, PurgeState, PurgeStatus
+from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus, RetryingStep
 from workflows.steps import (
     ChunkInput,
     ChunkProgress,
@@ -53,6 +54,8 @@ from workflows.steps import (
     FinalizeResult,
     PlanInput,
     PlanSummary,
+    StepAttemptFailed,
+    chunk_step,
 )
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
@@ -97,6 +100,17 @@ class PurgeTableWorkflow:
             self._progress.chunk_progress(update.chunk_index, update.counts, workflow.now())
             workflow.set_current_details(details_markdown(self._progress.status))
             self._events.progress()
+
+    @workflow.signal(name=STEP_RETRYING_SIGNAL)
+    def step_retrying(self, failed: StepAttemptFailed) -> None:
+        progress, events = self._progress, self._events
+        if progress is None or events is None or progress.status.state in TERMINAL_STATES:
+            return
+        progress.status.retrying = RetryingStep(
+            step=failed.step, attempt=failed.attempt + 1, last_error=failed.error
+        )
+        workflow.set_current_details(details_markdown(progress.status))
+        events.retrying()
 
     @workflow.update(name=PAUSE_UPDATE)
     def pause(self) -> PurgeStatus:
@@ -230,6 +244,7 @@ class PurgeTableWorkflow:
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=TRANSIENT_RETRY,
         )
+        _settled(progress.status, PLAN_ACTIVITY)
         progress.planned(plan, workflow.now())
         record_step(plan.planning_counts, 0)
         return plan
@@ -292,6 +307,7 @@ class PurgeTableWorkflow:
         progress.move_to(PurgeState.DELETING, workflow.now())
 
     def _chunk_done(self, result: ChunkResult, progress: Progress) -> None:
+        _settled(progress.status, chunk_step(result.chunk_index))
         progress.chunk_done(result, workflow.now())
         record_step(result.counts, result.throttled_requests)
         if self._events is not None:
@@ -346,6 +362,7 @@ class PurgeTableWorkflow:
             retry_policy=TRANSIENT_RETRY,
         )
         now = workflow.now()
+        _settled(status, FINALIZE_ACTIVITY)
         progress.finalized(result, now)
         record_step(result.counts, result.throttled_requests)
         status.report_location = result.report_location
@@ -353,6 +370,12 @@ class PurgeTableWorkflow:
         progress.move_to(final, now)
         started = status.started_at or now
         return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
+
+
+def _settled(status: PurgeStatus, step: str) -> None:
+    """A step that succeeded is no longer retrying."""
+    if status.retrying is not None and status.retrying.step == step:
+        status.retrying = None
 
 
 def _publish(status: PurgeStatus) -> None:

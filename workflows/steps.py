@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workflows.constants import CHUNK_ACTIVITY
 from workflows.counts import FileCounts
 from workflows.request import Engine, PurgeRequest
 from workflows.status import FileFailure, PlannedTotals
@@ -44,6 +45,11 @@ class ChunkInput(BaseModel):
     engine: Engine = Engine.LOCAL
 
 
+def chunk_step(chunk_index: int) -> str:
+    """How a chunk is named where a step is: in retry reports and in status.retrying."""
+    return f"{CHUNK_ACTIVITY} {chunk_index}"
+
+
 class ChunkCheckpoint(BaseModel):
     """Files [0, next_file) of the chunk are settled and counted."""
 
@@ -61,6 +67,17 @@ class ChunkProgress(BaseModel):
 
     chunk_index: int
     counts: FileCounts
+
+
+class StepAttemptFailed(BaseModel):
+    """An activity attempt that failed and will be retried, signalled by the attempt itself: the
+    workflow can't see its pending activities' failures otherwise."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: str = Field(description="plan_purge, delete_content_chunk <index> or finalize_purge.")
+    attempt: int
+    error: str
 
 
 class ChunkResult(BaseModel):
