@@ -2,7 +2,9 @@
 
 Every task (a local chunk, or one Spark task of a chunk) holds an equal share, so however
 the tasks are spread over threads, processes and hosts, their sum stays within the budget
-without any coordination between them.
+without any coordination between them. A task's limiter starts full: its first request waits
+one window, so a task taking over a slot can't add a burst to what the task before it sent in
+its last window.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class BucketRateLimits:
             limiter = self._limiters.get(bucket)
             if limiter is None:
                 limiter = self._limiters[bucket] = Limiter(self._rate)
+                limiter.try_acquire(bucket, weight=self._rate.limit)
         limiter.try_acquire(bucket)
 
     def close(self) -> None:

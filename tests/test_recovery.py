@@ -129,8 +129,9 @@ async def test_killed_finalize_resumes_after_the_groups_it_finished(
             while not any("/snap-" in key for key in faults.deleted_keys):
                 await asyncio.sleep(0.05)
             worker.kill()
-            assert (await purges.status(purge_id)).state is PurgeState.FINALIZING
             worker = _worker(stack, "recovery-finalize-1", **env)
+            # The killed attempt's heartbeat timeout has not passed yet.
+            assert (await purges.status(purge_id)).state is PurgeState.FINALIZING
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
         finally:
             worker.stop()
