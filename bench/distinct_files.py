@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
@@ -122,14 +122,8 @@ def main() -> None:
             overwrites=3,
             expired=5,
         )
-        appends = RewriteShape(
-            partitions=args.partitions,
-            appends=args.appends,
-            row_deletes=0,
-            partition_deletes=0,
-            overwrites=0,
-            expired=0,
-            merge_appends=False,
+        appends = replace(
+            rewrites, row_deletes=0, partition_deletes=0, overwrites=0, expired=0, merge_appends=False
         )
         run_shape(stack, catalog, "rewrite_heavy", rewrites)
         run_shape(stack, catalog, "append_only", appends)

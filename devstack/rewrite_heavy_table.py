@@ -39,6 +39,13 @@ class RewriteShape:
     seed: int = 7
     merge_appends: bool = True
 
+    def __post_init__(self) -> None:
+        touched = self.partition_deletes + self.overwrites
+        if touched > self.partitions:
+            raise ValueError(
+                f"partition_deletes + overwrites ({touched}) can't exceed partitions ({self.partitions})"
+            )
+
 
 def _rows(first_id: int, count: int, part: str) -> pa.Table:
     return pa.table(

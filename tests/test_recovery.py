@@ -8,6 +8,7 @@ import asyncio
 from collections import Counter
 
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
 from temporalio.client import Client
 
 from api.client import PurgeClient
@@ -19,7 +20,7 @@ from tests.purge_helpers import assert_counts_add_up, request_for
 from tests.store import S3Store, key_of
 from tests.tables import many_files_table
 from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY
-from workflows.status import PurgeState
+from workflows.status import PurgeReport, PurgeState
 
 QUEUE = "icepurge-recovery"
 MANIFESTS = 200
@@ -30,6 +31,12 @@ def _worker(stack: EmbeddedStack, name: str, **env: str) -> ServiceProcess:
     worker.start()
     worker.wait_for_log("icepurge worker polling")
     return worker
+
+
+def _assert_purged(report: PurgeReport, s3: S3Store, table: Table) -> None:
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
+    assert_counts_add_up(report.status)
 
 
 async def _retried_attempts(client: Client, purge_id: str, activity_type: str) -> list[str]:
@@ -69,9 +76,7 @@ async def test_killed_planning_resumes_from_its_checkpoint(
         finally:
             worker.stop()
 
-    assert report.status.state is PurgeState.SUCCEEDED
-    assert s3.list(table.location()) == set()
-    assert_counts_add_up(report.status)
+    _assert_purged(report, s3, table)
     read_after_kill = Counter(path for path in faults.reads if ".avro" in path) - read_before_kill
     read_again = set(read_before_kill) & set(read_after_kill)
     # The checkpoint (every 5 s) covered most of what the killed attempt had read.
@@ -104,9 +109,7 @@ async def test_a_stopped_worker_hands_its_chunk_back_at_once(
             if staying is not None:
                 staying.stop()
 
-    assert report.status.state is PurgeState.SUCCEEDED
-    assert s3.list(table.location()) == set()
-    assert_counts_add_up(report.status)
+    _assert_purged(report, s3, table)
     causes = await _retried_attempts(temporal_client, purge_id, CHUNK_ACTIVITY)
     assert causes, "the stopped worker's chunk should have been retried by the other worker"
     assert "timeout" not in causes, causes
@@ -136,9 +139,7 @@ async def test_killed_finalize_resumes_after_the_groups_it_finished(
         finally:
             worker.stop()
 
-    assert report.status.state is PurgeState.SUCCEEDED
-    assert s3.list(table.location()) == set()
-    assert_counts_add_up(report.status)
+    _assert_purged(report, s3, table)
     sent = Counter(faults.deleted_keys)
     assert all(sent[key] == 1 for key in manifests), "the finished manifests group is not redone"
     assert await _retried_attempts(temporal_client, purge_id, FINALIZE_ACTIVITY)
