@@ -146,7 +146,7 @@ def build_plan(
         beat=beat,
         spills=beat.checkpoint.spills,
     )
-    _enumerate_content(
+    unreadable_manifests = _enumerate_content(
         io, list(reachable.manifests), partitioner=partitioner, readers=sizing.readers, beat=beat
     )
     content = partitioner.finish()
@@ -184,7 +184,7 @@ def build_plan(
         previous_metadata_files=previous,
         current_metadata_file=current_file[0] if current_file else None,
         foreign_files=foreign,
-        unreadable=[*reachable.unreadable, *beat.checkpoint.unreadable],
+        unreadable=[*reachable.unreadable, *unreadable_manifests],
     )
 
 
@@ -245,9 +245,10 @@ def _enumerate_content(
     partitioner: ContentPartitioner,
     readers: int,
     beat: _Heartbeat,
-) -> None:
+) -> list[UnreadableFile]:
     """Reads every manifest from the checkpoint on, a bounded window at a time, in order, into
-    the partitioner; spills and checkpoints every few seconds."""
+    the partitioner; spills and checkpoints every few seconds. Returns the manifests it found
+    absent or corrupt (the checkpoint's included)."""
     first = beat.checkpoint.manifests_done
     unreadable = list(beat.checkpoint.unreadable)
     with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-read") as pool:
@@ -282,7 +283,7 @@ def _enumerate_content(
                 )
             else:
                 beat()
-    beat.checkpoint = beat.checkpoint.model_copy(update={"unreadable": unreadable})
+    return unreadable
 
 
 def _result(read: Future[bytes], beat: Callable[[], None]) -> bytes:
