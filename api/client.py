@@ -241,7 +241,10 @@ class PurgeClient:
         try:
             await iterator.fetch_next_page()
         except RPCError as error:
-            if error.status == RPCStatusCode.INVALID_ARGUMENT:
+            # A token the server can't decode comes back INVALID_ARGUMENT or, from the dev
+            # server's SQLite visibility, UNKNOWN ("something went wrong").
+            unknown_token = token is not None and error.status == RPCStatusCode.UNKNOWN
+            if error.status == RPCStatusCode.INVALID_ARGUMENT or unknown_token:
                 raise InvalidPurgeRequestError("page_token: not a token this service returned") from None
             raise _translate(error) from None
         following = iterator.next_page_token
