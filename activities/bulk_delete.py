@@ -56,6 +56,8 @@ class DeleteTuning:
 
     max_attempts: int = 8
     batch_files: int = S3_BATCH
+    # HEAD each key first: a bulk delete reports a key that was already gone as deleted.
+    check_existence: bool = False
 
 
 @dataclass
@@ -124,6 +126,7 @@ class S3BulkDeleter:
         self._limits = limits
         self._max_attempts = tuning.max_attempts
         self._batch = tuning.batch_files
+        self._check_existence = tuning.check_existence
         self._observer = observer
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
@@ -144,7 +147,11 @@ class S3BulkDeleter:
     def _delete_batch(self, bucket: str, keys: list[tuple[str, str]]) -> DeleteOutcome:
         outcome = DeleteOutcome()
         uri_of = dict(keys)
-        remaining = list(uri_of)
+        remaining = (
+            self._existing(bucket, list(uri_of), uri_of, outcome) if self._check_existence else list(uri_of)
+        )
+        if not remaining:
+            return outcome
         for attempt in range(self._max_attempts):
             last_attempt = attempt + 1 == self._max_attempts
             self._limits.acquire(bucket)
@@ -169,6 +176,27 @@ class S3BulkDeleter:
                 break
             time.sleep(full_jitter(attempt, 0.2, 8.0))
         return outcome
+
+    def _existing(
+        self, bucket: str, keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome
+    ) -> list[str]:
+        """The keys a HEAD finds (or can't tell about: the delete will); the absent ones are
+        recorded as already missing."""
+        present: list[str] = []
+        for key in keys:
+            self._limits.acquire(bucket)
+            outcome.requests += 1
+            try:
+                self._client.head_object(Bucket=bucket, Key=key)
+            except ClientError as error:
+                status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+                if status == 404:
+                    outcome.missing.append(uri_of[key])
+                    continue
+            except BotoCoreError:
+                pass
+            present.append(key)
+        return present
 
     @staticmethod
     def _settle(

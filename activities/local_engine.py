@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from activities.bulk_delete import DeleteTuning, LatencyObserver, ObjectStore, RequestStats
 from activities.chunk_deleter import ChunkJob, ChunkOutcome
@@ -30,8 +31,9 @@ def run_files(
     """Deletes distinct content files with the same storage code on either engine;
     `requests_per_second` is this caller's share of the purge's per-bucket budget."""
     options = request.options
+    checked = replace(tuning, check_existence=options.check_existence)
     with ObjectStore(
-        request.file_io_properties, options.concurrency, tuning, requests_per_second, observer
+        request.file_io_properties, options.concurrency, checked, requests_per_second, observer
     ) as store:
         job = ChunkJob(
             files=files,

@@ -128,7 +128,7 @@ def build_plan(
     """Reads the metadata, writes the content chunk objects beside `plan_uri` and returns the
     plan (which the caller writes at `plan_uri`), resuming from `checkpoint`."""
     beat = _Heartbeat(checkpoint or PlanCheckpoint(), heartbeat)
-    current = read_metadata(io, request.metadata_location, beat)
+    current = read_metadata(io, request.snapshot_location(), beat)
     saved = state.read(reach_uri(plan_uri)) if beat.checkpoint.reach_saved else None
     if saved is None:
         reachable = _reach(io, current, request, beat)
@@ -170,10 +170,10 @@ def build_plan(
     manifest_lists = owned(reachable.manifest_lists, Category.MANIFEST_LISTS)
     statistics = owned(reachable.statistics, Category.STATISTICS_FILES)
     previous = owned(reachable.metadata, Category.METADATA_FILES)
-    current_file = owned({request.metadata_location: None}, Category.METADATA_FILES)
+    current_file = owned({request.snapshot_location(): None}, Category.METADATA_FILES)
     return Plan(
         purge_id=purge_id,
-        metadata_location=request.metadata_location,
+        metadata_location=request.snapshot_location(),
         gc_enabled=current.properties.get(GC_ENABLED, "true").strip().lower() != "false",
         locations=guard.prefixes,
         content_chunks=content.chunk_sizes,
@@ -194,10 +194,10 @@ def _reach(
     reachable = ReachableFiles()
     reachable.add_snapshots(io, current, beat)
     _walk_metadata_log(io, current, reachable, request.options.history_sweep, beat)
-    hint = parent_dir(request.metadata_location) + "/" + VERSION_HINT
+    hint = parent_dir(request.snapshot_location()) + "/" + VERSION_HINT
     if read_retrying(io.new_input(hint).exists, hint, beat):
         reachable.metadata[hint] = None
-    reachable.metadata.pop(request.metadata_location, None)
+    reachable.metadata.pop(request.snapshot_location(), None)
     return reachable
 
 

@@ -6,14 +6,15 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pyiceberg.io import FileIO, load_file_io
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.exceptions import ApplicationError
 
+from activities.attempt_reports import reporting_failed_attempts
 from activities.bulk_delete import LatencyObserver, ObjectStore
 from activities.chunk_deleter import chunk_outcome_uri
 from activities.config_faults import configuration_faults_bounded
@@ -54,7 +55,7 @@ _PLAN_CACHE_SIZE = 8
 
 
 def _table_io(request: PurgeRequest) -> FileIO:
-    return load_file_io(request.file_io_properties, request.metadata_location)
+    return load_file_io(request.file_io_properties, request.snapshot_location())
 
 
 class PurgeActivities:
@@ -77,7 +78,7 @@ class PurgeActivities:
 
     @activity.defn(name=PLAN_ACTIVITY)
     def plan_purge(self, step: PlanInput) -> PlanSummary:
-        with self._reporting_failed_attempts(PLAN_ACTIVITY):
+        with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
             return self._plan_purge(step)
 
     def _plan_purge(self, step: PlanInput) -> PlanSummary:
@@ -114,11 +115,12 @@ class PurgeActivities:
             engine=self._choose_engine(request.options.engine, planned),
             planning_counts=_foreign_counts(plan),
             unreadable_files=len(plan.unreadable),
+            locations=plan.locations,
         )
 
     @activity.defn(name=CHUNK_ACTIVITY)
     def delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
-        with self._reporting_failed_attempts(chunk_step(step.chunk_index)):
+        with reporting_failed_attempts(self._signals, chunk_step(step.chunk_index)):
             return self._delete_content_chunk(step)
 
     def _delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
@@ -172,7 +174,7 @@ class PurgeActivities:
 
     @activity.defn(name=FINALIZE_ACTIVITY)
     def finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
-        with self._reporting_failed_attempts(FINALIZE_ACTIVITY):
+        with reporting_failed_attempts(self._signals, FINALIZE_ACTIVITY):
             return self._finalize_purge(step)
 
     def _finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
@@ -205,23 +207,6 @@ class PurgeActivities:
             self._plans.pop(step.plan_location, None)
         return result
 
-    @contextmanager
-    def _reporting_failed_attempts(self, step: str) -> Iterator[None]:
-        """Tells the workflow about an attempt that fails and will be retried; a final failure
-        or a cancellation reaches it by itself."""
-        try:
-            yield
-        except CancelledError:
-            raise
-        except ApplicationError as error:
-            if not error.non_retryable and self._signals is not None:
-                self._signals.attempt_failed(step, f"{error.type or 'Error'}: {error.message}")
-            raise
-        except Exception as error:
-            if self._signals is not None:
-                self._signals.attempt_failed(step, f"{type(error).__name__}: {error}")
-            raise
-
     def _progress_report(self, chunk_index: int) -> ProgressReport:
         if self._signals is None:
             return ProgressReport(1.0, None)
@@ -251,7 +236,7 @@ class PurgeActivities:
         return ObjectStore(
             request.file_io_properties,
             concurrency,
-            self._settings.tuning,
+            replace(self._settings.tuning, check_existence=request.options.check_existence),
             # Finalize runs alone: it holds the whole budget.
             request.options.bucket_requests_per_second,
             observer,

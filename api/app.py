@@ -11,8 +11,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from temporalio.service import RPCError
 
+from activities.catalogs import CatalogRegistry
 from api.auth import TokenVerifier
 from api.body_limit import BodyLimit
+from api.catalog_routes import router as catalog_router
 from api.codec_routes import router as codec_router
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError, PurgeServiceUnavailableError
 from api.routes import router
@@ -77,6 +79,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.state.verifier = TokenVerifier.from_file(settings.api_auth_file) if settings.api_auth_file else None
     app.state.temporal = TemporalConnection(settings)
     app.state.codec = settings.payload_codec()
+    app.state.catalogs = CatalogRegistry.from_pyiceberg_config()
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     if settings.api_cors_origins:
         app.add_middleware(
@@ -94,6 +97,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.add_exception_handler(RPCError, _temporal_error)
     app.add_exception_handler(Exception, _unexpected)
     app.include_router(router)
+    app.include_router(catalog_router)
     app.include_router(codec_router)
 
     @app.get("/healthz")

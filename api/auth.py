@@ -27,6 +27,8 @@ class Role(StrEnum):
     CANCEL = "cancel"
     # Pause, resume and the rate budget.
     CONTROL = "control"
+    # Drop a table from its catalog and purge it by name; undrop and expedite a soft delete.
+    DROP = "drop"
     # The codec server's decode: shows requests in clear, FileIO credentials included.
     DECODE = "decode"
 

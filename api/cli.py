@@ -38,6 +38,7 @@ EXIT_CODES = {
     PurgeState.SUCCEEDED_WITH_ERRORS: 3,
     PurgeState.FAILED: 4,
     PurgeState.CANCELLED: 5,
+    PurgeState.UNDROPPED: 6,
 }
 
 
@@ -106,6 +107,66 @@ def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, 
         raise typer.Exit(2) from None
 
 
+def namespace_levels(text: str) -> list[str]:
+    """`a.b` is the levels a and b; a level that holds a dot is given as a JSON list:
+    `'["a.b", "c"]'` is the levels a.b and c."""
+    if text.lstrip().startswith("["):
+        try:
+            levels = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise typer.BadParameter(f"not a JSON list of levels: {error}") from None
+        if not isinstance(levels, list) or not all(isinstance(level, str) for level in levels):
+            raise typer.BadParameter('a JSON list of strings, e.g. \'["a.b", "c"]\'')
+        return levels
+    return text.split(".")
+
+
+@purge.command("table")
+def purge_table(
+    catalog: Annotated[str, typer.Argument(help="A catalog configured on the workers.")],
+    namespace: Annotated[
+        str,
+        typer.Argument(help='Levels joined by dots (a.b); a level holding a dot: \'["a.b","c"]\'.'),
+    ],
+    table: Annotated[str, typer.Argument()],
+    *,
+    purge_after: Annotated[
+        int, typer.Option(help="Soft delete: wait this many seconds (SCHEDULED) before deleting.")
+    ] = 0,
+    dry_run: Annotated[bool, typer.Option(help="Plan and list; drop and delete nothing.")] = False,
+    request_id: Annotated[str | None, typer.Option(help="Makes a retried command idempotent.")] = None,
+    requested_by: Annotated[str | None, typer.Option(help="Default: $USER.")] = None,
+) -> None:
+    """Drop a table from its catalog and purge it: load, plan, drop, delete. Prints the purge id."""
+    levels = namespace_levels(namespace)
+    options = {"purge_after_seconds": purge_after, "dry_run": dry_run}
+    who = requested_by or os.environ.get("USER") or "icepurge-cli"
+
+    async def go() -> str:
+        client = await _client()
+        return await client.purge_by_name(
+            catalog, levels, table, requested_by=who, options=options, request_id=request_id
+        )
+
+    try:
+        print(asyncio.run(go()))
+    except InvalidPurgeRequestError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+
+
+@purge.command("undrop")
+def undrop(purge_id: str) -> None:
+    """End a SCHEDULED purge with nothing deleted and register its table again."""
+    _control(purge_id, "undropped", lambda client: client.undrop(purge_id))
+
+
+@purge.command("expedite")
+def expedite(purge_id: str) -> None:
+    """Start a SCHEDULED purge's deletes now."""
+    _control(purge_id, "expedited", lambda client: client.expedite(purge_id))
+
+
 @purge.command("status")
 def status(purge_id: str) -> None:
     """Print a purge's status as JSON."""
@@ -163,8 +224,10 @@ def watch(
 
 def _final_line(final: PurgeStatus) -> str:
     if final.state is PurgeState.FAILED:
-        # The reason begins with the error type (MetadataNotFound: ..., StoreUnreachable: ...).
-        return f"FAILED: {final.last_error or final.error_type}"
+        reason, kind = final.last_error or "", final.error_type
+        return f"FAILED: {reason if not kind or reason.startswith(kind) else f'{kind}: {reason}'}"
+    if final.state is PurgeState.UNDROPPED:
+        return f"UNDROPPED: nothing deleted; {final.undropped_note}"
     failed = f", {final.failures_total} failed" if final.failures_total else ""
     return f"{final.state.value}: {final.files_done} files{failed}; report at {final.report_location}"
 

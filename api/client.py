@@ -30,18 +30,22 @@ from api.errors import (
 )
 from api.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
 from workflows import search_attributes as attributes
+from workflows.catalog_steps import LoadedTable
 from workflows.constants import (
     ERROR_MEMO,
+    EXPEDITE_UPDATE,
+    LOAD_TABLE_ACTIVITY,
     PAUSE_UPDATE,
     RATE_BUDGET_UPDATE,
     RESUME_UPDATE,
     STATUS_QUERY,
     TASK_QUEUE,
+    UNDROP_UPDATE,
     WORKFLOW_TYPE,
 )
 from workflows.controls import RateBudgetChange
 from workflows.purge_id import purge_id_for
-from workflows.request import PurgeRequest
+from workflows.request import PurgeOptions, PurgeRequest
 from workflows.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
@@ -72,6 +76,7 @@ async def _summary(execution: WorkflowExecution) -> PurgeSummary:
         error=await execution.memo_value(ERROR_MEMO, None),
         started_at=execution.start_time,
         closed_at=execution.close_time,
+        scheduled_for=found.get(attributes.SCHEDULED_FOR),
     )
 
 
@@ -91,6 +96,38 @@ def _retrying(description: WorkflowExecutionDescription) -> RetryingStep | None:
     return None
 
 
+def by_name_request(
+    catalog: str,
+    namespace: list[str],
+    table: str,
+    *,
+    requested_by: str,
+    options: PurgeOptions | dict[str, Any] | None = None,
+    request_id: str | None = None,
+) -> PurgeRequest:
+    """Raises InvalidPurgeRequestError naming the bad fields."""
+    chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
+    return parse_request(
+        {
+            "catalog": catalog,
+            "namespace": namespace,
+            "table": table,
+            "requested_by": requested_by,
+            "request_id": request_id,
+            "options": chosen,
+        }
+    )
+
+
+def _reuse_policy(request: PurgeRequest) -> WorkflowIDReusePolicy:
+    """A snapshot, or a request id, names one purge forever: a retried start returns it even
+    closed. A table's name alone doesn't: once its purge closed, a table re-created under the
+    name may be purged again."""
+    if request.by_name and request.request_id is None:
+        return WorkflowIDReusePolicy.ALLOW_DUPLICATE
+    return WorkflowIDReusePolicy.REJECT_DUPLICATE
+
+
 class PurgeClient:
     def __init__(self, client: Client, task_queue: str = TASK_QUEUE) -> None:
         self._client = client
@@ -105,8 +142,27 @@ class PurgeClient:
         """
         parsed = parse_request(request)
         with suppress(WorkflowAlreadyStartedError):
-            await self._start(parsed, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+            await self._start(parsed, _reuse_policy(parsed))
         return purge_id_for(parsed)
+
+    async def purge_by_name(
+        self,
+        catalog: str,
+        namespace: list[str],
+        table: str,
+        *,
+        requested_by: str,
+        options: PurgeOptions | dict[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> str:
+        """Drops the table from its catalog and purges it, in the crash-safe order: load, plan,
+        drop, (wait out options.purge_after_seconds,) delete. The catalog must be configured on
+        the workers. Returns the purge id; a start while one runs for the table attaches to it."""
+        return await self.start(
+            by_name_request(
+                catalog, namespace, table, requested_by=requested_by, options=options, request_id=request_id
+            )
+        )
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         """Runs a closed purge again with its own request (new FileIO properties, if given, for
@@ -123,28 +179,64 @@ class PurgeClient:
                 if report.status.state is PurgeState.SUCCEEDED:
                     raise PurgeControlRejectedError(f"purge {purge_id} SUCCEEDED; there is nothing to re-run")
             request = await self._request_of(handle)
+            if request.get("metadata_location") is None:
+                request = await self._after_drop(handle, request)
         except RPCError as error:
             raise _translate(error, purge_id) from None
         if file_io_properties is not None:
             request["file_io_properties"] = file_io_properties
         parsed = parse_request(request)
         try:
-            await self._start(parsed, WorkflowIDReusePolicy.ALLOW_DUPLICATE, WorkflowIDConflictPolicy.FAIL)
+            await self._start(
+                parsed,
+                WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                WorkflowIDConflictPolicy.FAIL,
+                purge_id=purge_id,
+            )
         except WorkflowAlreadyStartedError:
             raise PurgeControlRejectedError(f"purge {purge_id} was started again meanwhile") from None
         return purge_id
+
+    async def _after_drop(self, handle: WorkflowHandle[Any, Any], request: dict[str, Any]) -> dict[str, Any]:
+        """A purge by name that dropped its table runs again from the snapshot it loaded (its
+        load step's result): loading by name would find the table gone, or another one."""
+        status = await self.status(handle.id)
+        if status.dropped_at is None:
+            return request
+        loaded = await self._loaded_table(handle)
+        if loaded is None:
+            raise PurgeControlRejectedError(f"purge {handle.id} has no loaded snapshot in its history")
+        properties = {**loaded.file_io_properties, **request.get("file_io_properties", {})}
+        return {**request, "metadata_location": loaded.metadata_location, "file_io_properties": properties}
+
+    async def _loaded_table(self, handle: WorkflowHandle[Any, Any]) -> LoadedTable | None:
+        load_steps: set[int] = set()
+        async for event in handle.fetch_history_events():
+            scheduled = event.activity_task_scheduled_event_attributes
+            if event.HasField("activity_task_scheduled_event_attributes"):
+                if scheduled.activity_type.name == LOAD_TABLE_ACTIVITY:
+                    load_steps.add(event.event_id)
+            elif event.HasField("activity_task_completed_event_attributes"):
+                completed = event.activity_task_completed_event_attributes
+                if completed.scheduled_event_id in load_steps:
+                    payloads = completed.result.payloads
+                    decoded = await self._client.data_converter.decode(payloads[:1], [LoadedTable])
+                    loaded: LoadedTable = decoded[0]
+                    return loaded
+        return None
 
     async def _start(
         self,
         request: PurgeRequest,
         reuse: WorkflowIDReusePolicy,
         conflict: WorkflowIDConflictPolicy = WorkflowIDConflictPolicy.USE_EXISTING,
+        purge_id: str | None = None,
     ) -> None:
         try:
             await self._client.start_workflow(
                 WORKFLOW_TYPE,
                 request.model_dump(mode="json"),
-                id=purge_id_for(request),
+                id=purge_id or purge_id_for(request),
                 task_queue=self._task_queue,
                 id_conflict_policy=conflict,
                 id_reuse_policy=reuse,
@@ -200,6 +292,15 @@ class PurgeClient:
 
     async def resume(self, purge_id: str) -> PurgeStatus:
         return await self._control(purge_id, RESUME_UPDATE)
+
+    async def undrop(self, purge_id: str) -> PurgeStatus:
+        """Ends a SCHEDULED purge with nothing deleted and registers its table again (when its
+        catalog is configured); refused once the deletes began or when the name is taken."""
+        return await self._control(purge_id, UNDROP_UPDATE)
+
+    async def expedite(self, purge_id: str) -> PurgeStatus:
+        """Starts a SCHEDULED purge's deletes now."""
+        return await self._control(purge_id, EXPEDITE_UPDATE)
 
     async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
         """A new per-bucket delete-request budget (None = unlimited), in force within seconds."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -16,7 +17,7 @@ from api.errors import (
     PurgeServiceUnavailableError,
 )
 from api.listing import PurgeFilter, PurgePage
-from workflows.request import PurgeRequest
+from workflows.request import PurgeOptions, PurgeRequest
 from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
@@ -66,6 +67,38 @@ class HttpPurgeClient:
         parsed = parse_request(request)
         body = await self._call("POST", "/v1/purges", json=parsed.model_dump(mode="json"))
         return str(body["purge_id"])
+
+    async def purge_by_name(
+        self,
+        catalog: str,
+        namespace: list[str],
+        table: str,
+        *,
+        requested_by: str | None = None,
+        options: PurgeOptions | dict[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> str:
+        """Drops the table from its catalog and purges it (see PurgeClient.purge_by_name);
+        requested_by defaults to the token's name."""
+        chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
+        body: dict[str, Any] = {"namespace": namespace, "table": table, "options": chosen}
+        if requested_by is not None:
+            body["requested_by"] = requested_by
+        if request_id is not None:
+            body["request_id"] = request_id
+        answer = await self._call("POST", f"/v1/catalogs/{quote(catalog, safe='')}/purges", json=body)
+        return str(answer["purge_id"])
+
+    async def catalogs(self) -> list[str]:
+        """The catalogs the API knows that this token may use."""
+        answer = await self._call("GET", "/v1/catalogs")
+        return [str(item["name"]) for item in answer["catalogs"]]
+
+    async def undrop(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/undrop"))
+
+    async def expedite(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/expedite"))
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         body = {"file_io_properties": file_io_properties}

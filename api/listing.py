@@ -51,6 +51,7 @@ class PurgeSummary(BaseModel):
     error: str | None = Field(None, description="Why a FAILED purge failed (error type: message).")
     started_at: datetime | None
     closed_at: datetime | None
+    scheduled_for: datetime | None = Field(None, description="A soft delete's time to begin deleting.")
 
 
 class PurgePage(BaseModel):

@@ -70,7 +70,7 @@ class ListParameters(BaseModel):
             raise InvalidPurgeRequestError(f"invalid filter: {error.errors()[0]['msg']}") from None
 
 
-async def _authorize(client: PurgeClient, caller: Principal, role: Role, purge_id: str) -> None:
+async def authorize(client: PurgeClient, caller: Principal, role: Role, purge_id: str) -> None:
     if not _PURGE_ID.fullmatch(purge_id):
         raise PurgeNotFoundError(f"no purge with id {purge_id!r}")
     if role not in caller.roles:
@@ -80,7 +80,7 @@ async def _authorize(client: PurgeClient, caller: Principal, role: Role, purge_i
         raise forbidden(caller, role, catalog)
 
 
-def _started(purge_id: str, request: Request, response: Response) -> StartedPurge:
+def started(purge_id: str, request: Request, response: Response) -> StartedPurge:
     settings: ApiSettings = request.app.state.settings
     base = settings.api_public_url or str(request.base_url).rstrip("/")
     url = f"{base}/v1/purges/{purge_id}"
@@ -97,18 +97,18 @@ async def start_purge(
         raise forbidden(caller, Role.START, body.catalog)
     purge_id = await client.start(body)
     log.info("purge %s of %s started by %s", purge_id, body.table_name, caller.name)
-    return _started(purge_id, request, response)
+    return started(purge_id, request, response)
 
 
 @router.get("/purges/{purge_id}", response_model=PurgeStatus)
 async def purge_status(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
-    await _authorize(client, caller, Role.READ, purge_id)
+    await authorize(client, caller, Role.READ, purge_id)
     return await client.status(purge_id)
 
 
 @router.post("/purges/{purge_id}/cancel", status_code=202, response_model=CancelRequested)
 async def cancel_purge(purge_id: str, caller: Caller, client: Purges) -> CancelRequested:
-    await _authorize(client, caller, Role.CANCEL, purge_id)
+    await authorize(client, caller, Role.CANCEL, purge_id)
     await client.cancel(purge_id)
     log.info("purge %s cancelled by %s", purge_id, caller.name)
     return CancelRequested(purge_id=purge_id)
@@ -126,16 +126,16 @@ async def rerun_purge(
 ) -> StartedPurge:
     """Runs a closed purge again (to finish one that failed or ended with errors); 409 while it
     runs and once it SUCCEEDED."""
-    await _authorize(client, caller, Role.START, purge_id)
+    await authorize(client, caller, Role.START, purge_id)
     await client.rerun(purge_id, body.file_io_properties if body else None)
     log.info("purge %s re-run by %s", purge_id, caller.name)
-    return _started(purge_id, request, response)
+    return started(purge_id, request, response)
 
 
 @router.post("/purges/{purge_id}/pause", response_model=PurgeStatus)
 async def pause_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
     """Running chunks stop at their checkpoints; 409 when the purge can't pause now."""
-    await _authorize(client, caller, Role.CONTROL, purge_id)
+    await authorize(client, caller, Role.CONTROL, purge_id)
     status = await client.pause(purge_id)
     log.info("purge %s paused by %s", purge_id, caller.name)
     return status
@@ -143,7 +143,7 @@ async def pause_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeSta
 
 @router.post("/purges/{purge_id}/resume", response_model=PurgeStatus)
 async def resume_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
-    await _authorize(client, caller, Role.CONTROL, purge_id)
+    await authorize(client, caller, Role.CONTROL, purge_id)
     status = await client.resume(purge_id)
     log.info("purge %s resumed by %s", purge_id, caller.name)
     return status
@@ -154,7 +154,7 @@ async def set_rate_budget(
     purge_id: str, body: RateBudgetChange, caller: Caller, client: Purges
 ) -> PurgeStatus:
     """In force within seconds: running chunks restart from their checkpoints on the new budget."""
-    await _authorize(client, caller, Role.CONTROL, purge_id)
+    await authorize(client, caller, Role.CONTROL, purge_id)
     status = await client.set_rate_budget(purge_id, body.bucket_requests_per_second)
     log.info("purge %s budget set to %s by %s", purge_id, body.bucket_requests_per_second, caller.name)
     return status

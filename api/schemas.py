@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from api.catalog_routes import CatalogPurgeRequest
 from workflows.controls import RateBudgetChange
 from workflows.events import PurgeEvent
 from workflows.request import PurgeRequest
@@ -16,6 +17,7 @@ from workflows.status import PurgeReport, PurgeStatus
 
 CONTRACT: dict[str, type[BaseModel]] = {
     "purge-request.schema.json": PurgeRequest,
+    "catalog-purge-request.schema.json": CatalogPurgeRequest,
     "purge-status.schema.json": PurgeStatus,
     "purge-report.schema.json": PurgeReport,
     "purge-event.schema.json": PurgeEvent,

@@ -23,6 +23,7 @@ class StackPorts:
     weed_filer_grpc: int
     api: int
     worker_metrics: int
+    iceberg_rest: int
 
     @classmethod
     def defaults(cls) -> StackPorts:
@@ -46,9 +47,10 @@ class StackPorts:
             weed_filer_grpc=base + 8,
             api=api,
             worker_metrics=base + 9,
+            iceberg_rest=base + 10,
         )
 
     @classmethod
     def free(cls) -> StackPorts:
         """Ports the OS reports free now, for a test stack beside a running one."""
-        return cls(*free_ports(14))
+        return cls(*free_ports(15))

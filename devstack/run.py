@@ -10,11 +10,17 @@ import time
 from pathlib import Path
 
 from api.http_client import HttpPurgeClient
+from devstack.catalog_env import pyiceberg_catalog_env
 from devstack.ports import StackPorts
-from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
 from workflows.status import TERMINAL_STATES
+
+DEMO_CATALOG = "demo"
+
+
+def catalog_env(stack: EmbeddedStack) -> dict[str, str]:
+    return pyiceberg_catalog_env(DEMO_CATALOG, stack.catalog_properties(DEMO_CATALOG))
 
 
 def _ports() -> StackPorts:
@@ -29,20 +35,18 @@ def _ports() -> StackPorts:
 
 
 async def _demo(stack: EmbeddedStack, api_url: str) -> None:
-    catalog = stack.catalog("demo")
+    catalog = stack.catalog(DEMO_CATALOG)
     name = f"events_{int(time.time())}"
     table = synthetic_table(
         catalog,
         ("demo", name),
         TableShape(manifests=20, files_per_manifest=50, snapshots=4, delete_files_per_snapshot=5),
     )
-    print(f"seeded demo table demo.{name}: {table.metadata_location}")
-    # The catalog drops its entry and hands the snapshot over, as a catalog's DROP ... PURGE would.
-    catalog.drop_table(("demo", name))
-    request = request_for_table("demo", table, stack.s3_properties, "make-run-demo")
+    print(f"seeded demo table {DEMO_CATALOG}.demo.{name}: {table.metadata_location}")
     async with HttpPurgeClient(api_url) as client:
-        purge_id = await client.start(request)
-        print(f"started purge {purge_id} through the HTTP API")
+        # By name: icepurge loads the table, plans, drops the catalog entry, then deletes.
+        purge_id = await client.purge_by_name(DEMO_CATALOG, ["demo"], name, requested_by="make-run-demo")
+        print(f"started purge {purge_id} by name through the HTTP API")
         while True:
             status = await client.status(purge_id)
             files = f"{status.files_done}/{status.files_total} files"
@@ -59,6 +63,7 @@ async def _demo(stack: EmbeddedStack, api_url: str) -> None:
     )
     print(f"HTTP:    curl {api_url}/v1/purges/{purge_id}   (OpenAPI: {api_url}/docs)")
     print(f"Metrics: curl http://127.0.0.1:{stack.ports.worker_metrics}/metrics")
+    print(f"Catalog: {DEMO_CATALOG} (PyIceberg: {', '.join(sorted(catalog_env(stack)))})")
 
 
 def main() -> None:
@@ -74,6 +79,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, stop)
     print(f"starting the embedded stack in {state_dir} ...")
     stack.start()
+    # The worker and the API know the demo catalog by name, the PyIceberg way.
+    os.environ.update(catalog_env(stack))
     worker = stack.worker_process(ICEPURGE_METRICS_ADDRESS=f"127.0.0.1:{stack.ports.worker_metrics}")
     # Without a token file, the local API runs in insecure dev mode: no token needed.
     secured = bool(os.environ.get("ICEPURGE_API_AUTH_FILE"))

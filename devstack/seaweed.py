@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from activities.s3_client import s3_client
@@ -56,7 +57,7 @@ def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credential
         "-s3",
         f"-s3.port={ports.s3}",
         f"-s3.port.grpc={ports.s3_grpc}",
-        "-s3.port.iceberg=0",
+        f"-s3.port.iceberg={ports.iceberg_rest}",
         "-s3.port.lance=0",
         f"-s3.config={identities}",
         "-master.volumeSizeLimitMB=256",
@@ -94,3 +95,16 @@ def create_buckets(properties: dict[str, str], buckets: list[str], timeout: floa
                 if time.monotonic() > deadline:
                     raise ServiceFailedError(f"SeaweedFS bucket {bucket} not usable: {error}") from error
                 time.sleep(0.5)
+
+
+def create_table_bucket(properties: dict[str, str], name: str) -> None:
+    """An S3 Tables table bucket: one Iceberg REST catalog of SeaweedFS's (safe to repeat)."""
+    client = boto3.client(
+        "s3tables",
+        endpoint_url=properties["s3.endpoint"],
+        aws_access_key_id=properties["s3.access-key-id"],
+        aws_secret_access_key=properties["s3.secret-access-key"],
+        region_name=properties["s3.region"],
+    )
+    with contextlib.suppress(client.exceptions.ConflictException):
+        client.create_table_bucket(name=name)

@@ -13,7 +13,13 @@ from pyiceberg.catalog.sql import SqlCatalog
 from api.client import PurgeClient
 from devstack.ports import StackPorts
 from devstack.process import ServiceProcess
-from devstack.seaweed import S3Credentials, create_buckets, s3_properties, seaweed_server
+from devstack.seaweed import (
+    S3Credentials,
+    create_buckets,
+    create_table_bucket,
+    s3_properties,
+    seaweed_server,
+)
 from devstack.temporal_server import temporal_server
 from worker.connect import connect
 from worker.payload_codec import new_key
@@ -63,11 +69,37 @@ class EmbeddedStack:
     def catalog_uri(self) -> str:
         return f"sqlite:///{self.state_dir / 'catalog.sqlite'}"
 
+    def catalog_properties(self, name: str) -> dict[str, str]:
+        """A SQLite catalog whose tables live under s3://warehouse/<name>."""
+        return {
+            "type": "sql",
+            "uri": self.catalog_uri,
+            "warehouse": f"s3://{WAREHOUSE_BUCKET}/{name}",
+            **self.s3_properties,
+        }
+
     def catalog(self, name: str) -> SqlCatalog:
-        """A PyIceberg SQLite catalog whose tables live under s3://warehouse/<name>."""
-        return SqlCatalog(
-            name, uri=self.catalog_uri, warehouse=f"s3://{WAREHOUSE_BUCKET}/{name}", **self.s3_properties
-        )
+        properties = self.catalog_properties(name)
+        properties.pop("type")
+        return SqlCatalog(name, **properties)
+
+    def rest_catalog_properties(self, table_bucket: str) -> dict[str, str]:
+        """SeaweedFS's Iceberg REST catalog for one S3 Tables table bucket (SigV4)."""
+        return {
+            "type": "rest",
+            "uri": f"http://127.0.0.1:{self.ports.iceberg_rest}",
+            "warehouse": f"s3://{table_bucket}/",
+            "rest.sigv4-enabled": "true",
+            "rest.signing-name": "s3tables",
+            "rest.signing-region": "us-east-1",
+            "client.access-key-id": self.credentials.access_key,
+            "client.secret-access-key": self.credentials.secret_key,
+            "client.region": "us-east-1",
+            **self.s3_properties,
+        }
+
+    def create_table_bucket(self, name: str) -> None:
+        create_table_bucket(self.s3_properties, name)
 
     def start(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)

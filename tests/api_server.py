@@ -13,6 +13,8 @@ TOKENS: dict[str, tuple[str, set[str], set[Role]]] = {
     "admin": ("admin-token", {"*"}, set(Role)),
     "a-full": ("a-full-token", {CATALOG_A}, set(Role)),
     "a-reader": ("a-reader-token", {CATALOG_A}, {Role.READ}),
+    "lake-starter": ("lake-starter-token", {"lake"}, {Role.START, Role.READ}),
+    "lake-dropper": ("lake-dropper-token", {"lake"}, {Role.DROP, Role.READ}),
 }
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 
+from devstack.binaries import binary
 from devstack.stack import EmbeddedStack
 
 
@@ -29,3 +30,18 @@ async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[
     stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=180)
     assert process.returncode is not None
     return process.returncode, stdout.decode(), stderr.decode()
+
+
+async def temporal_cli(stack: EmbeddedStack, *args: str) -> str:
+    """Runs the real `temporal` CLI without blocking the event loop the in-process worker polls on."""
+    process = await asyncio.create_subprocess_exec(
+        binary("temporal"),
+        *args,
+        "--address",
+        stack.temporal_address,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, stderr.decode()
+    return stdout.decode()

@@ -17,6 +17,7 @@ from temporalio.client import Client
 from api.client import PurgeClient
 from api.settings import ApiSettings
 from devstack.api_server import serve_api
+from devstack.catalog_env import pyiceberg_catalog_env
 from devstack.ports import StackPorts
 from devstack.process import free_ports
 from devstack.stack import EmbeddedStack
@@ -26,6 +27,11 @@ from worker.connect import connect
 from worker.run import build_worker
 from worker.settings import WorkerSettings
 
+# Catalogs the test workers and API know by name, the PyIceberg way (environment variables). The
+# other tests' catalog, "tests", stays unknown to them: its purges work from snapshots alone.
+LAKE_CATALOG = "lake"
+REST_CATALOG = "tablebucket"
+REST_TABLE_BUCKET = "icepurge-tables"
 # Low enough that a few-hundred-file test table crosses continue-as-new several times.
 CONTINUE_AS_NEW_EVENTS = 60
 TEST_CHUNK_FILES = 40
@@ -41,6 +47,11 @@ def stack() -> Iterator[EmbeddedStack]:
     )
     embedded.start()
     try:
+        embedded.create_table_bucket(REST_TABLE_BUCKET)
+        os.environ.update(pyiceberg_catalog_env(LAKE_CATALOG, embedded.catalog_properties(LAKE_CATALOG)))
+        os.environ.update(
+            pyiceberg_catalog_env(REST_CATALOG, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
+        )
         yield embedded
     finally:
         embedded.stop()
@@ -91,6 +102,12 @@ def purges(temporal_client: Client, worker_settings: WorkerSettings, running_wor
 @pytest.fixture(scope="session")
 def catalog(stack: EmbeddedStack) -> SqlCatalog:
     return stack.catalog("tests")
+
+
+@pytest.fixture(scope="session")
+def lake(stack: EmbeddedStack) -> SqlCatalog:
+    """The catalog the workers know by name: what a purge by name drops."""
+    return stack.catalog(LAKE_CATALOG)
 
 
 @pytest.fixture(scope="session")

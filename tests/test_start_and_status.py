@@ -11,10 +11,10 @@ from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
-from devstack.binaries import binary
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.api_server import bearer
+from tests.cli_runner import temporal_cli
 from tests.purge_helpers import request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
@@ -65,21 +65,6 @@ async def test_status_moves_during_the_run_and_answers_after_it(
     assert "s3.secret-access-key" not in final.model_dump_json()
 
 
-async def _temporal(stack: EmbeddedStack, *args: str) -> str:
-    """Runs the real CLI without blocking the event loop the in-process worker polls on."""
-    process = await asyncio.create_subprocess_exec(
-        binary("temporal"),
-        *args,
-        "--address",
-        stack.temporal_address,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
-    assert process.returncode == 0, stderr.decode()
-    return stdout.decode()
-
-
 async def test_start_from_the_temporal_cli_with_the_documented_json(
     catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, api_url: str
 ) -> None:
@@ -106,12 +91,12 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
         "--input", json.dumps(document),
         *codec,
     ]  # fmt: skip
-    await _temporal(stack, *start)
+    await temporal_cli(stack, *start)
     report = await purges.wait(purge_id)
     assert report.status.state is PurgeState.SUCCEEDED
     assert report.status.requested_by == "temporal-cli"
     assert s3.list(table.location()) == set()
-    queried = await _temporal(
+    queried = await temporal_cli(
         stack,
         "workflow",
         "query",
@@ -133,7 +118,7 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
 async def _listed(stack: EmbeddedStack, query: str, purge_id: str) -> bool:
     """Visibility is eventually consistent: polls the real CLI's list for a while."""
     for _ in range(50):
-        if purge_id in await _temporal(stack, "workflow", "list", "--query", query, "--output", "json"):
+        if purge_id in await temporal_cli(stack, "workflow", "list", "--query", query, "--output", "json"):
             return True
         await asyncio.sleep(0.2)
     return False
@@ -146,7 +131,7 @@ async def test_visibility_queries_through_the_temporal_cli_find_runs_by_state(
     broken = request_for(simple_table(catalog, ("start",), "visible_failed", appends=1), s3.properties)
     broken = broken.model_copy(
         update={
-            "metadata_location": broken.metadata_location.replace(".metadata.json", "-gone.metadata.json")
+            "metadata_location": broken.snapshot_location().replace(".metadata.json", "-gone.metadata.json")
         }
     )
     done_id = await purges.start(done)
@@ -159,6 +144,6 @@ async def test_visibility_queries_through_the_temporal_cli_find_runs_by_state(
     assert await _listed(stack, succeeded, done_id)
     assert await _listed(stack, "PurgeState = 'FAILED' AND PurgeTable = 'visible_failed'", broken_id)
     by_catalog = f"PurgeCatalog = '{done.catalog}' AND PurgeNamespace = 'start' AND PurgeState = 'FAILED'"
-    listed = await _temporal(stack, "workflow", "list", "--query", by_catalog, "--output", "json")
+    listed = await temporal_cli(stack, "workflow", "list", "--query", by_catalog, "--output", "json")
     assert broken_id in listed
     assert done_id not in listed

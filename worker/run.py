@@ -5,14 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.catalog_activities import CatalogActivities
+from activities.catalogs import CatalogRegistry
 from activities.event_delivery import EventDelivery
+from activities.live_tables import FootprintCache, LiveTableScanner
 from activities.progress_signals import ProgressSignals
 from activities.purge_activities import PurgeActivities
 from activities.spark_engine import SparkEngine
@@ -33,7 +37,12 @@ def sandboxed_runner() -> SandboxedWorkflowRunner:
     )
 
 
-def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecutor) -> Worker:
+def build_worker(
+    client: Client,
+    settings: WorkerSettings,
+    pool: ThreadPoolExecutor,
+    interceptors: Sequence[Interceptor] = (),
+) -> Worker:
     """Call from the event loop the worker will run on: activities signal through it."""
     spark = None
     if settings.spark_master:
@@ -48,12 +57,14 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
         )
     signals = ProgressSignals(client, asyncio.get_running_loop(), settings.progress_signal_seconds)
     activities = PurgeActivities(settings.activity_settings(), spark, signals)
+    scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
+    catalogs = CatalogActivities(CatalogRegistry.from_pyiceberg_config(), scanner, signals)
     delivery = EventDelivery(build_sinks(settings))
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=[PurgeTableWorkflow],
-        activities=[*activities.all, *delivery.all],
+        activities=[*activities.all, *catalogs.all, *delivery.all],
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
         # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
@@ -62,6 +73,7 @@ def build_worker(client: Client, settings: WorkerSettings, pool: ThreadPoolExecu
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         workflow_runner=sandboxed_runner(),
+        interceptors=interceptors,
         # A rolling deploy's SIGTERM: stop polling, let running steps finish within the grace
         # period, then cancel them at their checkpoints so another worker retries them at once
         # instead of waiting for a heartbeat timeout.

@@ -95,6 +95,14 @@ class WorkerSettings(TemporalSettings):
         description="On SIGTERM, how long running activities may go on before they are handed back "
         "(cancelled at their checkpoints, retried at once by another worker).",
     )
+    guard_cache_seconds: float = Field(
+        10.0,
+        ge=0,
+        le=3_600,
+        description="How long the live-table guard reuses the other tables' locations it loaded "
+        "(the purged identifier's own table is always loaded afresh).",
+    )
+    guard_concurrency: int = Field(8, ge=1, le=64, description="Table loads in flight per guard check.")
     metrics_address: str | None = Field(
         None, description="host:port for the Prometheus /metrics endpoint; unset = no endpoint."
     )

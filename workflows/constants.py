@@ -13,11 +13,17 @@ EVENT_SIGNAL: Final = "icepurge_event"
 PAUSE_UPDATE: Final = "pause"
 RESUME_UPDATE: Final = "resume"
 RATE_BUDGET_UPDATE: Final = "set_rate_budget"
+UNDROP_UPDATE: Final = "undrop"
+EXPEDITE_UPDATE: Final = "expedite"
 
 PLAN_ACTIVITY: Final = "plan_purge"
 CHUNK_ACTIVITY: Final = "delete_content_chunk"
 FINALIZE_ACTIVITY: Final = "finalize_purge"
 DELIVER_EVENTS_ACTIVITY: Final = "deliver_events"
+LOAD_TABLE_ACTIVITY: Final = "load_table"
+DROP_TABLE_ACTIVITY: Final = "drop_table"
+LIVE_TABLE_GUARD_ACTIVITY: Final = "check_live_tables"
+REGISTER_TABLE_ACTIVITY: Final = "register_table"
 
 # Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
 SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
@@ -29,6 +35,7 @@ SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
     ("PurgeFilesTotal", "Int"),
     ("PurgeFilesDeleted", "Int"),
     ("PurgeFilesFailed", "Int"),
+    ("PurgeScheduledFor", "Datetime"),
 )
 
 # Failure types the workflow and clients recognise (ApplicationError.type).
@@ -44,6 +51,15 @@ ERROR_STATE_LOCATION: Final = "StateLocationUnavailable"
 ERROR_ENGINE_UNAVAILABLE: Final = "EngineUnavailable"
 ERROR_STORE_UNREACHABLE: Final = "StoreUnreachable"
 ERROR_CONTROL_REJECTED: Final = "ControlRejected"
+ERROR_CATALOG_NOT_CONFIGURED: Final = "CatalogNotConfigured"
+ERROR_CATALOG_UNAVAILABLE: Final = "CatalogUnavailable"
+ERROR_TABLE_NOT_FOUND: Final = "TableNotFound"
+ERROR_TABLE_CHANGED: Final = "TableChanged"
+ERROR_PROTECTED: Final = "Protected"
+ERROR_LIVE_TABLE: Final = "LiveTable"
+ERROR_IDENTIFIER_TAKEN: Final = "IdentifierTaken"
+# A table or namespace property that keeps icepurge from dropping it.
+PROTECTED_PROPERTY: Final = "icepurge.protected"
 
 # Bounded so that status and results stay far below Temporal's payload limits.
 FAILURE_SAMPLE_SIZE: Final = 20

@@ -9,6 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from workflows.status import PurgeState, PurgeStatus
 
 PAUSABLE_STATES = frozenset({PurgeState.PENDING, PurgeState.PLANNING, PurgeState.DELETING})
+# A budget set before the deletes begin is the one they start with.
+BUDGET_STATES = PAUSABLE_STATES | {
+    PurgeState.PAUSED,
+    PurgeState.LOADING,
+    PurgeState.DROPPING,
+    PurgeState.SCHEDULED,
+}
 
 
 class ControlRejectedError(ValueError):
@@ -29,8 +36,10 @@ def check_pause(status: PurgeStatus) -> None:
     if status.paused:
         raise ControlRejectedError(f"purge {status.purge_id} is already paused")
     if status.state not in PAUSABLE_STATES:
+        scheduled = status.state is PurgeState.SCHEDULED
         raise ControlRejectedError(
             f"purge {status.purge_id} is {status.state}: only a purge still planning or deleting can pause"
+            + (" (a scheduled one waits already: expedite, undrop or cancel it)" if scheduled else "")
         )
 
 
@@ -40,7 +49,17 @@ def check_resume(status: PurgeStatus) -> None:
 
 
 def check_rate_budget(status: PurgeStatus) -> None:
-    if status.state not in PAUSABLE_STATES and status.state is not PurgeState.PAUSED:
+    if status.state not in BUDGET_STATES:
         raise ControlRejectedError(
             f"purge {status.purge_id} is {status.state}: its deletes are over, no budget to change"
+        )
+
+
+def check_scheduled(status: PurgeStatus, control: str, *, window_over: bool) -> None:
+    """Undrop and expedite act on a soft-deleted purge while it waits, and only then."""
+    if status.state is not PurgeState.SCHEDULED or window_over:
+        state = "at the end of its window" if status.state is PurgeState.SCHEDULED else status.state
+        raise ControlRejectedError(
+            f"purge {status.purge_id} is {state}: only a SCHEDULED purge, before its deletes begin, "
+            f"can {control}"
         )

@@ -42,6 +42,18 @@ def details_markdown(status: PurgeStatus) -> str:
         f"| ETA | {_duration(status.eta_seconds)} |",
         f"| budget | {f'{budget:,.0f} requests/s per bucket' if budget else 'unlimited'} |",
     ]
+    if status.scheduled_for:
+        lines.append(
+            f"| scheduled for | {status.scheduled_for:%Y-%m-%d %H:%M:%S} UTC (undrop or expedite before) |"
+        )
+    if status.dropped_at:
+        lines.append(f"| dropped | catalog entry dropped {status.dropped_at:%Y-%m-%d %H:%M:%S} UTC |")
+    if status.undropped_note:
+        lines.append(f"| undropped | {status.undropped_note[:200]} |")
+    for guard in status.guards:
+        verdict = "passed" if guard.passed else "REFUSED"
+        shown = verdict if guard.applied else "not applied"
+        lines.append(f"| guard {guard.guard.value} | {shown}: {guard.detail[:200]} |")
     if status.unreadable_files:
         lines.append(
             f"| unreadable | {status.unreadable_files:,} (absent or corrupt, listed in the report) |"

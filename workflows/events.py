@@ -22,10 +22,19 @@ class EventKind(StrEnum):
     CANCELLED = "cancelled"
     # A step's attempt failed and it is being retried (its error is in `error`).
     RETRYING = "retrying"
+    # Soft delete: planned (and dropped), waiting until `scheduled_for` before deleting.
+    SCHEDULED = "scheduled"
+    UNDROPPED = "undropped"
 
 
 FINAL_EVENT_KINDS = frozenset(
-    {EventKind.COMPLETED, EventKind.COMPLETED_WITH_ERRORS, EventKind.FAILED, EventKind.CANCELLED}
+    {
+        EventKind.COMPLETED,
+        EventKind.COMPLETED_WITH_ERRORS,
+        EventKind.FAILED,
+        EventKind.CANCELLED,
+        EventKind.UNDROPPED,
+    }
 )
 
 
@@ -59,6 +68,7 @@ class PurgeEvent(BaseModel):
     occurred_at: datetime
     error_type: str | None = None
     error: str | None = None
+    scheduled_for: datetime | None = None
 
 
 class EventCursor(BaseModel):
@@ -103,6 +113,7 @@ def event_from(
         occurred_at=now,
         error_type=status.error_type if failed else None,
         error=status.last_error if failed else retrying.last_error if retrying else None,
+        scheduled_for=status.scheduled_for,
     )
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from workflows.constants import FAILURE_SAMPLE_SIZE
 from workflows.counts import FileCounts
-from workflows.status import FileFailure, PurgeState, PurgeStatus
+from workflows.status import TERMINAL_STATES, FileFailure, PurgeState, PurgeStatus
 from workflows.steps import ChunkResult, FinalizeResult, PlanSummary
 
 
@@ -24,12 +24,7 @@ class Progress:
     def move_to(self, state: PurgeState, now: datetime) -> None:
         self.status.state = state
         self.status.updated_at = now
-        if state in (
-            PurgeState.SUCCEEDED,
-            PurgeState.SUCCEEDED_WITH_ERRORS,
-            PurgeState.FAILED,
-            PurgeState.CANCELLED,
-        ):
+        if state in TERMINAL_STATES:
             self.status.finished_at = now
             self.status.eta_seconds = 0.0 if state is not PurgeState.FAILED else None
         self._on_change(self.status)

@@ -1,4 +1,5 @@
-"""The PurgeTable workflow: plan, delete content chunk by chunk, finalize, report.
+"""The PurgeTable workflow: (load and) plan, (drop, wait out a soft delete, guard,) delete
+content chunk by chunk, finalize, report.
 
 Deterministic: no I/O, only the contract models; every side effect is an activity.
 """
@@ -7,28 +8,35 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
+from workflows.catalog_steps import GuardInput, TableRef
 from workflows.constants import (
     CHUNK_ACTIVITY,
     CHUNK_PROGRESS_SIGNAL,
     ERROR_CONTROL_REJECTED,
     ERROR_INVALID_REQUEST,
+    ERROR_LIVE_TABLE,
     ERROR_MEMO,
     ERROR_MEMO_LIMIT,
+    EXPEDITE_UPDATE,
     FINALIZE_ACTIVITY,
+    LIVE_TABLE_GUARD_ACTIVITY,
+    LOAD_TABLE_ACTIVITY,
     PAUSE_UPDATE,
     PLAN_ACTIVITY,
     RATE_BUDGET_UPDATE,
     RESUME_UPDATE,
     STATUS_QUERY,
     STEP_RETRYING_SIGNAL,
+    UNDROP_UPDATE,
     WORKFLOW_TYPE,
 )
 from workflows.controls import (
@@ -37,6 +45,7 @@ from workflows.controls import (
     check_pause,
     check_rate_budget,
     check_resume,
+    check_scheduled,
 )
 from workflows.details import details_markdown
 from workflows.event_stream import EventStream
@@ -44,7 +53,7 @@ from workflows.events import EventCursor, EventKind
 from workflows.metrics import record_step
 from workflows.progress import Progress
 from workflows.request import PurgeRequest
-from workflows.search_attributes import identity_updates, progress_updates
+from workflows.search_attributes import identity_updates, progress_updates, scheduled_update
 from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus, RetryingStep
 from workflows.steps import (
     ChunkInput,
@@ -57,6 +66,15 @@ from workflows.steps import (
     StepAttemptFailed,
     chunk_step,
 )
+from workflows.table_lifecycle import (
+    check_live_tables,
+    checking_existence,
+    drop_table,
+    guard_not_applied,
+    load_table,
+    register_table,
+    resolved,
+)
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
 TRANSIENT_RETRY = RetryPolicy(
@@ -68,6 +86,15 @@ TRANSIENT_RETRY = RetryPolicy(
 # enough that a killed worker's step is picked up again quickly. Planning and finalize heartbeat
 # and checkpoint like chunks, so a retry resumes rather than starting over.
 HEARTBEAT_TIMEOUT = timedelta(seconds=15)
+
+
+class PurgeRefusedError(Exception):
+    """A check of the workflow's own (not an activity's failure) that ends the purge FAILED."""
+
+    def __init__(self, reason: str, error_type: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error_type = error_type
 
 
 class CarriedState(BaseModel):
@@ -89,6 +116,11 @@ class PurgeTableWorkflow:
         self._request: PurgeRequest | None = None
         # Set by pause and by a budget change: the running chunks stop and start again later.
         self._interrupt = False
+        # Soft delete: an operator's expedite or undrop, and whether the window has closed.
+        self._expedited = False
+        self._undropping = False
+        self._undropped = False
+        self._window_over = False
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PurgeStatus:
@@ -149,6 +181,43 @@ class PurgeTableWorkflow:
     def _validate_rate_budget(self, change: RateBudgetChange) -> None:
         _guard(check_rate_budget, self._status())
 
+    @workflow.update(name=UNDROP_UPDATE)
+    async def undrop(self) -> PurgeStatus:
+        """Ends a SCHEDULED purge with nothing deleted; with its catalog configured, the table is
+        registered again under its identifier at the purged metadata location."""
+        status = self._status()
+        request = self._current_request()
+        self._undropping = True
+        try:
+            result = await register_table(TableRef.of(status.purge_id, request), request.snapshot_location())
+        except ActivityError as error:
+            raise ApplicationError(
+                _failure_reason(error), type=_failure_type(error), non_retryable=True
+            ) from None
+        finally:
+            self._undropping = False
+        status.undropped_note = result.note
+        self._undropped = True
+        if self._progress is not None:
+            self._progress.move_to(PurgeState.UNDROPPED, workflow.now())
+        return status
+
+    @undrop.validator
+    def _validate_undrop(self) -> None:
+        over = self._window_over or self._undropping
+        _guard(lambda status: check_scheduled(status, "undrop", window_over=over), self._status())
+
+    @workflow.update(name=EXPEDITE_UPDATE)
+    def expedite(self) -> PurgeStatus:
+        """Ends a SCHEDULED purge's window now: its deletes begin."""
+        self._expedited = True
+        return self._status()
+
+    @expedite.validator
+    def _validate_expedite(self) -> None:
+        over = self._window_over or self._undropping
+        _guard(lambda status: check_scheduled(status, "expedite", window_over=over), self._status())
+
     @workflow.run
     async def run(self, request: dict[str, Any], carried: CarriedState | None = None) -> PurgeReport:
         try:
@@ -172,12 +241,15 @@ class PurgeTableWorkflow:
         else:
             events.emit(EventKind.STARTED)
         try:
-            plan = carried.plan if carried else await self._plan(progress)
+            plan = carried.plan if carried else await self._prepare(progress)
+            if plan is None:
+                await self._close_events(EventKind.UNDROPPED)
+                return _report(progress.status)
             next_chunk = carried.next_chunk if carried else 0
             next_chunk = await self._delete_chunks(plan, next_chunk, progress)
             if next_chunk < plan.chunk_count:
                 await events.close()
-                self._continue(request, progress, plan, next_chunk, events.cursor)
+                self._continue(progress, plan, next_chunk, events.cursor)
             report = await self._finalize(plan, progress)
             success = EventKind.COMPLETED_WITH_ERRORS if status.failures_total else EventKind.COMPLETED
             await self._close_events(success)
@@ -186,16 +258,19 @@ class PurgeTableWorkflow:
             if isinstance(error.cause, CancelledError):
                 await self._stop_cancelled(progress)
                 raise
-            reason = _failure_reason(error)
-            error_type = _failure_type(error)
-            progress.failed(reason, error_type, workflow.now())
-            # In the memo, listings show why without asking each purge.
-            workflow.upsert_memo({ERROR_MEMO: reason[:ERROR_MEMO_LIMIT]})
-            await self._close_events(EventKind.FAILED)
-            raise ApplicationError(reason, type=error_type, non_retryable=True) from None
+            await self._fail(progress, _failure_reason(error), _failure_type(error))
+        except PurgeRefusedError as refusal:
+            await self._fail(progress, refusal.reason, refusal.error_type)
         except asyncio.CancelledError:
             await self._stop_cancelled(progress)
             raise
+
+    async def _fail(self, progress: Progress, reason: str, error_type: str | None) -> NoReturn:
+        progress.failed(reason, error_type, workflow.now())
+        # In the memo, listings show why without asking each purge.
+        workflow.upsert_memo({ERROR_MEMO: reason[:ERROR_MEMO_LIMIT]})
+        await self._close_events(EventKind.FAILED)
+        raise ApplicationError(reason, type=error_type, non_retryable=True) from None
 
     def _status(self) -> PurgeStatus:
         if self._progress is None:
@@ -233,6 +308,79 @@ class PurgeTableWorkflow:
     async def _stop_cancelled(self, progress: Progress) -> None:
         progress.move_to(PurgeState.CANCELLED, workflow.now())
         await self._close_events(EventKind.CANCELLED)
+
+    async def _prepare(self, progress: Progress) -> PlanSummary | None:
+        """Everything before the first delete; None when the purge was undropped meanwhile."""
+        request = self._current_request()
+        status = progress.status
+        table = TableRef.of(status.purge_id, request)
+        if request.by_name:
+            progress.move_to(PurgeState.LOADING, workflow.now())
+            loaded = await load_table(table)
+            _settled(status, LOAD_TABLE_ACTIVITY)
+            status.guards.append(loaded.protection)
+            status.metadata_location = loaded.metadata_location
+            self._request = resolved(self._current_request(), loaded)
+        plan = await self._plan(progress)
+        if request.options.dry_run:
+            status.guards.append(guard_not_applied("a dry run deletes nothing"))
+            return plan
+        if request.by_name:
+            # Only now: a table is never dropped before its plan is recorded.
+            progress.move_to(PurgeState.DROPPING, workflow.now())
+            dropped = await drop_table(table, self._current_request())
+            status.dropped_at = workflow.now()
+            if dropped.storage_gone:
+                status.storage_deleted_by_catalog = True
+                self._request = checking_existence(self._current_request())
+        window = request.options.purge_after_seconds
+        if window and not await self._wait_window(progress, window):
+            return None
+        await self._check_live_tables(plan, progress)
+        return plan
+
+    async def _wait_window(self, progress: Progress, seconds: int) -> bool:
+        """Waits in SCHEDULED until the time comes or an operator expedites; False once undropped."""
+        status = progress.status
+        due = workflow.now() + timedelta(seconds=seconds)
+        status.scheduled_for = due
+        workflow.upsert_search_attributes(scheduled_update(status))
+        progress.move_to(PurgeState.SCHEDULED, workflow.now())
+        if self._events is not None:
+            self._events.emit(EventKind.SCHEDULED)
+        while not self._undropped and not self._expedited and workflow.now() < due:
+            with suppress(TimeoutError):
+                await workflow.wait_condition(
+                    lambda: self._expedited or self._undropped or self._undropping,
+                    timeout=due - workflow.now(),
+                )
+            # An undrop in flight decides; one refused (identifier taken) leaves the window open.
+            await workflow.wait_condition(lambda: not self._undropping)
+        self._window_over = not self._undropped
+        return self._window_over
+
+    async def _check_live_tables(self, plan: PlanSummary, progress: Progress) -> None:
+        request = self._current_request()
+        status = progress.status
+        if request.options.live_table_guard:
+            outcome = await check_live_tables(
+                GuardInput(
+                    table=TableRef.of(status.purge_id, request),
+                    metadata_location=request.snapshot_location(),
+                    locations=plan.locations,
+                    scope=request.options.overlap_scope,
+                )
+            )
+            _settled(status, LIVE_TABLE_GUARD_ACTIVITY)
+        else:
+            outcome = guard_not_applied("turned off by options.live_table_guard")
+        status.guards.append(outcome)
+        workflow.set_current_details(details_markdown(status))
+        if not outcome.passed:
+            raise PurgeRefusedError(
+                f"the live-table guard refused the purge, nothing was deleted: {outcome.detail}",
+                ERROR_LIVE_TABLE,
+            )
 
     async def _plan(self, progress: Progress) -> PlanSummary:
         progress.move_to(PurgeState.PLANNING, workflow.now())
@@ -332,16 +480,10 @@ class PurgeTableWorkflow:
         )
         return result
 
-    def _continue(
-        self,
-        request: dict[str, Any],
-        progress: Progress,
-        plan: PlanSummary,
-        next_chunk: int,
-        events: EventCursor,
-    ) -> None:
+    def _continue(self, progress: Progress, plan: PlanSummary, next_chunk: int, events: EventCursor) -> None:
+        """The next run gets the resolved request: a purge by name is never loaded twice."""
         carried = CarriedState(status=progress.status, plan=plan, next_chunk=next_chunk, events=events)
-        workflow.continue_as_new(args=[request, carried])
+        workflow.continue_as_new(args=[self._current_request().model_dump(mode="json"), carried])
 
     async def _finalize(self, plan: PlanSummary, progress: Progress) -> PurgeReport:
         progress.move_to(PurgeState.FINALIZING, workflow.now())
@@ -368,8 +510,13 @@ class PurgeTableWorkflow:
         status.report_location = result.report_location
         final = PurgeState.SUCCEEDED_WITH_ERRORS if status.failures_total else PurgeState.SUCCEEDED
         progress.move_to(final, now)
-        started = status.started_at or now
-        return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
+        return _report(status)
+
+
+def _report(status: PurgeStatus) -> PurgeReport:
+    now = workflow.now()
+    started = status.started_at or now
+    return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
 
 
 def _settled(status: PurgeStatus, step: str) -> None:

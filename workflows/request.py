@@ -18,6 +18,16 @@ class Engine(StrEnum):
     SPARK = "spark"
 
 
+class OverlapScope(StrEnum):
+    TABLE = "table"
+    NAMESPACE = "namespace"
+    CATALOG = "catalog"
+
+
+# A year: longer windows belong to a catalog's own retention, not a waiting purge.
+MAX_PURGE_AFTER_SECONDS = 366 * 86_400
+
+
 class PurgeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -50,6 +60,29 @@ class PurgeOptions(BaseModel):
     progress_event_seconds: float = Field(
         30.0, ge=1, le=86_400, description="Least time between two progress events to the sinks."
     )
+    check_existence: bool = Field(
+        False,
+        description="Ask the store whether each file exists before deleting it (one more request "
+        "per file), so files already gone count as already_missing: S3's bulk delete reports them "
+        "deleted. Turned on by itself when a catalog's drop deleted the table's storage.",
+    )
+    purge_after_seconds: int = Field(
+        0,
+        ge=0,
+        le=MAX_PURGE_AFTER_SECONDS,
+        description="Soft delete: plan (and drop, by name) at once, then wait this long in state "
+        "SCHEDULED, deleting nothing, until the time comes or an operator expedites or undrops.",
+    )
+    live_table_guard: bool = Field(
+        True,
+        description="Just before the first delete, refuse (LiveTable) when the catalog holds a "
+        "table using the purged metadata or locations. Applied when the catalog is configured.",
+    )
+    overlap_scope: OverlapScope = Field(
+        OverlapScope.NAMESPACE,
+        description="Which tables the live-table guard compares locations with: the identifier's "
+        "table, every table of its namespace, or every table of the catalog.",
+    )
 
 
 def printable(value: str) -> str:
@@ -66,14 +99,21 @@ def metadata_scheme(location: str) -> str:
 
 
 class PurgeRequest(BaseModel):
-    """A snapshot of a dropped table, handed over by its catalog."""
+    """A snapshot of a dropped table, handed over by its catalog; or, without a metadata
+    location, a table to drop and purge by name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
     catalog: str = Field(min_length=1, max_length=255)
     namespace: list[str] = Field(min_length=1, description="Namespace levels, outermost first.")
     table: str = Field(min_length=1, max_length=255)
-    metadata_location: str = Field(min_length=1, description="URI of the table's current metadata JSON.")
+    metadata_location: str | None = Field(
+        None,
+        min_length=1,
+        description="URI of the table's current metadata JSON. Absent: a purge by name, where "
+        "icepurge loads the table from the named catalog (configured on its workers), plans, "
+        "drops the catalog entry (no purge) and then deletes.",
+    )
     file_io_properties: dict[str, str] = Field(
         default_factory=dict,
         repr=False,
@@ -106,7 +146,9 @@ class PurgeRequest(BaseModel):
 
     @field_validator("metadata_location")
     @classmethod
-    def _supported_scheme(cls, location: str) -> str:
+    def _supported_scheme(cls, location: str | None) -> str | None:
+        if location is None:
+            return None
         scheme = metadata_scheme(location)
         if scheme not in SUPPORTED_SCHEMES:
             supported = ", ".join(sorted(SUPPORTED_SCHEMES))
@@ -114,6 +156,23 @@ class PurgeRequest(BaseModel):
         if not location.endswith(".json") and not location.endswith(".json.gz"):
             raise ValueError("metadata_location must point to a table metadata JSON file")
         return location
+
+    @property
+    def by_name(self) -> bool:
+        """Started by name: icepurge loads and drops the table itself."""
+        return self.metadata_location is None
+
+    def snapshot_location(self) -> str:
+        """The metadata location of a snapshot request, or of a purge by name once loaded."""
+        if self.metadata_location is None:
+            raise ValueError(
+                f"the purge of {self.table_name} has no metadata location until its table is loaded"
+            )
+        return self.metadata_location
+
+    @property
+    def identifier(self) -> tuple[str, ...]:
+        return (*self.namespace, self.table)
 
     @property
     def table_name(self) -> str:

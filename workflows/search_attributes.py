@@ -24,6 +24,7 @@ REQUESTED_BY = SearchAttributeKey.for_keyword("PurgeRequestedBy")
 FILES_TOTAL = SearchAttributeKey.for_int("PurgeFilesTotal")
 FILES_DELETED = SearchAttributeKey.for_int("PurgeFilesDeleted")
 FILES_FAILED = SearchAttributeKey.for_int("PurgeFilesFailed")
+SCHEDULED_FOR = SearchAttributeKey.for_datetime("PurgeScheduledFor")
 
 
 def encode_namespace(levels: list[str]) -> str:
@@ -48,6 +49,12 @@ def start_attributes(request: PurgeRequest) -> TypedSearchAttributes:
 def identity_updates(request: PurgeRequest) -> list[SearchAttributeUpdate[Any]]:
     """The same, set by the workflow itself (a start from any SDK or the CLI may lack them)."""
     return [pair.key.value_set(pair.value) for pair in _identity_pairs(request)]
+
+
+def scheduled_update(status: PurgeStatus) -> list[SearchAttributeUpdate[Any]]:
+    """When a soft-deleted purge's deletes begin: the Web UI and visibility queries can sort and
+    filter by it."""
+    return [SCHEDULED_FOR.value_set(status.scheduled_for)] if status.scheduled_for else []
 
 
 def progress_updates(status: PurgeStatus) -> list[SearchAttributeUpdate[Any]]:

@@ -12,7 +12,11 @@ from workflows.counts import FileCounts
 
 class PurgeState(StrEnum):
     PENDING = "PENDING"
+    LOADING = "LOADING"
     PLANNING = "PLANNING"
+    DROPPING = "DROPPING"
+    # Soft delete: planned (and dropped) and waiting for its time; nothing deleted yet.
+    SCHEDULED = "SCHEDULED"
     DELETING = "DELETING"
     PAUSED = "PAUSED"
     FINALIZING = "FINALIZING"
@@ -20,11 +24,38 @@ class PurgeState(StrEnum):
     SUCCEEDED_WITH_ERRORS = "SUCCEEDED_WITH_ERRORS"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
+    # Undropped during its window: nothing deleted, the table registered again when it could be.
+    UNDROPPED = "UNDROPPED"
 
 
 TERMINAL_STATES = frozenset(
-    {PurgeState.SUCCEEDED, PurgeState.SUCCEEDED_WITH_ERRORS, PurgeState.FAILED, PurgeState.CANCELLED}
+    {
+        PurgeState.SUCCEEDED,
+        PurgeState.SUCCEEDED_WITH_ERRORS,
+        PurgeState.FAILED,
+        PurgeState.CANCELLED,
+        PurgeState.UNDROPPED,
+    }
 )
+
+
+class GuardName(StrEnum):
+    PROTECTION = "protection"
+    LIVE_TABLE = "live_table"
+
+
+class GuardOutcome(BaseModel):
+    """What a guard found, or why it could not be applied."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    guard: GuardName
+    applied: bool
+    passed: bool = Field(description="Nothing stood in the way (true too when not applied).")
+    detail: str
+    catalog_calls: int = 0
+    tables_compared: int = 0
+    seconds: float = 0.0
 
 
 class FileFailure(BaseModel):
@@ -76,7 +107,9 @@ class PurgeStatus(BaseModel):
     catalog: str
     namespace: list[str]
     table: str
-    metadata_location: str
+    metadata_location: str | None = Field(
+        None, description="The purged snapshot's metadata; a purge by name knows it once loaded."
+    )
     requested_by: str
     request_id: str | None = None
     dry_run: bool = False
@@ -116,6 +149,23 @@ class PurgeStatus(BaseModel):
         None,
         description="A step being retried after a failed attempt: which, the attempt, its last error "
         "and when the next attempt is due. Read from the server by the clients.",
+    )
+    scheduled_for: datetime | None = Field(
+        None, description="Soft delete: when the deletes begin unless expedited or undropped."
+    )
+    dropped_at: datetime | None = Field(
+        None, description="When this purge dropped the table's catalog entry (purge by name)."
+    )
+    storage_deleted_by_catalog: bool = Field(
+        False,
+        description="The catalog's drop deleted the table's storage itself (S3 Tables): the deletes "
+        "then check each file first and count the gone ones as already missing.",
+    )
+    undropped_note: str | None = Field(
+        None, description="An UNDROPPED purge: where the table is registered again, or why not."
+    )
+    guards: list[GuardOutcome] = Field(
+        default_factory=list, description="The guards applied, what they found, or why they were not."
     )
     events_undelivered: int = Field(
         0, description="Events a sink or the notified workflow never received (sinks gave up)."

@@ -33,6 +33,9 @@ class PlanSummary(BaseModel):
     unreadable_files: int = Field(
         0, description="Files planning found absent or unparsable (listed in the report)."
     )
+    locations: list[str] = Field(
+        default_factory=list, description="The table's locations, for the live-table guard."
+    )
 
 
 class ChunkInput(BaseModel):

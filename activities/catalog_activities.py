@@ -1,0 +1,255 @@
+"""The catalog steps of a purge: load a table by name (with its protection), drop its entry
+without purge, the live-table guard, and registering it again on undrop.
+
+Catalog errors leave here redacted and without their cause chain: Temporal keeps failure
+messages in clear, and a catalog's error may quote its URI or credentials.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError
+from pyiceberg.io import load_file_io
+from temporalio import activity
+from temporalio.exceptions import ApplicationError, CancelledError
+
+from activities.attempt_reports import reporting_failed_attempts
+from activities.catalogs import CatalogNotConfiguredError, CatalogRegistry
+from activities.live_tables import LiveTableScanner, PurgedTable, named
+from activities.progress_signals import ProgressSignals
+from workflows.catalog_steps import (
+    DropInput,
+    DropResult,
+    GuardInput,
+    LoadedTable,
+    RegisterInput,
+    RegisterResult,
+    TableRef,
+)
+from workflows.constants import (
+    DROP_TABLE_ACTIVITY,
+    ERROR_CATALOG_NOT_CONFIGURED,
+    ERROR_CATALOG_UNAVAILABLE,
+    ERROR_IDENTIFIER_TAKEN,
+    ERROR_PROTECTED,
+    ERROR_TABLE_CHANGED,
+    ERROR_TABLE_NOT_FOUND,
+    LIVE_TABLE_GUARD_ACTIVITY,
+    LOAD_TABLE_ACTIVITY,
+    PROTECTED_PROPERTY,
+    REGISTER_TABLE_ACTIVITY,
+)
+from workflows.status import GuardName, GuardOutcome
+
+log = logging.getLogger(__name__)
+# Catalog settings that PyIceberg merges into a table's FileIO properties but FileIO never reads;
+# some are catalog credentials, which a purge's request has no use for.
+_CATALOG_ONLY_KEYS = frozenset(
+    {"uri", "credential", "token", "type", "warehouse", "prefix", "py-catalog-impl"}
+)
+_CATALOG_ONLY_PREFIXES = ("rest.", "oauth2-", "header.", "auth.", "scope", "audience", "resource")
+
+
+def file_io_properties(properties: dict[str, Any]) -> dict[str, str]:
+    """What a FileIO needs from a loaded table's IO: the store's settings and any credentials the
+    catalog vended for this table."""
+    return {
+        key: value
+        for key, value in properties.items()
+        if isinstance(value, str)
+        and key not in _CATALOG_ONLY_KEYS
+        and not key.startswith(_CATALOG_ONLY_PREFIXES)
+    }
+
+
+def _protected(properties: dict[str, str]) -> bool:
+    return properties.get(PROTECTED_PROPERTY, "").strip().lower() == "true"
+
+
+class CatalogActivities:
+    def __init__(
+        self,
+        registry: CatalogRegistry,
+        scanner: LiveTableScanner,
+        signals: ProgressSignals | None = None,
+    ) -> None:
+        self._registry = registry
+        self._scanner = scanner
+        self._signals = signals
+
+    @property
+    def all(self) -> list[Any]:
+        return [self.load_table, self.drop_table, self.check_live_tables, self.register_table]
+
+    @activity.defn(name=LOAD_TABLE_ACTIVITY)
+    def load_table(self, ref: TableRef) -> LoadedTable:
+        with self._step(LOAD_TABLE_ACTIVITY):
+            catalog = self._catalog(ref.catalog)
+            try:
+                table = catalog.load_table((*ref.namespace, ref.table))
+            except NoSuchTableError:
+                raise ApplicationError(
+                    f"catalog {ref.catalog!r} has no table {'.'.join([*ref.namespace, ref.table])}",
+                    type=ERROR_TABLE_NOT_FOUND,
+                    non_retryable=True,
+                ) from None
+            protection = self._protection(catalog, ref, table.properties)
+            return LoadedTable(
+                metadata_location=table.metadata_location,
+                file_io_properties=file_io_properties(table.io.properties),
+                protection=protection,
+            )
+
+    def _protection(self, catalog: Catalog, ref: TableRef, properties: dict[str, str]) -> GuardOutcome:
+        calls = 1
+        holder = f"table {ref.name}" if _protected(properties) else None
+        for depth in range(len(ref.namespace), 0, -1):
+            if holder is not None:
+                break
+            namespace = tuple(ref.namespace[:depth])
+            calls += 1
+            try:
+                namespace_properties = catalog.load_namespace_properties(namespace)
+            except NoSuchNamespaceError:
+                # Catalogs that hold nested namespaces flat have no entry for a parent level.
+                continue
+            if _protected(namespace_properties):
+                holder = f"namespace {'.'.join(namespace)}"
+        if holder is not None:
+            raise ApplicationError(
+                f"{holder} says {PROTECTED_PROPERTY}=true: {ref.name} is never dropped or purged by "
+                f"name; remove the property to allow it",
+                type=ERROR_PROTECTED,
+                non_retryable=True,
+            )
+        return GuardOutcome(
+            guard=GuardName.PROTECTION,
+            applied=True,
+            passed=True,
+            detail=f"neither the table nor its {len(ref.namespace)} namespace level(s) are protected",
+            catalog_calls=calls,
+        )
+
+    @activity.defn(name=DROP_TABLE_ACTIVITY)
+    def drop_table(self, step: DropInput) -> DropResult:
+        """Drops the entry only while it still points at the planned snapshot: a commit since
+        planning would leave its new files out of the plan."""
+        with self._step(DROP_TABLE_ACTIVITY):
+            catalog = self._catalog(step.table.catalog)
+            identifier = (*step.table.namespace, step.table.table)
+            try:
+                current = catalog.load_table(identifier).metadata_location
+            except NoSuchTableError:
+                return DropResult(dropped=False, storage_gone=self._storage_gone(step))
+            if current != step.metadata_location:
+                raise ApplicationError(
+                    f"{step.table.name} changed since it was planned (now at {current}); nothing was "
+                    "dropped or deleted: purge it by name again",
+                    type=ERROR_TABLE_CHANGED,
+                    non_retryable=True,
+                )
+            try:
+                catalog.drop_table(identifier)
+            except NoSuchTableError:
+                return DropResult(dropped=False, storage_gone=self._storage_gone(step))
+            log.info("dropped the catalog entry of %s for purge %s", step.table.name, step.table.purge_id)
+            return DropResult(dropped=True, storage_gone=self._storage_gone(step))
+
+    @staticmethod
+    def _storage_gone(step: DropInput) -> bool:
+        """Some catalogs delete a table's storage when they drop it (S3 Tables): its metadata
+        file is the first thing any purge would find gone."""
+        io = load_file_io(step.file_io_properties, step.metadata_location)
+        return not io.new_input(step.metadata_location).exists()
+
+    @activity.defn(name=LIVE_TABLE_GUARD_ACTIVITY)
+    def check_live_tables(self, step: GuardInput) -> GuardOutcome:
+        """Refusal is the workflow's to make: this reports what it found."""
+        with self._step(LIVE_TABLE_GUARD_ACTIVITY):
+            if not self._registry.knows(step.table.catalog):
+                return GuardOutcome(
+                    guard=GuardName.LIVE_TABLE,
+                    applied=False,
+                    passed=True,
+                    detail=f"not applied: catalog {step.table.catalog!r} is not configured on the worker",
+                )
+            started = time.monotonic()
+            purged = PurgedTable(
+                catalog=step.table.catalog,
+                identifier=(*step.table.namespace, step.table.table),
+                metadata_location=step.metadata_location,
+                locations=tuple(step.locations),
+            )
+            scan = self._scanner.scan(
+                self._catalog(step.table.catalog), purged, step.scope, activity.heartbeat
+            )
+            detail = scan.refusal or (
+                f"no live table in {step.scope.value} scope uses the purged metadata or locations"
+            )
+            if scan.unloadable:
+                detail += f"; could not load {len(scan.unloadable)}: {named(scan.unloadable)}"
+            return GuardOutcome(
+                guard=GuardName.LIVE_TABLE,
+                applied=True,
+                passed=scan.refusal is None,
+                detail=detail,
+                catalog_calls=scan.catalog_calls,
+                tables_compared=scan.tables_compared,
+                seconds=round(time.monotonic() - started, 3),
+            )
+
+    @activity.defn(name=REGISTER_TABLE_ACTIVITY)
+    def register_table(self, step: RegisterInput) -> RegisterResult:
+        with self._step(REGISTER_TABLE_ACTIVITY):
+            name = step.table.name
+            if not self._registry.knows(step.table.catalog):
+                return RegisterResult(
+                    registered=False,
+                    note=f"catalog {step.table.catalog!r} is not configured here: register {name} at "
+                    f"{step.metadata_location} yourself",
+                )
+            catalog = self._catalog(step.table.catalog)
+            identifier = (*step.table.namespace, step.table.table)
+            try:
+                catalog.register_table(identifier, step.metadata_location)
+            except TableAlreadyExistsError:
+                try:
+                    current = catalog.load_table(identifier).metadata_location
+                except NoSuchTableError:
+                    current = None
+                if current == step.metadata_location:
+                    # A retried registration that went through the first time.
+                    return RegisterResult(registered=True, note=f"{name} registered at {current}")
+                raise ApplicationError(
+                    f"{name} is taken by another table meanwhile; rename or drop it, then undrop again",
+                    type=ERROR_IDENTIFIER_TAKEN,
+                    non_retryable=True,
+                ) from None
+            return RegisterResult(registered=True, note=f"{name} registered at {step.metadata_location}")
+
+    def _catalog(self, name: str) -> Catalog:
+        try:
+            return self._registry.catalog(name)
+        except CatalogNotConfiguredError as error:
+            raise ApplicationError(
+                str(error), type=ERROR_CATALOG_NOT_CONFIGURED, non_retryable=True
+            ) from None
+
+    @contextmanager
+    def _step(self, step: str) -> Iterator[None]:
+        with reporting_failed_attempts(self._signals, step):
+            try:
+                yield
+            except (ApplicationError, CancelledError):
+                raise
+            except Exception as error:
+                reason = self._registry.redact(f"{type(error).__name__}: {error}")
+                raise ApplicationError(
+                    f"catalog call failed, retrying: {reason}", type=ERROR_CATALOG_UNAVAILABLE
+                ) from None

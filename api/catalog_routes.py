@@ -1,0 +1,113 @@
+"""The catalog routes: which catalogs this API knows, and drop-and-purge by name. Names only:
+a catalog's properties (credentials among them) never leave the process."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from activities.catalogs import CatalogRegistry
+from api.auth import Role
+from api.client import by_name_request
+from api.dependencies import Caller, Purges, forbidden
+from api.errors import PurgeNotFoundError
+from api.routes import StartedPurge, authorize, started
+from workflows.request import PurgeOptions
+from workflows.status import PurgeStatus
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/v1")
+
+
+class CatalogName(BaseModel):
+    name: str
+
+
+class CatalogList(BaseModel):
+    catalogs: list[CatalogName]
+
+
+class CatalogPurgeRequest(BaseModel):
+    """Drop a table from the catalog in the path and purge it: load, plan, drop, delete."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    namespace: list[str] = Field(min_length=1, description="Namespace levels, outermost first.")
+    table: str = Field(min_length=1, max_length=255)
+    options: PurgeOptions = Field(default_factory=PurgeOptions)
+    requested_by: str | None = Field(
+        None, min_length=1, max_length=255, description="Default: the token's name."
+    )
+    request_id: str | None = Field(
+        None,
+        max_length=255,
+        description="Names this purge for good: a retried start with it returns the same purge, "
+        "even closed. Without it, a start attaches to the table's running purge, if any.",
+    )
+    notify_workflow_id: str | None = Field(None, min_length=1, max_length=1000)
+
+
+def _registry(request: Request) -> CatalogRegistry:
+    registry: CatalogRegistry = request.app.state.catalogs
+    return registry
+
+
+@router.get("/catalogs", response_model=CatalogList)
+async def list_catalogs(caller: Caller, request: Request) -> CatalogList:
+    """The catalogs configured on this API (PyIceberg configuration) that the token may use."""
+    names = [name for name in _registry(request).names() if any(caller.may(role, name) for role in Role)]
+    return CatalogList(catalogs=[CatalogName(name=name) for name in names])
+
+
+@router.post("/catalogs/{catalog}/purges", status_code=202, response_model=StartedPurge)
+async def purge_by_name(
+    catalog: str,
+    body: CatalogPurgeRequest,
+    *,
+    caller: Caller,
+    client: Purges,
+    request: Request,
+    response: Response,
+) -> StartedPurge:
+    """Drops the table from the catalog (no purge) once its plan is recorded, then deletes its
+    files; with options.purge_after_seconds, waits SCHEDULED first (undrop, expedite)."""
+    if not caller.may(Role.DROP, catalog):
+        raise forbidden(caller, Role.DROP, catalog)
+    if not _registry(request).knows(catalog):
+        raise PurgeNotFoundError(
+            f"catalog {catalog!r} is not configured; GET /v1/catalogs lists those that are"
+        )
+    purge_request = by_name_request(
+        catalog,
+        body.namespace,
+        body.table,
+        requested_by=body.requested_by or caller.name,
+        options=body.options,
+        request_id=body.request_id,
+    )
+    if body.notify_workflow_id:
+        purge_request = purge_request.model_copy(update={"notify_workflow_id": body.notify_workflow_id})
+    purge_id = await client.start(purge_request)
+    log.info("purge by name %s (%s) started by %s", purge_id, purge_request.table_name, caller.name)
+    return started(purge_id, request, response)
+
+
+@router.post("/purges/{purge_id}/undrop", response_model=PurgeStatus)
+async def undrop_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
+    """Ends a SCHEDULED purge with nothing deleted and registers the table again; 409 once its
+    deletes began or when the identifier is taken."""
+    await authorize(client, caller, Role.DROP, purge_id)
+    status = await client.undrop(purge_id)
+    log.info("purge %s undropped by %s", purge_id, caller.name)
+    return status
+
+
+@router.post("/purges/{purge_id}/expedite", response_model=PurgeStatus)
+async def expedite_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
+    """Starts a SCHEDULED purge's deletes now; 409 when it isn't SCHEDULED."""
+    await authorize(client, caller, Role.DROP, purge_id)
+    status = await client.expedite(purge_id)
+    log.info("purge %s expedited by %s", purge_id, caller.name)
+    return status

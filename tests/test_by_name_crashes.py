@@ -1,0 +1,83 @@
+"""A worker that dies right after the plan step or right after the drop step of a purge by name
+(its work done, its result never reported): the purge still completes, the table is dropped
+once, and there is one purge for it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
+
+from api.client import PurgeClient
+from api.listing import PurgeFilter
+from devstack.process import ServiceProcess
+from devstack.stack import EmbeddedStack
+from tests.conftest import LAKE_CATALOG
+from tests.purge_helpers import assert_counts_add_up
+from tests.store import S3Store
+from tests.tables import simple_table
+from workflows.constants import DROP_TABLE_ACTIVITY, PLAN_ACTIVITY
+from workflows.status import PurgeState
+
+NAMESPACE = ("crashy",)
+
+
+def _dying_worker(stack: EmbeddedStack, queue: str, activity_name: str) -> ServiceProcess:
+    worker = ServiceProcess(
+        f"dying-{activity_name}",
+        [sys.executable, "-m", "tests.dying_worker", activity_name],
+        stack.state_dir / "logs" / f"dying-{activity_name}.log",
+        env=stack.worker_env(ICEPURGE_TASK_QUEUE=queue),
+    )
+    worker.start()
+    return worker
+
+
+async def _died(worker: ServiceProcess) -> None:
+    while worker.running():
+        await asyncio.sleep(0.1)
+
+
+async def _crash_then_finish(
+    stack: EmbeddedStack, client: Client, activity_name: str, table: str
+) -> tuple[str, PurgeClient]:
+    queue = f"icepurge-dying-{activity_name}"
+    dying = _dying_worker(stack, queue, activity_name)
+    purges = PurgeClient(client, queue)
+    purge_id = await purges.purge_by_name(LAKE_CATALOG, list(NAMESPACE), table, requested_by="pytest")
+    await asyncio.wait_for(_died(dying), timeout=120)
+    survivor = stack.worker_process(f"survivor-{activity_name}", ICEPURGE_TASK_QUEUE=queue)
+    survivor.start()
+    try:
+        report = await asyncio.wait_for(purges.wait(purge_id), timeout=180)
+    finally:
+        survivor.stop()
+    assert report.status.state is PurgeState.SUCCEEDED, report.status
+    assert_counts_add_up(report.status)
+    return purge_id, purges
+
+
+async def test_a_worker_dying_after_the_plan_or_the_drop_loses_nothing_and_drops_once(
+    lake: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    tables = {
+        PLAN_ACTIVITY: simple_table(lake, NAMESPACE, "after_plan", appends=3),
+        DROP_TABLE_ACTIVITY: simple_table(lake, NAMESPACE, "after_drop", appends=3),
+    }
+    finished = await asyncio.gather(
+        *(
+            _crash_then_finish(stack, temporal_client, activity_name, table.name()[-1])
+            for activity_name, table in tables.items()
+        )
+    )
+    logs = "".join(path.read_text() for path in (stack.state_dir / "logs").glob("*.log"))
+    for (purge_id, purges), table in zip(finished, tables.values(), strict=True):
+        name = ".".join(table.name())
+        assert not lake.table_exists(table.name())
+        assert s3.list(table.location()) == set()
+        # The entry was dropped by one attempt: a retried drop found it gone and went on.
+        assert logs.count(f"dropped the catalog entry of {LAKE_CATALOG}.{name} ") == 1
+        runs = await purges.list(PurgeFilter(catalog=LAKE_CATALOG, table=table.name()[-1]), page_size=10)
+        assert [item.purge_id for item in runs.items] == [purge_id]

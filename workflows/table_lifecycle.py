@@ -1,0 +1,115 @@
+"""The catalog side of a purge, as workflow steps: load by name, drop, the live-table guard and
+re-registration. Each is an activity, so each is durable: a crash between two repeats neither.
+
+Deterministic: no I/O here, only activity calls and the contract models."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from workflows.catalog_steps import (
+    DropInput,
+    DropResult,
+    GuardInput,
+    LoadedTable,
+    RegisterInput,
+    RegisterResult,
+    TableRef,
+)
+from workflows.constants import (
+    DROP_TABLE_ACTIVITY,
+    LIVE_TABLE_GUARD_ACTIVITY,
+    LOAD_TABLE_ACTIVITY,
+    REGISTER_TABLE_ACTIVITY,
+)
+from workflows.request import PurgeRequest
+from workflows.status import GuardName, GuardOutcome
+
+# A catalog that doesn't answer is retried for about two minutes (each failed attempt shows in
+# status.retrying), then the purge fails naming the catalog's last error.
+CATALOG_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=8,
+)
+# One catalog call each, which can't heartbeat: a worker that dies during one costs this long.
+# Loading reads the metadata JSON too, which can be large.
+LOAD_TIMEOUT = timedelta(seconds=60)
+CATALOG_CALL_TIMEOUT = timedelta(seconds=30)
+# The guard may list a whole catalog; it heartbeats per table.
+GUARD_TIMEOUT = timedelta(minutes=30)
+GUARD_HEARTBEAT = timedelta(seconds=15)
+
+
+def resolved(request: PurgeRequest, loaded: LoadedTable) -> PurgeRequest:
+    """A purge by name, once loaded, is a snapshot like any other; the caller's own FileIO
+    properties win over the catalog's."""
+    properties = {**loaded.file_io_properties, **request.file_io_properties}
+    return request.model_copy(
+        update={"metadata_location": loaded.metadata_location, "file_io_properties": properties}
+    )
+
+
+async def load_table(table: TableRef) -> LoadedTable:
+    loaded: LoadedTable = await workflow.execute_activity(
+        LOAD_TABLE_ACTIVITY,
+        table,
+        result_type=LoadedTable,
+        start_to_close_timeout=LOAD_TIMEOUT,
+        retry_policy=CATALOG_RETRY,
+    )
+    return loaded
+
+
+async def drop_table(table: TableRef, request: PurgeRequest) -> DropResult:
+    step = DropInput(
+        table=table,
+        metadata_location=request.snapshot_location(),
+        file_io_properties=request.file_io_properties,
+    )
+    result: DropResult = await workflow.execute_activity(
+        DROP_TABLE_ACTIVITY,
+        step,
+        result_type=DropResult,
+        start_to_close_timeout=CATALOG_CALL_TIMEOUT,
+        retry_policy=CATALOG_RETRY,
+    )
+    return result
+
+
+async def check_live_tables(step: GuardInput) -> GuardOutcome:
+    outcome: GuardOutcome = await workflow.execute_activity(
+        LIVE_TABLE_GUARD_ACTIVITY,
+        step,
+        result_type=GuardOutcome,
+        start_to_close_timeout=GUARD_TIMEOUT,
+        heartbeat_timeout=GUARD_HEARTBEAT,
+        retry_policy=CATALOG_RETRY,
+    )
+    return outcome
+
+
+async def register_table(table: TableRef, metadata_location: str) -> RegisterResult:
+    result: RegisterResult = await workflow.execute_activity(
+        REGISTER_TABLE_ACTIVITY,
+        RegisterInput(table=table, metadata_location=metadata_location),
+        result_type=RegisterResult,
+        start_to_close_timeout=CATALOG_CALL_TIMEOUT,
+        retry_policy=CATALOG_RETRY,
+    )
+    return result
+
+
+def checking_existence(request: PurgeRequest) -> PurgeRequest:
+    """Deletes that ask first whether each file is there: exact already_missing counts where a
+    catalog deleted the storage on drop (a bulk delete calls a gone key deleted)."""
+    options = request.options.model_copy(update={"check_existence": True})
+    return request.model_copy(update={"options": options})
+
+
+def guard_not_applied(why: str) -> GuardOutcome:
+    return GuardOutcome(guard=GuardName.LIVE_TABLE, applied=False, passed=True, detail=f"not applied: {why}")
