@@ -14,6 +14,7 @@ from workflows.constants import SEARCH_ATTRIBUTES
 _TYPES = {
     "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
     "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    "Datetime": IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
 }
 
 

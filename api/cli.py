@@ -112,13 +112,17 @@ def namespace_levels(text: str) -> list[str]:
     `'["a.b", "c"]'` is the levels a.b and c."""
     if text.lstrip().startswith("["):
         try:
-            levels = json.loads(text)
+            parsed = json.loads(text)
         except json.JSONDecodeError as error:
             raise typer.BadParameter(f"not a JSON list of levels: {error}") from None
-        if not isinstance(levels, list) or not all(isinstance(level, str) for level in levels):
+        if not isinstance(parsed, list) or not all(isinstance(level, str) for level in parsed):
             raise typer.BadParameter('a JSON list of strings, e.g. \'["a.b", "c"]\'')
-        return levels
-    return text.split(".")
+        levels: list[str] = parsed
+    else:
+        levels = text.split(".")
+    if not levels or not all(levels):
+        raise typer.BadParameter("give at least one level, and no empty level (a..b)")
+    return levels
 
 
 @purge.command("table")

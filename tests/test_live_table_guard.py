@@ -52,7 +52,7 @@ async def test_a_table_recreated_at_the_same_location_stops_the_old_snapshots_pu
     assert lake.load_table(("guard", "reborn")).scan().to_arrow().num_rows == 10
 
 
-async def test_a_table_inside_the_purged_location_stops_a_purge_by_name(
+async def test_a_table_inside_the_purged_location_stops_a_purge_by_name_until_it_goes(
     lake: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
     parent = simple_table(lake, ("guard", "nest"), "parent", appends=2)
@@ -72,6 +72,14 @@ async def test_a_table_inside_the_purged_location_stops_a_purge_by_name(
     assert status.files_done == 0
     assert s3.list(parent.location()) == before
     assert lake.load_table(("guard", "nest", "child")).scan().to_arrow().num_rows == 5
+    # Once the child is gone from the catalog, a rerun finishes from the snapshot the purge
+    # loaded (the parent is no longer in the catalog to load by name).
+    lake.drop_table(("guard", "nest", "child"))
+    await purges.rerun(purge_id)
+    report = await purges.wait(purge_id)
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert report.status.metadata_location == parent.metadata_location
+    assert s3.list(parent.location()) == s3.list(child.location())
 
 
 async def test_without_the_catalog_configured_the_purge_runs_as_before_and_says_so(

@@ -7,8 +7,6 @@ Deterministic: no I/O, only the contract models; every side effect is an activit
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from contextlib import suppress
 from datetime import timedelta
 from typing import Any, NoReturn
 
@@ -17,11 +15,10 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-from workflows.catalog_steps import GuardInput, TableRef
+from workflows.catalog_steps import TableRef
 from workflows.constants import (
     CHUNK_ACTIVITY,
     CHUNK_PROGRESS_SIGNAL,
-    ERROR_CONTROL_REJECTED,
     ERROR_INVALID_REQUEST,
     ERROR_LIVE_TABLE,
     ERROR_MEMO,
@@ -40,12 +37,10 @@ from workflows.constants import (
     WORKFLOW_TYPE,
 )
 from workflows.controls import (
-    ControlRejectedError,
     RateBudgetChange,
     check_pause,
     check_rate_budget,
     check_resume,
-    check_scheduled,
 )
 from workflows.details import details_markdown
 from workflows.event_stream import EventStream
@@ -54,7 +49,17 @@ from workflows.metrics import record_step
 from workflows.progress import Progress
 from workflows.request import PurgeRequest
 from workflows.search_attributes import identity_updates, progress_updates, scheduled_update
+from workflows.soft_delete import SoftDeleteWindow
 from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus, RetryingStep
+from workflows.step_outcomes import (
+    PurgeRefusedError,
+    cancel_all,
+    control_guard,
+    failure_reason,
+    failure_type,
+    settled,
+    was_cancelled,
+)
 from workflows.steps import (
     ChunkInput,
     ChunkProgress,
@@ -67,10 +72,10 @@ from workflows.steps import (
     chunk_step,
 )
 from workflows.table_lifecycle import (
-    check_live_tables,
     checking_existence,
     drop_table,
     guard_not_applied,
+    live_table_outcome,
     load_table,
     register_table,
     resolved,
@@ -86,15 +91,6 @@ TRANSIENT_RETRY = RetryPolicy(
 # enough that a killed worker's step is picked up again quickly. Planning and finalize heartbeat
 # and checkpoint like chunks, so a retry resumes rather than starting over.
 HEARTBEAT_TIMEOUT = timedelta(seconds=15)
-
-
-class PurgeRefusedError(Exception):
-    """A check of the workflow's own (not an activity's failure) that ends the purge FAILED."""
-
-    def __init__(self, reason: str, error_type: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.error_type = error_type
 
 
 class CarriedState(BaseModel):
@@ -116,11 +112,7 @@ class PurgeTableWorkflow:
         self._request: PurgeRequest | None = None
         # Set by pause and by a budget change: the running chunks stop and start again later.
         self._interrupt = False
-        # Soft delete: an operator's expedite or undrop, and whether the window has closed.
-        self._expedited = False
-        self._undropping = False
-        self._undropped = False
-        self._window_over = False
+        self._window = SoftDeleteWindow()
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PurgeStatus:
@@ -155,7 +147,7 @@ class PurgeTableWorkflow:
 
     @pause.validator
     def _validate_pause(self) -> None:
-        _guard(check_pause, self._status())
+        control_guard(check_pause, self._status())
 
     @workflow.update(name=RESUME_UPDATE)
     def resume(self) -> PurgeStatus:
@@ -165,7 +157,7 @@ class PurgeTableWorkflow:
 
     @resume.validator
     def _validate_resume(self) -> None:
-        _guard(check_resume, self._status())
+        control_guard(check_resume, self._status())
 
     @workflow.update(name=RATE_BUDGET_UPDATE)
     def set_rate_budget(self, change: RateBudgetChange) -> PurgeStatus:
@@ -179,7 +171,7 @@ class PurgeTableWorkflow:
 
     @set_rate_budget.validator
     def _validate_rate_budget(self, change: RateBudgetChange) -> None:
-        _guard(check_rate_budget, self._status())
+        control_guard(check_rate_budget, self._status())
 
     @workflow.update(name=UNDROP_UPDATE)
     async def undrop(self) -> PurgeStatus:
@@ -187,36 +179,34 @@ class PurgeTableWorkflow:
         registered again under its identifier at the purged metadata location."""
         status = self._status()
         request = self._current_request()
-        self._undropping = True
+        self._window.undropping = True
         try:
             result = await register_table(TableRef.of(status.purge_id, request), request.snapshot_location())
         except ActivityError as error:
             raise ApplicationError(
-                _failure_reason(error), type=_failure_type(error), non_retryable=True
+                failure_reason(error), type=failure_type(error), non_retryable=True
             ) from None
         finally:
-            self._undropping = False
+            self._window.undropping = False
         status.undropped_note = result.note
-        self._undropped = True
+        self._window.undropped = True
         if self._progress is not None:
             self._progress.move_to(PurgeState.UNDROPPED, workflow.now())
         return status
 
     @undrop.validator
     def _validate_undrop(self) -> None:
-        over = self._window_over or self._undropping
-        _guard(lambda status: check_scheduled(status, "undrop", window_over=over), self._status())
+        control_guard(lambda status: self._window.check(status, "undrop"), self._status())
 
     @workflow.update(name=EXPEDITE_UPDATE)
     def expedite(self) -> PurgeStatus:
         """Ends a SCHEDULED purge's window now: its deletes begin."""
-        self._expedited = True
+        self._window.expedited = True
         return self._status()
 
     @expedite.validator
     def _validate_expedite(self) -> None:
-        over = self._window_over or self._undropping
-        _guard(lambda status: check_scheduled(status, "expedite", window_over=over), self._status())
+        control_guard(lambda status: self._window.check(status, "expedite"), self._status())
 
     @workflow.run
     async def run(self, request: dict[str, Any], carried: CarriedState | None = None) -> PurgeReport:
@@ -258,7 +248,7 @@ class PurgeTableWorkflow:
             if isinstance(error.cause, CancelledError):
                 await self._stop_cancelled(progress)
                 raise
-            await self._fail(progress, _failure_reason(error), _failure_type(error))
+            await self._fail(progress, failure_reason(error), failure_type(error))
         except PurgeRefusedError as refusal:
             await self._fail(progress, refusal.reason, refusal.error_type)
         except asyncio.CancelledError:
@@ -317,7 +307,7 @@ class PurgeTableWorkflow:
         if request.by_name:
             progress.move_to(PurgeState.LOADING, workflow.now())
             loaded = await load_table(table)
-            _settled(status, LOAD_TABLE_ACTIVITY)
+            settled(status, LOAD_TABLE_ACTIVITY)
             status.guards.append(loaded.protection)
             status.metadata_location = loaded.metadata_location
             self._request = resolved(self._current_request(), loaded)
@@ -348,32 +338,12 @@ class PurgeTableWorkflow:
         progress.move_to(PurgeState.SCHEDULED, workflow.now())
         if self._events is not None:
             self._events.emit(EventKind.SCHEDULED)
-        while not self._undropped and not self._expedited and workflow.now() < due:
-            with suppress(TimeoutError):
-                await workflow.wait_condition(
-                    lambda: self._expedited or self._undropped or self._undropping,
-                    timeout=due - workflow.now(),
-                )
-            # An undrop in flight decides; one refused (identifier taken) leaves the window open.
-            await workflow.wait_condition(lambda: not self._undropping)
-        self._window_over = not self._undropped
-        return self._window_over
+        return await self._window.wait_until(due)
 
     async def _check_live_tables(self, plan: PlanSummary, progress: Progress) -> None:
-        request = self._current_request()
         status = progress.status
-        if request.options.live_table_guard:
-            outcome = await check_live_tables(
-                GuardInput(
-                    table=TableRef.of(status.purge_id, request),
-                    metadata_location=request.snapshot_location(),
-                    locations=plan.locations,
-                    scope=request.options.overlap_scope,
-                )
-            )
-            _settled(status, LIVE_TABLE_GUARD_ACTIVITY)
-        else:
-            outcome = guard_not_applied("turned off by options.live_table_guard")
+        outcome = await live_table_outcome(self._current_request(), status.purge_id, plan.locations)
+        settled(status, LIVE_TABLE_GUARD_ACTIVITY)
         status.guards.append(outcome)
         workflow.set_current_details(details_markdown(status))
         if not outcome.passed:
@@ -392,7 +362,7 @@ class PurgeTableWorkflow:
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=TRANSIENT_RETRY,
         )
-        _settled(progress.status, PLAN_ACTIVITY)
+        settled(progress.status, PLAN_ACTIVITY)
         progress.planned(plan, workflow.now())
         record_step(plan.planning_counts, 0)
         return plan
@@ -429,7 +399,7 @@ class PurgeTableWorkflow:
                     del in_flight[task]
                     self._chunk_done(task.result(), progress)
         except asyncio.CancelledError:
-            await _cancel_all(list(in_flight))
+            await cancel_all(list(in_flight))
             raise
 
     async def _stop_chunks(
@@ -437,13 +407,13 @@ class PurgeTableWorkflow:
     ) -> list[int]:
         """Cancels the running chunks; returns those that stopped before finishing."""
         tasks = list(in_flight)
-        outcomes = await _cancel_all(tasks)
+        outcomes = await cancel_all(tasks)
         stopped: list[int] = []
         for task, outcome in zip(tasks, outcomes, strict=True):
             index = in_flight.pop(task)
             if isinstance(outcome, ChunkResult):
                 self._chunk_done(outcome, progress)
-            elif _was_cancelled(outcome):
+            elif was_cancelled(outcome):
                 stopped.append(index)
             else:
                 raise outcome
@@ -455,7 +425,7 @@ class PurgeTableWorkflow:
         progress.move_to(PurgeState.DELETING, workflow.now())
 
     def _chunk_done(self, result: ChunkResult, progress: Progress) -> None:
-        _settled(progress.status, chunk_step(result.chunk_index))
+        settled(progress.status, chunk_step(result.chunk_index))
         progress.chunk_done(result, workflow.now())
         record_step(result.counts, result.throttled_requests)
         if self._events is not None:
@@ -504,7 +474,7 @@ class PurgeTableWorkflow:
             retry_policy=TRANSIENT_RETRY,
         )
         now = workflow.now()
-        _settled(status, FINALIZE_ACTIVITY)
+        settled(status, FINALIZE_ACTIVITY)
         progress.finalized(result, now)
         record_step(result.counts, result.throttled_requests)
         status.report_location = result.report_location
@@ -519,12 +489,6 @@ def _report(status: PurgeStatus) -> PurgeReport:
     return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
 
 
-def _settled(status: PurgeStatus, step: str) -> None:
-    """A step that succeeded is no longer retrying."""
-    if status.retrying is not None and status.retrying.step == step:
-        status.retrying = None
-
-
 def _publish(status: PurgeStatus) -> None:
     workflow.upsert_search_attributes(progress_updates(status))
     workflow.set_current_details(details_markdown(status))
@@ -533,34 +497,3 @@ def _publish(status: PurgeStatus) -> None:
 def _with_budget(request: PurgeRequest, budget: float | None) -> PurgeRequest:
     options = request.options.model_copy(update={"bucket_requests_per_second": budget})
     return request.model_copy(update={"options": options})
-
-
-def _guard(check: Callable[[PurgeStatus], None], status: PurgeStatus) -> None:
-    try:
-        check(status)
-    except ControlRejectedError as error:
-        raise ApplicationError(str(error), type=ERROR_CONTROL_REJECTED, non_retryable=True) from None
-
-
-async def _cancel_all(chunks: list[asyncio.Task[ChunkResult]]) -> list[ChunkResult | BaseException]:
-    """Waiting on chunks doesn't cancel them: without this a cancelled purge would close while
-    its chunk activities, never told, went on deleting."""
-    for chunk in chunks:
-        chunk.cancel()
-    return await asyncio.gather(*chunks, return_exceptions=True)
-
-
-def _was_cancelled(outcome: BaseException) -> bool:
-    if isinstance(outcome, asyncio.CancelledError):
-        return True
-    return isinstance(outcome, ActivityError) and isinstance(outcome.cause, CancelledError)
-
-
-def _failure_reason(error: ActivityError) -> str:
-    cause = error.cause
-    return str(cause) if cause is not None else str(error)
-
-
-def _failure_type(error: ActivityError) -> str | None:
-    cause = error.cause
-    return cause.type if isinstance(cause, ApplicationError) else None

@@ -81,7 +81,16 @@ async def drop_table(table: TableRef, request: PurgeRequest) -> DropResult:
     return result
 
 
-async def check_live_tables(step: GuardInput) -> GuardOutcome:
+async def live_table_outcome(request: PurgeRequest, purge_id: str, locations: list[str]) -> GuardOutcome:
+    """What the live-table guard finds just before the first delete (or why it wasn't applied)."""
+    if not request.options.live_table_guard:
+        return guard_not_applied("turned off by options.live_table_guard")
+    step = GuardInput(
+        table=TableRef.of(purge_id, request),
+        metadata_location=request.snapshot_location(),
+        locations=locations,
+        scope=request.options.overlap_scope,
+    )
     outcome: GuardOutcome = await workflow.execute_activity(
         LIVE_TABLE_GUARD_ACTIVITY,
         step,

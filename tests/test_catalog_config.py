@@ -1,0 +1,85 @@
+"""Catalogs by name from PyIceberg's own configuration; their properties never leave: not in
+listings, not in error messages, not in the FileIO properties a purge carries."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.catalog_activities import CatalogActivities, file_io_properties
+from activities.catalogs import REDACTED, CatalogRegistry
+from activities.live_tables import FootprintCache, LiveTableScanner
+from api.cli import namespace_levels
+from devstack.catalog_env import pyiceberg_catalog_env
+from workflows.catalog_steps import TableRef
+from workflows.constants import ERROR_CATALOG_UNAVAILABLE
+
+SECRET = "hunter2-very-secret"
+
+
+def test_catalogs_configured_by_environment_variables_are_known_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    properties = {
+        "type": "rest",
+        "uri": f"https://svc:{SECRET}@catalog.example/api",
+        "credential": f"client:{SECRET}",
+        "s3.secret-access-key": SECRET,
+        "s3.endpoint": "http://127.0.0.1:1",
+    }
+    for key, value in pyiceberg_catalog_env("unitcat", properties).items():
+        monkeypatch.setenv(key, value)
+    registry = CatalogRegistry.from_pyiceberg_config()
+    assert registry.knows("unitcat") and registry.knows("UnitCat")
+    assert "unitcat" in registry.names()
+    message = f"403 from https://svc:{SECRET}@catalog.example for client:{SECRET}"
+    assert SECRET not in registry.redact(message)
+    assert REDACTED in registry.redact(message)
+
+
+def test_a_loaded_tables_file_io_properties_keep_the_store_settings_only() -> None:
+    loaded = {
+        "uri": "http://catalog",
+        "credential": "client:secret",
+        "rest.sigv4-enabled": "true",
+        "warehouse": "s3://w/",
+        "s3.endpoint": "http://store",
+        "s3.access-key-id": "vended-key",
+        "s3.session-token": "vended-token",
+        "auth.manager": object(),
+    }
+    assert file_io_properties(loaded) == {
+        "s3.endpoint": "http://store",
+        "s3.access-key-id": "vended-key",
+        "s3.session-token": "vended-token",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "levels"),
+    [("a", ["a"]), ("a.b.c", ["a", "b", "c"]), ('["a.b", "c"]', ["a.b", "c"]), ('["x"]', ["x"])],
+)
+def test_namespace_levels_on_the_command_line(text: str, levels: list[str]) -> None:
+    assert namespace_levels(text) == levels
+
+
+@pytest.mark.parametrize("text", ['["a", 1]', "[not json", "[]", "a..b", '["a", ""]'])
+def test_malformed_namespace_levels_are_refused(text: str) -> None:
+    with pytest.raises(typer.BadParameter):
+        namespace_levels(text)
+
+
+def test_a_catalog_that_cant_be_reached_is_retried_with_a_redacted_reason(tmp_path: object) -> None:
+    registry = CatalogRegistry(
+        {"broken": {"type": "sql", "uri": "sqlite:////nonexistent-dir/catalog.db", "token": SECRET}}
+    )
+    activities = CatalogActivities(registry, LiveTableScanner(FootprintCache(0), 1))
+    ref = TableRef(purge_id="p", catalog="broken", namespace=["a"], table="t")
+    with pytest.raises(ApplicationError) as failed:
+        ActivityEnvironment().run(activities.load_table, ref)
+    assert failed.value.type == ERROR_CATALOG_UNAVAILABLE
+    assert not failed.value.non_retryable
+    assert "catalog call failed" in failed.value.message
+    assert failed.value.__cause__ is None

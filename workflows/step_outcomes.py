@@ -1,0 +1,60 @@
+"""How a purge's steps end, as the workflow reads them: a failure's reason and type, a
+cancelled chunk, a control refused, a refusal of the workflow's own. Deterministic helpers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+
+from workflows.constants import ERROR_CONTROL_REJECTED
+from workflows.controls import ControlRejectedError
+from workflows.status import PurgeStatus
+from workflows.steps import ChunkResult
+
+
+class PurgeRefusedError(Exception):
+    """A check of the workflow's own (not an activity's failure) that ends the purge FAILED."""
+
+    def __init__(self, reason: str, error_type: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error_type = error_type
+
+
+def settled(status: PurgeStatus, step: str) -> None:
+    """A step that succeeded is no longer retrying."""
+    if status.retrying is not None and status.retrying.step == step:
+        status.retrying = None
+
+
+def control_guard(check: Callable[[PurgeStatus], None], status: PurgeStatus) -> None:
+    try:
+        check(status)
+    except ControlRejectedError as error:
+        raise ApplicationError(str(error), type=ERROR_CONTROL_REJECTED, non_retryable=True) from None
+
+
+async def cancel_all(chunks: list[asyncio.Task[ChunkResult]]) -> list[ChunkResult | BaseException]:
+    """Waiting on chunks doesn't cancel them: without this a cancelled purge would close while
+    its chunk activities, never told, went on deleting."""
+    for chunk in chunks:
+        chunk.cancel()
+    return await asyncio.gather(*chunks, return_exceptions=True)
+
+
+def was_cancelled(outcome: BaseException) -> bool:
+    if isinstance(outcome, asyncio.CancelledError):
+        return True
+    return isinstance(outcome, ActivityError) and isinstance(outcome.cause, CancelledError)
+
+
+def failure_reason(error: ActivityError) -> str:
+    cause = error.cause
+    return str(cause) if cause is not None else str(error)
+
+
+def failure_type(error: ActivityError) -> str | None:
+    cause = error.cause
+    return cause.type if isinstance(cause, ApplicationError) else None
