@@ -18,7 +18,7 @@ from activities.plan_model import Plan, UnreadableFile, content_chunk_uri
 from activities.state_store import StateStore
 from workflows.constants import FAILURE_SAMPLE_SIZE
 from workflows.counts import Category, FileCounts, SkipReason
-from workflows.status import FileFailure
+from workflows.status import FileFailure, GuardOutcome
 from workflows.steps import FinalizeResult
 
 # With content deletes failed, a re-run needs the whole chain down to the manifests that list
@@ -41,6 +41,9 @@ class PurgeReportObject(BaseModel):
     would_delete: list[str] = Field(default_factory=list)
     skipped_foreign: list[str] = Field(default_factory=list)
     unreadable: list[UnreadableFile] = Field(default_factory=list)
+    guards: list[GuardOutcome] = Field(
+        default_factory=list, description="What the guards found, or why they were not applied."
+    )
     finalize: FinalizeResult | None = Field(
         None, description="Finalize's own result, returned again if finalize is retried after it."
     )
@@ -79,6 +82,7 @@ def finalize(
     keep_metadata_chain: bool,
     counts_so_far: FileCounts,
     beat: Callable[[], None],
+    guards: list[GuardOutcome] | None = None,
 ) -> FinalizeResult:
     done = finalized_before(state, plan_uri)
     if done is None:
@@ -92,6 +96,7 @@ def finalize(
             counts=counts_so_far.model_copy(deep=True),
             skipped_foreign=[file.path for file in plan.foreign_files],
             unreadable=plan.unreadable,
+            guards=guards or [],
         )
         done = _write_report(
             report, plan_uri, chunk_count=chunk_count, state=state, progress=progress, beat=beat

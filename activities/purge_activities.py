@@ -202,6 +202,7 @@ class PurgeActivities:
                 keep_metadata_chain=step.keep_metadata_chain,
                 counts_so_far=step.counts_so_far,
                 beat=activity.heartbeat,
+                guards=step.guards,
             )
         with self._plans_lock:
             self._plans.pop(step.plan_location, None)

@@ -23,7 +23,11 @@ def catalog_env(stack: EmbeddedStack) -> dict[str, str]:
     return pyiceberg_catalog_env(DEMO_CATALOG, stack.catalog_properties(DEMO_CATALOG))
 
 
-def _ports() -> StackPorts:
+def run_state_dir() -> Path:
+    return Path(os.environ.get("ICEPURGE_RUN_STATE_DIR", ".state/run")).resolve()
+
+
+def run_ports() -> StackPorts:
     defaults = StackPorts.defaults()
     return StackPorts.from_pairs(
         temporal=int(os.environ.get("ICEPURGE_TEMPORAL_PORT", defaults.temporal)),
@@ -67,8 +71,8 @@ async def _demo(stack: EmbeddedStack, api_url: str) -> None:
 
 
 def main() -> None:
-    state_dir = Path(os.environ.get("ICEPURGE_RUN_STATE_DIR", ".state/run")).resolve()
-    stack = EmbeddedStack(state_dir=state_dir, ports=_ports())
+    state_dir = run_state_dir()
+    stack = EmbeddedStack(state_dir=state_dir, ports=run_ports())
     stopping = False
 
     def stop(*_: object) -> None:

@@ -73,6 +73,7 @@ async def test_a_worker_dying_after_the_plan_or_the_drop_loses_nothing_and_drops
         )
     )
     logs = "".join(path.read_text() for path in (stack.state_dir / "logs").glob("*.log"))
+    assert s3.properties["s3.secret-access-key"] not in logs
     for (purge_id, purges), table in zip(finished, tables.values(), strict=True):
         name = ".".join(table.name())
         assert not lake.table_exists(table.name())

@@ -66,7 +66,7 @@ async def test_cli_refuses_a_malformed_request_naming_the_field(
     code, _, stderr = await icepurge(stack, "purge", "start", str(request_file))
     assert code == 2
     assert "namespace" in stderr
-    assert "metadata_location" in stderr
+    assert "requested_by" in stderr
 
 
 async def test_cli_status_of_an_unknown_purge_says_so(purges: PurgeClient, stack: EmbeddedStack) -> None:

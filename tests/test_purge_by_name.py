@@ -60,6 +60,9 @@ async def test_purge_by_name_plans_drops_then_deletes_every_file(
     assert status.counts.total().deleted == status.planned.files
     assert _guard(status, GuardName.PROTECTION)[:2] == (True, True)
     assert _guard(status, GuardName.LIVE_TABLE)[:2] == (True, True)
+    assert status.report_location is not None
+    in_report = json.loads(s3.read(status.report_location))["guards"]
+    assert [guard["guard"] for guard in in_report] == ["protection", "live_table"]
     # The loaded snapshot's FileIO properties carry the store's secret: sealed in history.
     assert s3.properties["s3.secret-access-key"].encode() not in await sealed_history(stack, purge_id)
 

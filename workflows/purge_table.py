@@ -467,6 +467,7 @@ class PurgeTableWorkflow:
                 chunk_count=plan.chunk_count,
                 keep_metadata_chain=status.failures_total > 0,
                 counts_so_far=status.counts,
+                guards=status.guards,
             ),
             result_type=FinalizeResult,
             start_to_close_timeout=timedelta(hours=1),

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from workflows.constants import CHUNK_ACTIVITY
 from workflows.counts import FileCounts
 from workflows.request import Engine, PurgeRequest
-from workflows.status import FileFailure, PlannedTotals
+from workflows.status import FileFailure, GuardOutcome, PlannedTotals
 
 
 class PlanInput(BaseModel):
@@ -105,6 +105,9 @@ class FinalizeInput(BaseModel):
         description="Content deletes failed: keep manifest lists and metadata so a re-run can finish."
     )
     counts_so_far: FileCounts = Field(description="Counts of planning and chunks, for the report.")
+    guards: list[GuardOutcome] = Field(
+        default_factory=list, description="What the guards found, or why they were not applied."
+    )
 
 
 class FinalizeResult(BaseModel):
