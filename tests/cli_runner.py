@@ -8,6 +8,7 @@ import sys
 
 from devstack.binaries import binary
 from devstack.stack import EmbeddedStack
+from tests.api_server import bearer
 
 
 async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[int, str, str]:
@@ -45,3 +46,8 @@ async def temporal_cli(stack: EmbeddedStack, *args: str) -> str:
     stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
     assert process.returncode == 0, stderr.decode()
     return stdout.decode()
+
+
+def codec_arguments(api_url: str) -> list[str]:
+    """The temporal CLI's flags to seal and read payloads through the API's codec server."""
+    return ["--codec-endpoint", f"{api_url}/codec", "--codec-auth", bearer("admin")["Authorization"]]

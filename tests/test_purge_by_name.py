@@ -15,7 +15,7 @@ from api.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundEr
 from api.http_client import HttpPurgeClient
 from devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
-from tests.cli_runner import icepurge, temporal_cli
+from tests.cli_runner import codec_arguments, icepurge, temporal_cli
 from tests.conftest import LAKE_CATALOG, REST_CATALOG
 from tests.purge_helpers import assert_counts_add_up, request_for, sealed_history
 from tests.store import S3Store
@@ -134,7 +134,7 @@ async def test_purge_by_name_from_the_temporal_cli_with_the_documented_json(
         "requested_by": "temporal-cli",
     }
     purge_id = purge_id_for(by_name_request(LAKE_CATALOG, ["tcli"], "events", requested_by="temporal-cli"))
-    codec = ["--codec-endpoint", f"{api_url}/codec", "--codec-auth", bearer("admin")["Authorization"]]
+    codec = codec_arguments(api_url)
     await temporal_cli(
         stack,
         "workflow", "start",

@@ -13,8 +13,7 @@ from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
-from tests.api_server import bearer
-from tests.cli_runner import temporal_cli
+from tests.cli_runner import codec_arguments, temporal_cli
 from tests.purge_helpers import request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
@@ -81,7 +80,7 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
         "options": {"dry_run": False},
     }
     purge_id = purge_id_for(request)
-    codec = ["--codec-endpoint", f"{api_url}/codec", "--codec-auth", bearer("admin")["Authorization"]]
+    codec = codec_arguments(api_url)
     start = [
         "workflow", "start",
         "--type", WORKFLOW_TYPE,

@@ -6,7 +6,9 @@ Deterministic: no I/O here, only activity calls and the contract models."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TypeVar
 
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
@@ -28,6 +30,7 @@ from workflows.constants import (
 from workflows.request import PurgeRequest
 from workflows.status import GuardName, GuardOutcome
 
+Result = TypeVar("Result", bound=BaseModel)
 # A catalog that doesn't answer is retried for about two minutes (each failed attempt shows in
 # status.retrying), then the purge fails naming the catalog's last error.
 CATALOG_RETRY = RetryPolicy(
@@ -54,15 +57,26 @@ def resolved(request: PurgeRequest, loaded: LoadedTable) -> PurgeRequest:
     )
 
 
-async def load_table(table: TableRef) -> LoadedTable:
-    loaded: LoadedTable = await workflow.execute_activity(
-        LOAD_TABLE_ACTIVITY,
-        table,
-        result_type=LoadedTable,
-        start_to_close_timeout=LOAD_TIMEOUT,
+async def _catalog_step(
+    name: str,
+    argument: BaseModel,
+    result_type: type[Result],
+    timeout: timedelta = CATALOG_CALL_TIMEOUT,
+    heartbeat: timedelta | None = None,
+) -> Result:
+    result: Result = await workflow.execute_activity(
+        name,
+        argument,
+        result_type=result_type,
+        start_to_close_timeout=timeout,
+        heartbeat_timeout=heartbeat,
         retry_policy=CATALOG_RETRY,
     )
-    return loaded
+    return result
+
+
+async def load_table(table: TableRef) -> LoadedTable:
+    return await _catalog_step(LOAD_TABLE_ACTIVITY, table, LoadedTable, LOAD_TIMEOUT)
 
 
 async def drop_table(table: TableRef, request: PurgeRequest) -> DropResult:
@@ -71,14 +85,7 @@ async def drop_table(table: TableRef, request: PurgeRequest) -> DropResult:
         metadata_location=request.snapshot_location(),
         file_io_properties=request.file_io_properties,
     )
-    result: DropResult = await workflow.execute_activity(
-        DROP_TABLE_ACTIVITY,
-        step,
-        result_type=DropResult,
-        start_to_close_timeout=CATALOG_CALL_TIMEOUT,
-        retry_policy=CATALOG_RETRY,
-    )
-    return result
+    return await _catalog_step(DROP_TABLE_ACTIVITY, step, DropResult)
 
 
 async def live_table_outcome(request: PurgeRequest, purge_id: str, locations: list[str]) -> GuardOutcome:
@@ -91,26 +98,12 @@ async def live_table_outcome(request: PurgeRequest, purge_id: str, locations: li
         locations=locations,
         scope=request.options.overlap_scope,
     )
-    outcome: GuardOutcome = await workflow.execute_activity(
-        LIVE_TABLE_GUARD_ACTIVITY,
-        step,
-        result_type=GuardOutcome,
-        start_to_close_timeout=GUARD_TIMEOUT,
-        heartbeat_timeout=GUARD_HEARTBEAT,
-        retry_policy=CATALOG_RETRY,
-    )
-    return outcome
+    return await _catalog_step(LIVE_TABLE_GUARD_ACTIVITY, step, GuardOutcome, GUARD_TIMEOUT, GUARD_HEARTBEAT)
 
 
 async def register_table(table: TableRef, metadata_location: str) -> RegisterResult:
-    result: RegisterResult = await workflow.execute_activity(
-        REGISTER_TABLE_ACTIVITY,
-        RegisterInput(table=table, metadata_location=metadata_location),
-        result_type=RegisterResult,
-        start_to_close_timeout=CATALOG_CALL_TIMEOUT,
-        retry_policy=CATALOG_RETRY,
-    )
-    return result
+    step = RegisterInput(table=table, metadata_location=metadata_location)
+    return await _catalog_step(REGISTER_TABLE_ACTIVITY, step, RegisterResult)
 
 
 def checking_existence(request: PurgeRequest) -> PurgeRequest:
