@@ -1,7 +1,7 @@
 """What the catalog guards cost, on a namespace of N tables, for the SQLite catalog and SeaweedFS's
 Iceberg REST catalog: the live-table guard's catalog calls and seconds per overlap scope (cold
-and warm location cache), and a whole purge by name with the guard on against one with it off (off first, so the worker's
-first-purge warm-up is not charged to the guard).
+and warm location cache), and a whole purge by name with the guard on against one with it off
+(off first, so the worker's first-purge warm-up is not charged to the guard).
 
     .venv/bin/python -m bench.guard_cost --tables 100
 """

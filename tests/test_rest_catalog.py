@@ -8,9 +8,10 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
 from api.client import PurgeClient
+from api.errors import PurgeControlRejectedError
 from devstack.stack import EmbeddedStack
 from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
-from tests.purge_helpers import assert_counts_add_up
+from tests.purge_helpers import assert_counts_add_up, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
 from workflows.status import GuardName, PurgeState
@@ -46,3 +47,24 @@ async def test_purge_by_name_through_a_rest_catalog_that_deletes_storage_on_drop
     assert s3.list(purged.location()) == set()
     assert s3.list(kept.location()) == kept_files
     assert rest.load_table(("ops", "daily", "kept")).scan().to_arrow().num_rows == 20
+
+
+async def test_undrop_is_refused_when_the_catalog_took_the_files_with_the_drop(
+    rest: RestCatalog, purges: PurgeClient
+) -> None:
+    simple_table(rest, ("ops", "soft"), "taken_along", appends=1)
+    purge_id = await purges.purge_by_name(
+        REST_CATALOG,
+        ["ops", "soft"],
+        "taken_along",
+        requested_by="pytest",
+        options={"purge_after_seconds": 86_400},
+    )
+    scheduled = await status_when(purges, purge_id, lambda status: status.state is PurgeState.SCHEDULED)
+    assert scheduled.storage_deleted_by_catalog
+    with pytest.raises(PurgeControlRejectedError, match="nothing left to register"):
+        await purges.undrop(purge_id)
+    await purges.expedite(purge_id)
+    report = await purges.wait(purge_id)
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert report.status.counts.total().already_missing == report.status.planned.files

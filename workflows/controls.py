@@ -63,3 +63,12 @@ def check_scheduled(status: PurgeStatus, control: str, *, window_over: bool) -> 
             f"purge {status.purge_id} is {state}: only a SCHEDULED purge, before its deletes begin, "
             f"can {control}"
         )
+
+
+def check_undrop(status: PurgeStatus, *, window_over: bool) -> None:
+    check_scheduled(status, "undrop", window_over=window_over)
+    if status.storage_deleted_by_catalog:
+        raise ControlRejectedError(
+            f"catalog {status.catalog!r} deleted the table's files when icepurge dropped it: there is "
+            f"nothing left to register again; expedite or cancel purge {status.purge_id}"
+        )

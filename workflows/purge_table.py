@@ -196,7 +196,7 @@ class PurgeTableWorkflow:
 
     @undrop.validator
     def _validate_undrop(self) -> None:
-        control_guard(lambda status: self._window.check(status, "undrop"), self._status())
+        control_guard(self._window.check_undrop, self._status())
 
     @workflow.update(name=EXPEDITE_UPDATE)
     def expedite(self) -> PurgeStatus:
@@ -206,7 +206,7 @@ class PurgeTableWorkflow:
 
     @expedite.validator
     def _validate_expedite(self) -> None:
-        control_guard(lambda status: self._window.check(status, "expedite"), self._status())
+        control_guard(self._window.check_expedite, self._status())
 
     @workflow.run
     async def run(self, request: dict[str, Any], carried: CarriedState | None = None) -> PurgeReport:

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from temporalio import workflow
 
-from workflows.controls import check_scheduled
+from workflows.controls import check_scheduled, check_undrop
 from workflows.status import PurgeStatus
 
 
@@ -22,9 +22,12 @@ class SoftDeleteWindow:
         self.undropping = False
         self.over = False
 
-    def check(self, status: PurgeStatus, control: str) -> None:
-        """Undrop and expedite, while the window is open and no undrop is under way."""
-        check_scheduled(status, control, window_over=self.over or self.undropping)
+    def check_expedite(self, status: PurgeStatus) -> None:
+        """While the window is open and no undrop is under way."""
+        check_scheduled(status, "expedite", window_over=self.over or self.undropping)
+
+    def check_undrop(self, status: PurgeStatus) -> None:
+        check_undrop(status, window_over=self.over or self.undropping)
 
     async def wait_until(self, due: datetime) -> bool:
         """True when the deletes may begin (the time came, or expedited); False once undropped."""
