@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyiceberg.table import Table
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
 from api.client import PurgeClient
@@ -43,6 +44,15 @@ async def status_when(
             return status
         assert status.finished_at is None, f"the purge ended before the condition held: {status}"
         await asyncio.sleep(0.1)
+
+
+async def current_details(client: Client, purge_id: str) -> str:
+    """The markdown the Web UI shows as the purge's current details."""
+    handle = client.get_workflow_handle(purge_id)
+    metadata: WorkflowMetadata = await handle.query(
+        "__temporal_workflow_metadata", result_type=WorkflowMetadata
+    )
+    return str(metadata.current_details)
 
 
 async def sealed_history(stack: EmbeddedStack, purge_id: str) -> bytes:

@@ -12,7 +12,6 @@ from google.protobuf.duration_pb2 import Duration
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
@@ -24,7 +23,7 @@ from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge
-from tests.purge_helpers import least_span_seconds, request_for, status_when
+from tests.purge_helpers import current_details, least_span_seconds, request_for, status_when
 from tests.store import S3Store
 from tests.tables import many_files_table
 from workflows.constants import SEARCH_ATTRIBUTES
@@ -33,14 +32,6 @@ from workflows.status import PurgeState
 from workflows.validation import InvalidPurgeRequestError
 
 MANIFESTS, FILES = 12, 20
-
-
-async def _details(temporal_client: Client, purge_id: str) -> str:
-    handle = temporal_client.get_workflow_handle(purge_id)
-    metadata: WorkflowMetadata = await handle.query(
-        "__temporal_workflow_metadata", result_type=WorkflowMetadata
-    )
-    return str(metadata.current_details)
 
 
 @pytest.mark.usefixtures("purges")
@@ -73,7 +64,7 @@ async def test_pause_stops_the_counters_and_resume_finishes_on_a_new_budget(
         assert still.files_done == held.files_done, "counters moved while paused"
         assert faults.delete_requests == requests_then, "deletes went on while paused"
         assert 0 < held.files_done < MANIFESTS * FILES
-        assert "**PAUSED**" in await _details(temporal_client, purge_id)
+        assert "**PAUSED**" in await current_details(temporal_client, purge_id)
 
         with pytest.raises(PurgeControlRejectedError, match="already paused"):
             await purges.pause(purge_id)
@@ -99,7 +90,7 @@ async def test_pause_stops_the_counters_and_resume_finishes_on_a_new_budget(
     assert len(after_resume) >= 6
     assert after_resume[-1] - after_resume[0] >= least_span_seconds(len(after_resume), budget)
     assert status.run_count > 1, "the purge continued as new"
-    details = await _details(temporal_client, purge_id)
+    details = await current_details(temporal_client, purge_id)
     assert "**SUCCEEDED**" in details
     assert f"| files | {status.files_done:,} / {status.files_total:,} |" in details
     assert f"purge `{request.table_name}`" in details

@@ -4,9 +4,12 @@ until its time, an expedite, or an undrop that registers the table again."""
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError
@@ -14,7 +17,7 @@ from api.http_client import HttpPurgeClient
 from api.listing import PurgeFilter
 from tests.api_server import TOKENS
 from tests.conftest import LAKE_CATALOG
-from tests.purge_helpers import request_for, status_when
+from tests.purge_helpers import current_details, request_for, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
 from workflows.status import PurgeState
@@ -33,8 +36,13 @@ async def _listed_scheduled(purges: PurgeClient, purge_id: str) -> bool:
 
 
 async def test_undrop_during_the_window_brings_the_table_back_with_its_rows(
-    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+    lake: SqlCatalog,
+    purges: PurgeClient,
+    temporal_client: Client,
+    s3: S3Store,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="icepurge.events")
     table = simple_table(lake, ("soft", "keep"), "events", appends=3)
     before = s3.list(table.location())
     purge_id = await purges.purge_by_name(
@@ -45,6 +53,8 @@ async def test_undrop_during_the_window_brings_the_table_back_with_its_rows(
     assert (scheduled.scheduled_for - scheduled.dropped_at).total_seconds() >= WEEK - 60
     assert not lake.table_exists(("soft", "keep", "events"))
     assert await _listed_scheduled(purges, purge_id)
+    details = await current_details(temporal_client, purge_id)
+    assert "**SCHEDULED**" in details and "| scheduled for |" in details and "| dropped |" in details
     await asyncio.sleep(1)
     assert s3.list(table.location()) == before
     undropped = await purges.undrop(purge_id)
@@ -57,6 +67,10 @@ async def test_undrop_during_the_window_brings_the_table_back_with_its_rows(
     assert back.metadata_location == table.metadata_location
     assert back.scan().to_arrow().num_rows == 30
     assert s3.list(table.location()) == before
+    events = [json.loads(record.getMessage()) for record in caplog.records if purge_id in record.getMessage()]
+    kinds = [event["kind"] for event in events]
+    assert "scheduled" in kinds and kinds[-1] == "undropped"
+    assert events[kinds.index("scheduled")]["scheduled_for"] is not None
 
 
 async def test_expedite_purges_at_once_through_the_http_api(
