@@ -67,6 +67,24 @@ async def test_purge_by_name_plans_drops_then_deletes_every_file(
     assert s3.properties["s3.secret-access-key"].encode() not in await sealed_history(stack, purge_id)
 
 
+async def test_a_dry_run_by_name_plans_and_leaves_the_table_in_its_catalog(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    table = simple_table(lake, ("org", "rehearsal"), "t", appends=2)
+    before = s3.list(table.location())
+    purge_id = await purges.purge_by_name(
+        LAKE_CATALOG, ["org", "rehearsal"], "t", requested_by="pytest", options={"dry_run": True}
+    )
+    assert purge_id.endswith("-dry-run")
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert status.dry_run and status.dropped_at is None
+    assert status.planned.files == len(before)
+    assert _guard(status, GuardName.LIVE_TABLE)[2] == "not applied: a dry run deletes nothing"
+    assert lake.load_table(("org", "rehearsal", "t")).metadata_location == table.metadata_location
+    assert s3.list(table.location()) == before
+
+
 async def test_a_second_start_by_name_attaches_to_the_running_purge(
     lake: SqlCatalog, purges: PurgeClient
 ) -> None:

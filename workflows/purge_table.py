@@ -19,6 +19,7 @@ from workflows.catalog_steps import TableRef
 from workflows.constants import (
     CHUNK_ACTIVITY,
     CHUNK_PROGRESS_SIGNAL,
+    DROP_TABLE_ACTIVITY,
     ERROR_INVALID_REQUEST,
     ERROR_LIVE_TABLE,
     ERROR_MEMO,
@@ -319,6 +320,7 @@ class PurgeTableWorkflow:
             # Only now: a table is never dropped before its plan is recorded.
             progress.move_to(PurgeState.DROPPING, workflow.now())
             dropped = await drop_table(table, self._current_request())
+            settled(status, DROP_TABLE_ACTIVITY)
             status.dropped_at = workflow.now()
             if dropped.storage_gone:
                 status.storage_deleted_by_catalog = True
