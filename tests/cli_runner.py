@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Mapping
 
 from devstack.binaries import binary
 from devstack.stack import EmbeddedStack
 from tests.api_server import bearer
+from workflows.constants import WORKFLOW_TYPE
 
 
 async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[int, str, str]:
@@ -51,3 +53,19 @@ async def temporal_cli(stack: EmbeddedStack, *args: str) -> str:
 def codec_arguments(api_url: str) -> list[str]:
     """The temporal CLI's flags to seal and read payloads through the API's codec server."""
     return ["--codec-endpoint", f"{api_url}/codec", "--codec-auth", bearer("admin")["Authorization"]]
+
+
+async def start_with_temporal_cli(
+    stack: EmbeddedStack, api_url: str, purge_id: str, document: Mapping[str, object]
+) -> None:
+    """`temporal workflow start` of a PurgeTable, sealed through the API's codec server."""
+    await temporal_cli(
+        stack,
+        "workflow", "start",
+        "--type", WORKFLOW_TYPE,
+        "--task-queue", "icepurge-tests",
+        "--workflow-id", purge_id,
+        "--id-conflict-policy", "UseExisting",
+        "--input", json.dumps(document),
+        *codec_arguments(api_url),
+    )  # fmt: skip

@@ -15,7 +15,7 @@ from api.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundEr
 from api.http_client import HttpPurgeClient
 from devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
-from tests.cli_runner import codec_arguments, icepurge, temporal_cli
+from tests.cli_runner import icepurge, start_with_temporal_cli
 from tests.conftest import LAKE_CATALOG, REST_CATALOG
 from tests.purge_helpers import assert_counts_add_up, request_for, sealed_history
 from tests.store import S3Store
@@ -25,7 +25,6 @@ from workflows.constants import (
     ERROR_PROTECTED,
     ERROR_TABLE_NOT_FOUND,
     PROTECTED_PROPERTY,
-    WORKFLOW_TYPE,
 )
 from workflows.purge_id import purge_id_for
 from workflows.status import GuardName, PurgeState, PurgeStatus
@@ -152,17 +151,7 @@ async def test_purge_by_name_from_the_temporal_cli_with_the_documented_json(
         "requested_by": "temporal-cli",
     }
     purge_id = purge_id_for(by_name_request(LAKE_CATALOG, ["tcli"], "events", requested_by="temporal-cli"))
-    codec = codec_arguments(api_url)
-    await temporal_cli(
-        stack,
-        "workflow", "start",
-        "--type", WORKFLOW_TYPE,
-        "--task-queue", "icepurge-tests",
-        "--workflow-id", purge_id,
-        "--id-conflict-policy", "UseExisting",
-        "--input", json.dumps(document),
-        *codec,
-    )  # fmt: skip
+    await start_with_temporal_cli(stack, api_url, purge_id, document)
     report = await purges.wait(purge_id)
     assert report.status.state is PurgeState.SUCCEEDED
     assert not lake.table_exists(("tcli", "events"))

@@ -13,11 +13,11 @@ from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
-from tests.cli_runner import codec_arguments, temporal_cli
+from tests.cli_runner import codec_arguments, start_with_temporal_cli, temporal_cli
 from tests.purge_helpers import request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
-from workflows.constants import STATUS_QUERY, WORKFLOW_TYPE
+from workflows.constants import STATUS_QUERY
 from workflows.purge_id import purge_id_for
 from workflows.status import PurgeState
 
@@ -80,17 +80,7 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
         "options": {"dry_run": False},
     }
     purge_id = purge_id_for(request)
-    codec = codec_arguments(api_url)
-    start = [
-        "workflow", "start",
-        "--type", WORKFLOW_TYPE,
-        "--task-queue", "icepurge-tests",
-        "--workflow-id", purge_id,
-        "--id-conflict-policy", "UseExisting",
-        "--input", json.dumps(document),
-        *codec,
-    ]  # fmt: skip
-    await temporal_cli(stack, *start)
+    await start_with_temporal_cli(stack, api_url, purge_id, document)
     report = await purges.wait(purge_id)
     assert report.status.state is PurgeState.SUCCEEDED
     assert report.status.requested_by == "temporal-cli"
@@ -105,7 +95,7 @@ async def test_start_from_the_temporal_cli_with_the_documented_json(
         STATUS_QUERY,
         "--output",
         "json",
-        *codec,
+        *codec_arguments(api_url),
     )
     status = json.loads(queried)["queryResult"][0]
     assert status["state"] == "SUCCEEDED"
