@@ -31,6 +31,7 @@ from workflows.catalog_steps import (
     RegisterInput,
     RegisterResult,
     TableRef,
+    guard_not_applied,
 )
 from workflows.constants import (
     DROP_TABLE_ACTIVITY,
@@ -72,6 +73,21 @@ def _protected(properties: dict[str, str]) -> bool:
     return properties.get(PROTECTED_PROPERTY, "").strip().lower() == "true"
 
 
+def _protected_ancestor(catalog: Catalog, levels: list[str]) -> tuple[str | None, int]:
+    """The innermost namespace level that says it is protected, if any, and the catalog calls
+    it took to find out."""
+    for calls, depth in enumerate(range(len(levels), 0, -1), start=1):
+        namespace = tuple(levels[:depth])
+        try:
+            properties = catalog.load_namespace_properties(namespace)
+        except NoSuchNamespaceError:
+            # Catalogs that hold nested namespaces flat have no entry for a parent level.
+            continue
+        if _protected(properties):
+            return f"namespace {'.'.join(namespace)}", calls
+    return None, len(levels)
+
+
 class CatalogActivities:
     def __init__(
         self,
@@ -92,10 +108,10 @@ class CatalogActivities:
         with self._step(LOAD_TABLE_ACTIVITY):
             catalog = self._catalog(ref.catalog)
             try:
-                table = catalog.load_table((*ref.namespace, ref.table))
+                table = catalog.load_table(ref.identifier)
             except NoSuchTableError:
                 raise ApplicationError(
-                    f"catalog {ref.catalog!r} has no table {'.'.join([*ref.namespace, ref.table])}",
+                    f"catalog {ref.catalog!r} has no table {'.'.join(ref.identifier)}",
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None
@@ -107,20 +123,11 @@ class CatalogActivities:
             )
 
     def _protection(self, catalog: Catalog, ref: TableRef, properties: dict[str, str]) -> GuardOutcome:
-        calls = 1
         holder = f"table {ref.name}" if _protected(properties) else None
-        for depth in range(len(ref.namespace), 0, -1):
-            if holder is not None:
-                break
-            namespace = tuple(ref.namespace[:depth])
-            calls += 1
-            try:
-                namespace_properties = catalog.load_namespace_properties(namespace)
-            except NoSuchNamespaceError:
-                # Catalogs that hold nested namespaces flat have no entry for a parent level.
-                continue
-            if _protected(namespace_properties):
-                holder = f"namespace {'.'.join(namespace)}"
+        calls = 1
+        if holder is None:
+            holder, namespace_calls = _protected_ancestor(catalog, ref.namespace)
+            calls += namespace_calls
         if holder is not None:
             raise ApplicationError(
                 f"{holder} says {PROTECTED_PROPERTY}=true: {ref.name} is never dropped or purged by "
@@ -141,12 +148,14 @@ class CatalogActivities:
         """Drops the entry only while it still points at the planned snapshot: a commit since
         planning would leave its new files out of the plan."""
         with self._step(DROP_TABLE_ACTIVITY):
-            catalog = self._catalog(step.table.catalog)
-            identifier = (*step.table.namespace, step.table.table)
-            try:
-                current = catalog.load_table(identifier).metadata_location
-            except NoSuchTableError:
-                return DropResult(dropped=False, storage_gone=self._storage_gone(step))
+            dropped = self._drop_if_planned(self._catalog(step.table.catalog), step)
+            return DropResult(dropped=dropped, storage_gone=self._storage_gone(step))
+
+    @staticmethod
+    def _drop_if_planned(catalog: Catalog, step: DropInput) -> bool:
+        """False when the entry was already gone (a retried drop)."""
+        try:
+            current = catalog.load_table(step.table.identifier).metadata_location
             if current != step.metadata_location:
                 raise ApplicationError(
                     f"{step.table.name} changed since it was planned (now at {current}); nothing was "
@@ -154,12 +163,11 @@ class CatalogActivities:
                     type=ERROR_TABLE_CHANGED,
                     non_retryable=True,
                 )
-            try:
-                catalog.drop_table(identifier)
-            except NoSuchTableError:
-                return DropResult(dropped=False, storage_gone=self._storage_gone(step))
-            log.info("dropped the catalog entry of %s for purge %s", step.table.name, step.table.purge_id)
-            return DropResult(dropped=True, storage_gone=self._storage_gone(step))
+            catalog.drop_table(step.table.identifier)
+        except NoSuchTableError:
+            return False
+        log.info("dropped the catalog entry of %s for purge %s", step.table.name, step.table.purge_id)
+        return True
 
     @staticmethod
     def _storage_gone(step: DropInput) -> bool:
@@ -173,16 +181,11 @@ class CatalogActivities:
         """Refusal is the workflow's to make: this reports what it found."""
         with self._step(LIVE_TABLE_GUARD_ACTIVITY):
             if not self._registry.knows(step.table.catalog):
-                return GuardOutcome(
-                    guard=GuardName.LIVE_TABLE,
-                    applied=False,
-                    passed=True,
-                    detail=f"not applied: catalog {step.table.catalog!r} is not configured on the worker",
-                )
+                return guard_not_applied(f"catalog {step.table.catalog!r} is not configured on the worker")
             started = time.monotonic()
             purged = PurgedTable(
                 catalog=step.table.catalog,
-                identifier=(*step.table.namespace, step.table.table),
+                identifier=step.table.identifier,
                 metadata_location=step.metadata_location,
                 locations=tuple(step.locations),
             )
@@ -215,12 +218,11 @@ class CatalogActivities:
                     f"{step.metadata_location} yourself",
                 )
             catalog = self._catalog(step.table.catalog)
-            identifier = (*step.table.namespace, step.table.table)
             try:
-                catalog.register_table(identifier, step.metadata_location)
+                catalog.register_table(step.table.identifier, step.metadata_location)
             except TableAlreadyExistsError:
                 try:
-                    current = catalog.load_table(identifier).metadata_location
+                    current = catalog.load_table(step.table.identifier).metadata_location
                 except NoSuchTableError:
                     current = None
                 if current == step.metadata_location:

@@ -176,8 +176,8 @@ class LiveTableScanner:
 
     @staticmethod
     def _every_namespace(catalog: Catalog, found: GuardScan) -> list[Identifier]:
-        """Nested namespaces level by level; a catalog that lists flat names is read once."""
-        seen: list[Identifier] = []
+        """Nested namespaces level by level, each listed once."""
+        seen: set[Identifier] = set()
         frontier: list[Identifier] = [()]
         while frontier:
             parent = frontier.pop()
@@ -188,9 +188,9 @@ class LiveTableScanner:
                 continue
             for child in children:
                 if child not in seen and len(child) > len(parent):
-                    seen.append(child)
+                    seen.add(child)
                     frontier.append(child)
-        return seen
+        return sorted(seen)
 
 
 def named(items: list[str]) -> str:

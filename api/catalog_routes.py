@@ -86,9 +86,8 @@ async def purge_by_name(
         requested_by=body.requested_by or caller.name,
         options=body.options,
         request_id=body.request_id,
+        notify_workflow_id=body.notify_workflow_id,
     )
-    if body.notify_workflow_id:
-        purge_request = purge_request.model_copy(update={"notify_workflow_id": body.notify_workflow_id})
     purge_id = await client.start(purge_request)
     log.info("purge by name %s (%s) started by %s", purge_id, purge_request.table_name, caller.name)
     return started(purge_id, request, response)

@@ -104,6 +104,7 @@ def by_name_request(
     requested_by: str,
     options: PurgeOptions | dict[str, Any] | None = None,
     request_id: str | None = None,
+    notify_workflow_id: str | None = None,
 ) -> PurgeRequest:
     """Raises InvalidPurgeRequestError naming the bad fields."""
     chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
@@ -114,6 +115,7 @@ def by_name_request(
             "table": table,
             "requested_by": requested_by,
             "request_id": request_id,
+            "notify_workflow_id": notify_workflow_id,
             "options": chosen,
         }
     )

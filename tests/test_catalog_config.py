@@ -3,6 +3,8 @@ listings, not in error messages, not in the FileIO properties a purge carries.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import typer
 from temporalio.exceptions import ApplicationError
@@ -71,15 +73,19 @@ def test_malformed_namespace_levels_are_refused(text: str) -> None:
         namespace_levels(text)
 
 
-def test_a_catalog_that_cant_be_reached_is_retried_with_a_redacted_reason(tmp_path: object) -> None:
-    registry = CatalogRegistry(
-        {"broken": {"type": "sql", "uri": "sqlite:////nonexistent-dir/catalog.db", "token": SECRET}}
-    )
-    activities = CatalogActivities(registry, LiveTableScanner(FootprintCache(0), 1))
-    ref = TableRef(purge_id="p", catalog="broken", namespace=["a"], table="t")
+def test_a_failing_catalog_is_retried_with_its_credentials_redacted(tmp_path: Path) -> None:
+    leaky = {
+        "py-catalog-impl": "tests.leaky_catalog.LeakyCatalog",
+        "uri": f"sqlite:///{tmp_path / 'catalog.db'}",
+        "credential": f"client:{SECRET}",
+    }
+    activities = CatalogActivities(CatalogRegistry({"leaky": leaky}), LiveTableScanner(FootprintCache(0), 1))
+    ref = TableRef(purge_id="p", catalog="leaky", namespace=["a"], table="t")
     with pytest.raises(ApplicationError) as failed:
         ActivityEnvironment().run(activities.load_table, ref)
     assert failed.value.type == ERROR_CATALOG_UNAVAILABLE
     assert not failed.value.non_retryable
-    assert "catalog call failed" in failed.value.message
+    assert failed.value.message.startswith("catalog call failed, retrying: PermissionError: 403")
+    assert SECRET not in failed.value.message
+    assert REDACTED in failed.value.message
     assert failed.value.__cause__ is None

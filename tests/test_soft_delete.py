@@ -11,11 +11,14 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
+from api.cli import EXIT_CODES
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError
 from api.http_client import HttpPurgeClient
 from api.listing import PurgeFilter
+from devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
+from tests.cli_runner import icepurge
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import current_details, request_for, status_when
 from tests.store import S3Store
@@ -124,7 +127,7 @@ async def test_undrop_is_refused_while_another_table_holds_the_name(
 
 
 async def test_a_snapshot_purge_can_wait_and_be_undropped_without_its_catalog(
-    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     table = simple_table(catalog, ("soft",), "snapshot", appends=1)
     catalog.drop_table(("soft", "snapshot"))
@@ -135,3 +138,6 @@ async def test_a_snapshot_purge_can_wait_and_be_undropped_without_its_catalog(
     assert undropped.state is PurgeState.UNDROPPED
     assert "register" in (undropped.undropped_note or "") and "yourself" in (undropped.undropped_note or "")
     assert s3.list(table.location()) == before
+    code, _, stderr = await icepurge(stack, "purge", "watch", purge_id)
+    assert code == EXIT_CODES[PurgeState.UNDROPPED] == 6
+    assert "UNDROPPED: nothing deleted" in stderr

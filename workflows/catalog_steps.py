@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.request import OverlapScope, PurgeRequest
-from workflows.status import GuardOutcome
+from workflows.status import GuardName, GuardOutcome
 
 
 class TableRef(BaseModel):
@@ -24,8 +24,12 @@ class TableRef(BaseModel):
         )
 
     @property
+    def identifier(self) -> tuple[str, ...]:
+        return (*self.namespace, self.table)
+
+    @property
     def name(self) -> str:
-        return ".".join([self.catalog, *self.namespace, self.table])
+        return ".".join([self.catalog, *self.identifier])
 
 
 class LoadedTable(BaseModel):
@@ -79,3 +83,7 @@ class RegisterResult(BaseModel):
 
     registered: bool
     note: str
+
+
+def guard_not_applied(why: str) -> GuardOutcome:
+    return GuardOutcome(guard=GuardName.LIVE_TABLE, applied=False, passed=True, detail=f"not applied: {why}")

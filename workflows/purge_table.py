@@ -15,7 +15,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-from workflows.catalog_steps import TableRef
+from workflows.catalog_steps import TableRef, guard_not_applied
 from workflows.constants import (
     CHUNK_ACTIVITY,
     CHUNK_PROGRESS_SIGNAL,
@@ -75,7 +75,6 @@ from workflows.steps import (
 from workflows.table_lifecycle import (
     checking_existence,
     drop_table,
-    guard_not_applied,
     live_table_outcome,
     load_table,
     register_table,

@@ -20,6 +20,7 @@ from workflows.catalog_steps import (
     RegisterInput,
     RegisterResult,
     TableRef,
+    guard_not_applied,
 )
 from workflows.constants import (
     DROP_TABLE_ACTIVITY,
@@ -28,7 +29,7 @@ from workflows.constants import (
     REGISTER_TABLE_ACTIVITY,
 )
 from workflows.request import PurgeRequest
-from workflows.status import GuardName, GuardOutcome
+from workflows.status import GuardOutcome
 
 Result = TypeVar("Result", bound=BaseModel)
 # A catalog that doesn't answer is retried for about two minutes (each failed attempt shows in
@@ -111,7 +112,3 @@ def checking_existence(request: PurgeRequest) -> PurgeRequest:
     catalog deleted the storage on drop (a bulk delete calls a gone key deleted)."""
     options = request.options.model_copy(update={"check_existence": True})
     return request.model_copy(update={"options": options})
-
-
-def guard_not_applied(why: str) -> GuardOutcome:
-    return GuardOutcome(guard=GuardName.LIVE_TABLE, applied=False, passed=True, detail=f"not applied: {why}")
