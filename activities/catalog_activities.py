@@ -1,26 +1,23 @@
 """The catalog steps of a purge: load a table by name (with its protection), drop its entry
 without purge, the live-table guard, and registering it again on undrop.
 
-Catalog errors leave here redacted and without their cause chain: Temporal keeps failure
-messages in clear, and a catalog's error may quote its URI or credentials.
+Catalog errors leave redacted (activities/catalog_calls.py).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError
+from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
 from pyiceberg.io import load_file_io
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.exceptions import ApplicationError
 
-from activities.attempt_reports import reporting_failed_attempts
-from activities.catalogs import CatalogNotConfiguredError, CatalogRegistry
+from activities.catalog_calls import CatalogCalls, protected, protected_ancestor
+from activities.catalogs import CatalogRegistry
 from activities.live_tables import LiveTableScanner, PurgedTable, named
 from activities.progress_signals import ProgressSignals
 from workflows.catalog_steps import (
@@ -35,8 +32,6 @@ from workflows.catalog_steps import (
 )
 from workflows.constants import (
     DROP_TABLE_ACTIVITY,
-    ERROR_CATALOG_NOT_CONFIGURED,
-    ERROR_CATALOG_UNAVAILABLE,
     ERROR_IDENTIFIER_TAKEN,
     ERROR_PROTECTED,
     ERROR_TABLE_CHANGED,
@@ -69,35 +64,15 @@ def file_io_properties(properties: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _protected(properties: dict[str, str]) -> bool:
-    return properties.get(PROTECTED_PROPERTY, "").strip().lower() == "true"
-
-
-def _protected_ancestor(catalog: Catalog, levels: list[str]) -> tuple[str | None, int]:
-    """The innermost namespace level that says it is protected, if any, and the catalog calls
-    it took to find out."""
-    for calls, depth in enumerate(range(len(levels), 0, -1), start=1):
-        namespace = tuple(levels[:depth])
-        try:
-            properties = catalog.load_namespace_properties(namespace)
-        except NoSuchNamespaceError:
-            # Catalogs that hold nested namespaces flat have no entry for a parent level.
-            continue
-        if _protected(properties):
-            return f"namespace {'.'.join(namespace)}", calls
-    return None, len(levels)
-
-
-class CatalogActivities:
+class CatalogActivities(CatalogCalls):
     def __init__(
         self,
         registry: CatalogRegistry,
         scanner: LiveTableScanner,
         signals: ProgressSignals | None = None,
     ) -> None:
-        self._registry = registry
+        super().__init__(registry, signals)
         self._scanner = scanner
-        self._signals = signals
 
     @property
     def all(self) -> list[Any]:
@@ -123,10 +98,10 @@ class CatalogActivities:
             )
 
     def _protection(self, catalog: Catalog, ref: TableRef, properties: dict[str, str]) -> GuardOutcome:
-        holder = f"table {ref.name}" if _protected(properties) else None
+        holder = f"table {ref.name}" if protected(properties) else None
         calls = 1
         if holder is None:
-            holder, namespace_calls = _protected_ancestor(catalog, ref.namespace)
+            holder, namespace_calls = protected_ancestor(catalog, ref.namespace)
             calls += namespace_calls
         if holder is not None:
             raise ApplicationError(
@@ -234,24 +209,3 @@ class CatalogActivities:
                     non_retryable=True,
                 ) from None
             return RegisterResult(registered=True, note=f"{name} registered at {step.metadata_location}")
-
-    def _catalog(self, name: str) -> Catalog:
-        try:
-            return self._registry.catalog(name)
-        except CatalogNotConfiguredError as error:
-            raise ApplicationError(
-                str(error), type=ERROR_CATALOG_NOT_CONFIGURED, non_retryable=True
-            ) from None
-
-    @contextmanager
-    def _step(self, step: str) -> Iterator[None]:
-        with reporting_failed_attempts(self._signals, step):
-            try:
-                yield
-            except (ApplicationError, CancelledError):
-                raise
-            except Exception as error:
-                reason = self._registry.redact(f"{type(error).__name__}: {error}")
-                raise ApplicationError(
-                    f"catalog call failed, retrying: {reason}", type=ERROR_CATALOG_UNAVAILABLE
-                ) from None

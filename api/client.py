@@ -14,21 +14,20 @@ from temporalio.client import (
     WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
-    WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError, CancelledError, WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.errors import (
     PurgeControlRejectedError,
-    PurgeFailedError,
     PurgeNotFoundError,
-    PurgeServiceUnavailableError,
 )
 from api.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
+from api.namespace_client import NamespacePurgeClient
+from api.temporal_results import result_of, translate_rpc_error
 from workflows import search_attributes as attributes
 from workflows.catalog_steps import LoadedTable
 from workflows.constants import (
@@ -50,15 +49,6 @@ from workflows.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
 _ERROR_LIMIT = 500
-_UNAVAILABLE = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
-
-
-def _translate(error: RPCError, purge_id: str | None = None) -> Exception:
-    if error.status == RPCStatusCode.NOT_FOUND and purge_id is not None:
-        return PurgeNotFoundError(f"no purge with id {purge_id}")
-    if error.status in _UNAVAILABLE:
-        return PurgeServiceUnavailableError(f"Temporal is unavailable ({error.status.name}); retry shortly")
-    return error
 
 
 async def _summary(execution: WorkflowExecution) -> PurgeSummary:
@@ -184,7 +174,7 @@ class PurgeClient:
             if request.get("metadata_location") is None:
                 request = await self._after_drop(handle, request)
         except RPCError as error:
-            raise _translate(error, purge_id) from None
+            raise translate_rpc_error(error, purge_id) from None
         if file_io_properties is not None:
             request["file_io_properties"] = file_io_properties
         parsed = parse_request(request)
@@ -246,7 +236,7 @@ class PurgeClient:
                 search_attributes=attributes.start_attributes(request),
             )
         except RPCError as error:
-            raise _translate(error) from None
+            raise translate_rpc_error(error) from None
 
     async def _request_of(self, handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
         """The request the latest run started with (the first argument of every run)."""
@@ -267,7 +257,7 @@ class PurgeClient:
                 return report.status
             status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
         except RPCError as error:
-            raise _translate(error, purge_id) from None
+            raise translate_rpc_error(error, purge_id) from None
         # The server knows when the next attempt is due; the workflow knows the last error even
         # while the next attempt runs.
         status.retrying = _retrying(description) or status.retrying
@@ -278,7 +268,7 @@ class PurgeClient:
         try:
             description = await self._client.get_workflow_handle(purge_id).describe()
         except RPCError as error:
-            raise _translate(error, purge_id) from None
+            raise translate_rpc_error(error, purge_id) from None
         return description.typed_search_attributes.get(attributes.CATALOG)
 
     async def cancel(self, purge_id: str) -> None:
@@ -286,7 +276,7 @@ class PurgeClient:
         try:
             await self._client.get_workflow_handle(purge_id).cancel()
         except RPCError as error:
-            raise _translate(error, purge_id) from None
+            raise translate_rpc_error(error, purge_id) from None
 
     async def pause(self, purge_id: str) -> PurgeStatus:
         """Stops the running chunks at their checkpoints and starts no more until `resume`."""
@@ -324,7 +314,7 @@ class PurgeClient:
         except RPCError as error:
             if error.status == RPCStatusCode.NOT_FOUND and "completed" in error.message:
                 raise PurgeControlRejectedError(f"purge {purge_id} has already finished") from None
-            raise _translate(error, purge_id) from None
+            raise translate_rpc_error(error, purge_id) from None
         return status
 
     async def list(
@@ -349,25 +339,18 @@ class PurgeClient:
             unknown_token = token is not None and error.status == RPCStatusCode.UNKNOWN
             if error.status == RPCStatusCode.INVALID_ARGUMENT or unknown_token:
                 raise InvalidPurgeRequestError("page_token: not a token this service returned") from None
-            raise _translate(error) from None
+            raise translate_rpc_error(error) from None
         following = iterator.next_page_token
         return PurgePage(
             items=[await _summary(execution) for execution in iterator.current_page or []],
             next_page_token=base64.urlsafe_b64encode(following).decode() if following else None,
         )
 
+    @property
+    def namespaces(self) -> NamespacePurgeClient:
+        """Namespace and whole-catalog purges, on the same connection."""
+        return NamespacePurgeClient(self._client, self._task_queue)
+
     async def wait(self, purge_id: str) -> PurgeReport:
         """The final report; raises PurgeFailedError when the purge ended FAILED or CANCELLED."""
-        handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
-        try:
-            report: PurgeReport = await handle.result()
-        except WorkflowFailureError as error:
-            cause = error.cause
-            if isinstance(cause, CancelledError):
-                raise PurgeFailedError(purge_id, "CANCELLED", "cancelled", None) from error
-            error_type = cause.type if isinstance(cause, ApplicationError) else None
-            message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
-            raise PurgeFailedError(purge_id, "FAILED", message, error_type) from error
-        except RPCError as error:
-            raise _translate(error, purge_id) from None
-        return report
+        return await result_of(self._client.get_workflow_handle(purge_id, result_type=PurgeReport))

@@ -22,8 +22,9 @@ class PurgeFilter(BaseModel):
     namespace: list[str] | None = Field(None, description="Namespace levels, outermost first.")
     table: str | None = None
     requested_by: str | None = None
+    parent: str | None = Field(None, description="The namespace purge that started the purges.")
 
-    @field_validator("catalog", "table", "requested_by")
+    @field_validator("catalog", "table", "requested_by", "parent")
     @classmethod
     def _quotable(cls, value: str | None) -> str | None:
         if value is not None and _UNSAFE & set(value):
@@ -68,6 +69,7 @@ def visibility_query(purge_filter: PurgeFilter, catalogs: frozenset[str] | None 
         "PurgeNamespace": encode_namespace(purge_filter.namespace) if purge_filter.namespace else None,
         "PurgeTable": purge_filter.table,
         "PurgeRequestedBy": purge_filter.requested_by,
+        "PurgeParent": purge_filter.parent,
     }
     clauses += [f"{key} = '{value}'" for key, value in values.items() if value is not None]
     if catalogs is not None:

@@ -17,13 +17,16 @@ from activities.catalog_activities import CatalogActivities
 from activities.catalogs import CatalogRegistry
 from activities.event_delivery import EventDelivery
 from activities.live_tables import FootprintCache, LiveTableScanner
+from activities.namespace_activities import NamespaceActivities
 from activities.progress_signals import ProgressSignals
 from activities.purge_activities import PurgeActivities
 from activities.spark_engine import SparkEngine
+from activities.state_store import StateStore
 from worker.connect import connect
 from worker.settings import WorkerSettings
 from worker.sinks import build_sinks
 from worker.spark_session import build_spark_session, warm_up
+from workflows.purge_namespace import PurgeNamespaceWorkflow
 from workflows.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
@@ -59,12 +62,15 @@ def build_worker(
     activities = PurgeActivities(settings.activity_settings(), spark, signals)
     scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
     catalogs = CatalogActivities(CatalogRegistry.from_pyiceberg_config(), scanner, signals)
+    namespaces = NamespaceActivities(
+        catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
+    )
     delivery = EventDelivery(build_sinks(settings))
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[PurgeTableWorkflow],
-        activities=[*activities.all, *catalogs.all, *delivery.all],
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow],
+        activities=[*activities.all, *catalogs.all, *namespaces.all, *delivery.all],
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
         # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK

@@ -3,6 +3,8 @@
 from typing import Final
 
 WORKFLOW_TYPE: Final = "PurgeTable"
+NAMESPACE_WORKFLOW_TYPE: Final = "PurgeNamespace"
+NAMESPACE_ID_PREFIX: Final = "icepurge-ns-"
 TASK_QUEUE: Final = "icepurge"
 WORKFLOW_ID_PREFIX: Final = "icepurge-"
 STATUS_QUERY: Final = "status"
@@ -24,6 +26,9 @@ LOAD_TABLE_ACTIVITY: Final = "load_table"
 DROP_TABLE_ACTIVITY: Final = "drop_table"
 LIVE_TABLE_GUARD_ACTIVITY: Final = "check_live_tables"
 REGISTER_TABLE_ACTIVITY: Final = "register_table"
+ENUMERATE_ACTIVITY: Final = "enumerate_namespace"
+TABLE_PAGE_ACTIVITY: Final = "read_table_page"
+DROP_NAMESPACES_ACTIVITY: Final = "drop_empty_namespaces"
 
 # Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
 SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
@@ -36,6 +41,9 @@ SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
     ("PurgeFilesDeleted", "Int"),
     ("PurgeFilesFailed", "Int"),
     ("PurgeScheduledFor", "Datetime"),
+    # A namespace purge's id on each of its table purges. (The dev server's SQLite visibility
+    # takes at most 3 Int attributes: a namespace purge's table counts live in its status.)
+    ("PurgeParent", "Keyword"),
 )
 
 # Failure types the workflow and clients recognise (ApplicationError.type).
@@ -58,6 +66,7 @@ ERROR_TABLE_CHANGED: Final = "TableChanged"
 ERROR_PROTECTED: Final = "Protected"
 ERROR_LIVE_TABLE: Final = "LiveTable"
 ERROR_IDENTIFIER_TAKEN: Final = "IdentifierTaken"
+ERROR_NAMESPACE_NOT_FOUND: Final = "NamespaceNotFound"
 # A table or namespace property that keeps icepurge from dropping it.
 PROTECTED_PROPERTY: Final = "icepurge.protected"
 

@@ -7,14 +7,14 @@ from workflows.status import PurgeState, PurgeStatus
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
     value, unit = float(count), 0
     while value >= 1024 and unit < len(_UNITS) - 1:
         value, unit = value / 1024, unit + 1
     return f"{count:,} B" if unit == 0 else f"{value:,.1f} {_UNITS[unit]}"
 
 
-def _duration(seconds: float | None) -> str:
+def duration_text(seconds: float | None) -> str:
     if seconds is None:
         return "unknown"
     minutes, secs = divmod(round(seconds), 60)
@@ -35,11 +35,11 @@ def details_markdown(status: PurgeStatus) -> str:
         "| | |",
         "|---|---|",
         f"| files | {status.files_done:,} / {status.files_total:,} |",
-        f"| deleted | {total.deleted:,} ({_size(total.bytes_deleted)}) |",
+        f"| deleted | {total.deleted:,} ({size_text(total.bytes_deleted)}) |",
         f"| failed | {status.failures_total:,} |",
         f"| chunks | {status.chunks_done} / {status.chunks_total} |",
         f"| rate | {f'{rate:,.0f} files/s' if rate is not None else 'not yet known'} |",
-        f"| ETA | {_duration(status.eta_seconds)} |",
+        f"| ETA | {duration_text(status.eta_seconds)} |",
         f"| budget | {f'{budget:,.0f} requests/s per bucket' if budget else 'unlimited'} |",
     ]
     if status.scheduled_for:

@@ -13,6 +13,7 @@ from temporalio.common import (
     TypedSearchAttributes,
 )
 
+from workflows.namespace_status import NamespacePurgeStatus
 from workflows.request import PurgeRequest
 from workflows.status import PurgeStatus
 
@@ -25,6 +26,7 @@ FILES_TOTAL = SearchAttributeKey.for_int("PurgeFilesTotal")
 FILES_DELETED = SearchAttributeKey.for_int("PurgeFilesDeleted")
 FILES_FAILED = SearchAttributeKey.for_int("PurgeFilesFailed")
 SCHEDULED_FOR = SearchAttributeKey.for_datetime("PurgeScheduledFor")
+PARENT = SearchAttributeKey.for_keyword("PurgeParent")
 
 
 def encode_namespace(levels: list[str]) -> str:
@@ -41,9 +43,25 @@ def _identity_pairs(request: PurgeRequest) -> list[SearchAttributePair[str]]:
     ]
 
 
-def start_attributes(request: PurgeRequest) -> TypedSearchAttributes:
-    """What a client sets when it starts a purge."""
-    return TypedSearchAttributes([*_identity_pairs(request), SearchAttributePair(STATE, "PENDING")])
+def start_attributes(request: PurgeRequest, parent_id: str | None = None) -> TypedSearchAttributes:
+    """What a client, or a namespace purge (`parent_id`), sets when it starts a purge."""
+    pairs: list[SearchAttributePair[Any]] = [*_identity_pairs(request), SearchAttributePair(STATE, "PENDING")]
+    if parent_id is not None:
+        pairs.append(SearchAttributePair(PARENT, parent_id))
+    return TypedSearchAttributes(pairs)
+
+
+def namespace_updates(status: NamespacePurgeStatus) -> list[SearchAttributeUpdate[Any]]:
+    """A namespace purge's own attributes: its identity, state and files so far."""
+    return [
+        CATALOG.value_set(status.catalog),
+        NAMESPACE.value_set(encode_namespace(status.namespace)),
+        REQUESTED_BY.value_set(status.requested_by),
+        STATE.value_set(status.state.value),
+        FILES_TOTAL.value_set(status.files.planned),
+        FILES_DELETED.value_set(status.files.deleted),
+        FILES_FAILED.value_set(status.files.failed),
+    ]
 
 
 def identity_updates(request: PurgeRequest) -> list[SearchAttributeUpdate[Any]]:

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TypeVar
 
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from workflows.constants import ERROR_CONTROL_REJECTED
 from workflows.controls import ControlRejectedError
 from workflows.status import PurgeStatus
-from workflows.steps import ChunkResult
+
+StepResult = TypeVar("StepResult")
 
 
 class PurgeRefusedError(Exception):
@@ -36,12 +38,12 @@ def control_guard(check: Callable[[PurgeStatus], None], status: PurgeStatus) -> 
         raise ApplicationError(str(error), type=ERROR_CONTROL_REJECTED, non_retryable=True) from None
 
 
-async def cancel_all(chunks: list[asyncio.Task[ChunkResult]]) -> list[ChunkResult | BaseException]:
-    """Waiting on chunks doesn't cancel them: without this a cancelled purge would close while
-    its chunk activities, never told, went on deleting."""
-    for chunk in chunks:
-        chunk.cancel()
-    return await asyncio.gather(*chunks, return_exceptions=True)
+async def cancel_all(steps: list[asyncio.Task[StepResult]]) -> list[StepResult | BaseException]:
+    """Waiting on steps doesn't cancel them: without this a cancelled purge would close while
+    its chunk activities (or table purges), never told, went on deleting."""
+    for step in steps:
+        step.cancel()
+    return await asyncio.gather(*steps, return_exceptions=True)
 
 
 def was_cancelled(outcome: BaseException) -> bool:

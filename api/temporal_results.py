@@ -1,0 +1,37 @@
+"""Temporal's answers as icepurge's errors: an RPC error, a closed workflow's result."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.service import RPCError, RPCStatusCode
+
+from api.errors import PurgeFailedError, PurgeNotFoundError, PurgeServiceUnavailableError
+
+ResultT = TypeVar("ResultT")
+_UNAVAILABLE = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
+
+
+def translate_rpc_error(error: RPCError, purge_id: str | None = None) -> Exception:
+    if error.status == RPCStatusCode.NOT_FOUND and purge_id is not None:
+        return PurgeNotFoundError(f"no purge with id {purge_id}")
+    if error.status in _UNAVAILABLE:
+        return PurgeServiceUnavailableError(f"Temporal is unavailable ({error.status.name}); retry shortly")
+    return error
+
+
+async def result_of(handle: WorkflowHandle[Any, ResultT]) -> ResultT:
+    """A closed workflow's result; PurgeFailedError when it ended FAILED or CANCELLED."""
+    try:
+        return await handle.result()
+    except WorkflowFailureError as error:
+        cause = error.cause
+        if isinstance(cause, CancelledError):
+            raise PurgeFailedError(handle.id, "CANCELLED", "cancelled", None) from error
+        error_type = cause.type if isinstance(cause, ApplicationError) else None
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+        raise PurgeFailedError(handle.id, "FAILED", message, error_type) from error
+    except RPCError as error:
+        raise translate_rpc_error(error, handle.id) from None

@@ -1,0 +1,135 @@
+"""Namespace purges against the real SQLite catalog the workers know: a nested tree with a dotted
+and a unicode level, a protected table and a protected sub-namespace; every window size reaching
+the same outcome; counts across the table purges equal to the sum of theirs and to the files
+found in the store beforehand."""
+
+from __future__ import annotations
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+
+from api.client import PurgeClient
+from api.errors import PurgeFailedError
+from api.listing import PurgeFilter
+from api.namespace_client import namespace_request
+from tests.conftest import LAKE_CATALOG
+from tests.namespace_trees import Tree, nested_tree
+from tests.store import S3Store
+from workflows.constants import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
+from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
+from workflows.status import PurgeState
+from workflows.validation import InvalidPurgeRequestError
+
+
+async def _children(purges: PurgeClient, parent: str) -> list[str]:
+    found: list[str] = []
+    token = None
+    while True:
+        page = await purges.list(PurgeFilter(parent=parent), page_size=4, page_token=token)
+        found += [item.purge_id for item in page.items]
+        token = page.next_page_token
+        if token is None:
+            return found
+
+
+async def _assert_outcome(
+    purges: PurgeClient, lake: SqlCatalog, s3: S3Store, tree: Tree, status: NamespacePurgeStatus
+) -> None:
+    assert status.state is NamespacePurgeState.SUCCEEDED, status
+    for identifier, files in tree.purged.items():
+        assert not lake.table_exists(identifier), identifier
+        assert files and not any(s3.exists(uri) for uri in files), identifier
+    for identifier, files in tree.kept.items():
+        assert lake.table_exists(identifier), identifier
+        assert all(s3.exists(uri) for uri in files), identifier
+    for namespace in tree.emptied:
+        assert not lake.namespace_exists(namespace), namespace
+    for namespace in tree.staying:
+        assert lake.namespace_exists(namespace), namespace
+    # One table purge per table found, each a child listed under the namespace purge.
+    children = await _children(purges, status.purge_id)
+    assert len(children) == len(set(children)) == len(tree.purged) + 1
+    reports = [await purges.status(child) for child in children]
+    succeeded = [report for report in reports if report.state is PurgeState.SUCCEEDED]
+    assert {(*report.namespace, report.table) for report in succeeded} <= {
+        tuple(".".join(identifier).split(".")) for identifier in tree.purged
+    }
+    assert len(succeeded) == len(tree.purged)
+    assert status.files.planned == sum(report.files_total for report in succeeded) == tree.files
+    assert status.files.deleted == sum(report.counts.total().deleted for report in succeeded) == tree.files
+    assert status.files.failed == 0
+
+
+@pytest.mark.parametrize("window", [1, 8])
+async def test_a_recursive_namespace_purge_drops_and_purges_every_unprotected_table(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, window: int
+) -> None:
+    tree = nested_tree(lake, s3, f"tree{window}")
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG, list(tree.root), requested_by="pytest", recursive=True, max_concurrent_tables=window
+        )
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    await _assert_outcome(purges, lake, s3, tree, status)
+    assert (status.tables_total, status.tables_done, status.tables_skipped, status.tables_failed) == (
+        6,
+        5,
+        1,
+        0,
+    )
+    assert status.namespaces_dropped == len(tree.emptied)
+    skipped = {(entry.kind.value, entry.name.split(".")[-1], entry.reason) for entry in status.skipped_sample}
+    assert ("table", "locked", "protected") in skipped
+    assert ("namespace", "keep", "protected") in skipped
+    kept_reasons = {
+        entry.name: entry.reason for entry in status.skipped_sample if entry.reason.startswith("still")
+    }
+    assert "locked" in kept_reasons[f"{LAKE_CATALOG}.tree{window}.a"]
+    assert status.run_count >= 1 and status.tables_running == 0 and status.running == []
+
+
+async def test_a_dry_run_plans_every_table_and_drops_nothing(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    tree = nested_tree(lake, s3, "rehearsal")
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG, ["rehearsal"], requested_by="pytest", recursive=True, options={"dry_run": True}
+        )
+    )
+    assert purge_id.endswith("-dry-run")
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED and status.dry_run
+    assert status.files.planned == tree.files and status.files.deleted == 0
+    assert status.tables_done == len(tree.purged) and status.namespaces_dropped == 0
+    for identifier, files in {**tree.purged, **tree.kept}.items():
+        assert lake.table_exists(identifier)
+        assert all(s3.exists(uri) for uri in files)
+    for namespace in tree.emptied + tree.staying:
+        assert lake.namespace_exists(namespace)
+
+
+async def test_bad_namespace_purges_are_refused_with_the_reason(
+    lake: SqlCatalog, purges: PurgeClient
+) -> None:
+    with pytest.raises(InvalidPurgeRequestError, match="confirm"):
+        namespace_request(LAKE_CATALOG, [], requested_by="pytest")
+    with pytest.raises(InvalidPurgeRequestError, match="max_concurrent_tables"):
+        namespace_request(LAKE_CATALOG, ["x"], requested_by="pytest", max_concurrent_tables=0)
+    missing = await purges.namespaces.start(
+        namespace_request(LAKE_CATALOG, ["no_such_ns"], requested_by="pytest")
+    )
+    with pytest.raises(PurgeFailedError) as failed:
+        await purges.namespaces.wait(missing)
+    assert failed.value.error_type == ERROR_NAMESPACE_NOT_FOUND
+    lake.create_namespace(("vault",), {PROTECTED_PROPERTY: "true"})
+    lake.create_namespace(("vault", "inner"))
+    refused = await purges.namespaces.start(
+        namespace_request(LAKE_CATALOG, ["vault", "inner"], requested_by="pytest")
+    )
+    with pytest.raises(PurgeFailedError) as protected:
+        await purges.namespaces.wait(refused)
+    assert protected.value.error_type == ERROR_PROTECTED
+    assert "namespace vault" in protected.value.reason
+    assert lake.namespace_exists(("vault", "inner"))

@@ -1,0 +1,135 @@
+"""What a namespace purge reports: tables and files across its table purges, live (query) and
+final (result). Table purge ids are listed from visibility (PurgeParent), not kept here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class NamespacePurgeState(StrEnum):
+    PENDING = "PENDING"
+    ENUMERATING = "ENUMERATING"
+    PURGING = "PURGING"
+    DROPPING_NAMESPACES = "DROPPING_NAMESPACES"
+    SUCCEEDED = "SUCCEEDED"
+    SUCCEEDED_WITH_ERRORS = "SUCCEEDED_WITH_ERRORS"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+NAMESPACE_TERMINAL_STATES = frozenset(
+    {
+        NamespacePurgeState.SUCCEEDED,
+        NamespacePurgeState.SUCCEEDED_WITH_ERRORS,
+        NamespacePurgeState.FAILED,
+        NamespacePurgeState.CANCELLED,
+    }
+)
+
+
+class SkipKind(StrEnum):
+    TABLE = "table"
+    NAMESPACE = "namespace"
+    VIEW = "view"
+
+
+class SkippedEntry(BaseModel):
+    """An entry the namespace purge left in the catalog, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: SkipKind
+    name: str = Field(description="Catalog, levels and name joined by dots.")
+    reason: str = Field(description="protected, not_iceberg, gone, or a kept namespace's reason.")
+
+
+class TableFailure(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: str
+    purge_id: str
+    error_type: str | None
+    error: str
+
+
+class FileTotals(BaseModel):
+    """Distinct files across table purges: planned, deleted, failed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    planned: int = 0
+    done: int = 0
+    deleted: int = 0
+    failed: int = 0
+    bytes_deleted: int = 0
+
+    def add(self, other: FileTotals) -> None:
+        self.planned += other.planned
+        self.done += other.done
+        self.deleted += other.deleted
+        self.failed += other.failed
+        self.bytes_deleted += other.bytes_deleted
+
+
+class RunningTable(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: str
+    purge_id: str
+    state: str = "PENDING"
+    files: FileTotals = Field(default_factory=FileTotals)
+
+
+class NamespacePurgeStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    state: NamespacePurgeState
+    catalog: str
+    namespace: list[str]
+    recursive: bool
+    requested_by: str
+    request_id: str | None = None
+    dry_run: bool = False
+    max_concurrent_tables: int
+    tables_total: int = Field(0, description="Iceberg tables found, protected ones included.")
+    tables_done: int = Field(0, description="Table purges that succeeded (with errors included).")
+    tables_failed: int = 0
+    tables_skipped: int = Field(0, description="Protected, or gone before its purge loaded it.")
+    tables_running: int = 0
+    tables_cancelled: int = 0
+    files: FileTotals = Field(
+        default_factory=FileTotals, description="Finished table purges plus the running ones' latest."
+    )
+    namespaces_total: int = Field(0, description="Namespaces walked, the purged one included.")
+    namespaces_dropped: int = 0
+    entries_skipped: int = Field(0, description="Protected namespaces and non-Iceberg entries left alone.")
+    skipped_sample: list[SkippedEntry] = Field(default_factory=list)
+    failure_sample: list[TableFailure] = Field(default_factory=list)
+    running: list[RunningTable] = Field(default_factory=list)
+    rate_tables_per_minute: float | None = None
+    eta_seconds: float | None = None
+    tree_location: str | None = Field(
+        None, description="The enumeration's table list, in the state location."
+    )
+    report_location: str | None = None
+    started_at: datetime | None = None
+    updated_at: datetime | None = None
+    finished_at: datetime | None = None
+    last_error: str | None = None
+    error_type: str | None = None
+    run_count: int = 1
+
+    @property
+    def tables_finished(self) -> int:
+        return self.tables_done + self.tables_failed + self.tables_skipped + self.tables_cancelled
+
+
+class NamespacePurgeReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: NamespacePurgeStatus
+    duration_seconds: float

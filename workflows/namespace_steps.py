@@ -1,0 +1,67 @@
+"""Inputs and outputs of a namespace purge's steps: enumerate the tree (its lists go to the state
+location), read the table list a page at a time, drop the namespaces left empty."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.namespace_status import SkippedEntry
+
+# Bounded so that a page stays far below Temporal's payload limits, whatever the names' length.
+TABLE_PAGE_SIZE = 100
+
+
+class TableName(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    namespace: list[str]
+    table: str
+
+
+class EnumerateInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    catalog: str
+    namespace: list[str]
+    nested: bool = Field(description="Walk nested namespaces too.")
+
+
+class EnumerationSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tree_location: str
+    tables_total: int
+    namespaces_total: int
+    entries_skipped: int
+    skipped_sample: list[SkippedEntry]
+
+
+class TablePageInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tree_location: str
+    offset: int = Field(ge=0)
+    limit: int = Field(TABLE_PAGE_SIZE, ge=1, le=TABLE_PAGE_SIZE)
+
+
+class TablePage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tables: list[TableName]
+
+
+class DropNamespacesInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    catalog: str
+    tree_location: str
+
+
+class DropNamespacesResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dropped: int
+    kept_total: int
+    kept_sample: list[SkippedEntry]

@@ -1,0 +1,337 @@
+"""The PurgeNamespace workflow: enumerate a namespace tree (or a whole catalog) into the state
+location, purge its tables by name as a sliding window of PurgeTable children, drop the
+namespaces left empty (deepest first), report across the children.
+
+Deterministic: no I/O; every side effect is an activity or a child workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any, NoReturn
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import workflow
+from temporalio.common import RetryPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
+
+from workflows.constants import (
+    DROP_NAMESPACES_ACTIVITY,
+    ENUMERATE_ACTIVITY,
+    ERROR_INVALID_REQUEST,
+    ERROR_MEMO,
+    ERROR_MEMO_LIMIT,
+    ERROR_PROTECTED,
+    ERROR_TABLE_NOT_FOUND,
+    EVENT_SIGNAL,
+    NAMESPACE_WORKFLOW_TYPE,
+    STATUS_QUERY,
+    TABLE_PAGE_ACTIVITY,
+    WORKFLOW_TYPE,
+)
+from workflows.events import PurgeEvent
+from workflows.namespace_details import namespace_details_markdown
+from workflows.namespace_progress import NamespaceProgress, TableEnd, files_of, skipped_table
+from workflows.namespace_request import NamespacePurgeRequest, parse_namespace_request
+from workflows.namespace_status import (
+    NamespacePurgeReport,
+    NamespacePurgeState,
+    NamespacePurgeStatus,
+    TableFailure,
+)
+from workflows.namespace_steps import (
+    TABLE_PAGE_SIZE,
+    DropNamespacesInput,
+    DropNamespacesResult,
+    EnumerateInput,
+    EnumerationSummary,
+    TableName,
+    TablePage,
+    TablePageInput,
+)
+from workflows.purge_id import purge_id_for
+from workflows.request import PurgeRequest
+from workflows.search_attributes import namespace_updates, start_attributes
+from workflows.status import PurgeReport
+from workflows.step_outcomes import cancel_all, failure_reason, failure_type
+from workflows.validation import InvalidPurgeRequestError
+
+CATALOG_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+)
+HEARTBEAT_TIMEOUT = timedelta(seconds=15)
+# What a table purge's failure type means to the namespace purge: left alone, not failed.
+_SKIP_REASONS = {ERROR_PROTECTED: "protected", ERROR_TABLE_NOT_FOUND: "gone"}
+
+
+class CarriedNamespaceState(BaseModel):
+    """What one run hands the next through continue-as-new: no table names, whatever the tree."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: NamespacePurgeStatus
+    tree: EnumerationSummary
+    next_table: int
+
+
+@workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
+class PurgeNamespaceWorkflow:
+    def __init__(self) -> None:
+        self._progress: NamespaceProgress | None = None
+        self._page: list[TableName] = []
+        self._page_offset = 0
+
+    @workflow.query(name=STATUS_QUERY)
+    def status(self) -> NamespacePurgeStatus:
+        if self._progress is None:
+            raise ApplicationError("the namespace purge has not started yet; try again in a moment")
+        return self._progress.status
+
+    @workflow.signal(name=EVENT_SIGNAL)
+    def table_event(self, event: PurgeEvent) -> None:
+        """Each table purge signals its events here: the running ones' counts stay live."""
+        if self._progress is not None:
+            self._progress.event(event, workflow.now())
+
+    @workflow.run
+    async def run(
+        self, request: dict[str, Any], carried: CarriedNamespaceState | None = None
+    ) -> NamespacePurgeReport:
+        try:
+            parsed = parse_namespace_request(request)
+        except InvalidPurgeRequestError as error:
+            raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
+        status = carried.status if carried else self._new_status(parsed)
+        progress = self._progress = NamespaceProgress(status)
+        if carried:
+            status.run_count += 1
+        self._publish()
+        try:
+            tree = carried.tree if carried else await self._enumerate(parsed, progress)
+            next_table = await self._purge_tables(parsed, tree, carried.next_table if carried else 0)
+            if next_table < tree.tables_total:
+                carry = CarriedNamespaceState(status=status, tree=tree, next_table=next_table)
+                workflow.continue_as_new(args=[parsed.model_dump(mode="json"), carry])
+            if not parsed.options.dry_run:
+                await self._drop_namespaces(parsed, tree, progress)
+            failed = status.tables_failed or status.files.failed
+            final = NamespacePurgeState.SUCCEEDED_WITH_ERRORS if failed else NamespacePurgeState.SUCCEEDED
+            progress.move_to(final, workflow.now())
+            self._publish()
+            return self._report()
+        except ActivityError as error:
+            if isinstance(error.cause, CancelledError):
+                self._stop_cancelled()
+                raise
+            self._fail(failure_reason(error), failure_type(error))
+        except asyncio.CancelledError:
+            self._stop_cancelled()
+            raise
+
+    def _new_status(self, request: NamespacePurgeRequest) -> NamespacePurgeStatus:
+        now = workflow.now()
+        return NamespacePurgeStatus(
+            purge_id=workflow.info().workflow_id,
+            state=NamespacePurgeState.PENDING,
+            catalog=request.catalog,
+            namespace=request.namespace,
+            recursive=request.walks_nested,
+            requested_by=request.requested_by,
+            request_id=request.request_id,
+            dry_run=request.options.dry_run,
+            max_concurrent_tables=request.max_concurrent_tables,
+            started_at=now,
+            updated_at=now,
+        )
+
+    def _publish(self) -> None:
+        status = self.status()
+        workflow.upsert_search_attributes(namespace_updates(status))
+        workflow.set_current_details(namespace_details_markdown(status))
+
+    def _fail(self, reason: str, error_type: str | None) -> NoReturn:
+        status = self.status()
+        status.last_error = reason
+        status.error_type = error_type
+        if self._progress is not None:
+            self._progress.move_to(NamespacePurgeState.FAILED, workflow.now())
+        workflow.upsert_memo({ERROR_MEMO: reason[:ERROR_MEMO_LIMIT]})
+        self._publish()
+        raise ApplicationError(reason, type=error_type, non_retryable=True) from None
+
+    def _stop_cancelled(self) -> None:
+        if self._progress is not None:
+            self._progress.move_to(NamespacePurgeState.CANCELLED, workflow.now())
+            self._publish()
+
+    def _report(self) -> NamespacePurgeReport:
+        status = self.status()
+        now = workflow.now()
+        return NamespacePurgeReport(
+            status=status, duration_seconds=(now - (status.started_at or now)).total_seconds()
+        )
+
+    async def _enumerate(
+        self, request: NamespacePurgeRequest, progress: NamespaceProgress
+    ) -> EnumerationSummary:
+        progress.move_to(NamespacePurgeState.ENUMERATING, workflow.now())
+        self._publish()
+        status = progress.status
+        tree: EnumerationSummary = await workflow.execute_activity(
+            ENUMERATE_ACTIVITY,
+            EnumerateInput(
+                purge_id=status.purge_id,
+                catalog=request.catalog,
+                namespace=request.namespace,
+                nested=request.walks_nested,
+            ),
+            result_type=EnumerationSummary,
+            start_to_close_timeout=timedelta(hours=2),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=CATALOG_RETRY,
+        )
+        status.tree_location = tree.tree_location
+        status.tables_total = tree.tables_total
+        status.namespaces_total = tree.namespaces_total
+        status.entries_skipped = tree.entries_skipped
+        for entry in tree.skipped_sample:
+            progress.skip(entry)
+        return tree
+
+    async def _purge_tables(
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
+    ) -> int:
+        """A window of table purges, not batches: a small table never waits behind a giant one.
+        Returns the first table not yet started: below the total when the run should continue
+        as new (the window drains first, so no child outlives the run that awaits it)."""
+        progress = self._progress
+        assert progress is not None
+        progress.move_to(NamespacePurgeState.PURGING, workflow.now())
+        self._publish()
+        in_flight: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                suggested = workflow.info().is_continue_as_new_suggested()
+                while (
+                    len(in_flight) < request.max_concurrent_tables
+                    and next_table < tree.tables_total
+                    and not suggested
+                ):
+                    name = await self._table_at(tree, next_table)
+                    next_table += 1
+                    in_flight.add(asyncio.ensure_future(self._purge_table(request, name, progress)))
+                if not in_flight:
+                    return next_table
+                await workflow.wait_condition(lambda: any(task.done() for task in in_flight))
+                for task in [task for task in in_flight if task.done()]:
+                    in_flight.discard(task)
+                    task.result()
+                self._publish()
+        except asyncio.CancelledError:
+            await cancel_all(list(in_flight))
+            raise
+
+    async def _table_at(self, tree: EnumerationSummary, index: int) -> TableName:
+        if not self._page_offset <= index < self._page_offset + len(self._page):
+            page: TablePage = await workflow.execute_activity(
+                TABLE_PAGE_ACTIVITY,
+                TablePageInput(tree_location=tree.tree_location, offset=index, limit=TABLE_PAGE_SIZE),
+                result_type=TablePage,
+                start_to_close_timeout=timedelta(minutes=5),
+                retry_policy=CATALOG_RETRY,
+            )
+            self._page, self._page_offset = page.tables, index
+        return self._page[index - self._page_offset]
+
+    async def _purge_table(
+        self, request: NamespacePurgeRequest, name: TableName, progress: NamespaceProgress
+    ) -> None:
+        parent_id = progress.status.purge_id
+        # The parent's id as request id: one purge per table per namespace purge, whatever
+        # retries, replays or continue-as-new happen.
+        child = PurgeRequest(
+            catalog=request.catalog,
+            namespace=name.namespace,
+            table=name.table,
+            requested_by=request.requested_by,
+            request_id=parent_id,
+            notify_workflow_id=parent_id,
+            options=request.options,
+        )
+        child_id = purge_id_for(child)
+        progress.started(child_id, child.table_name, workflow.now())
+        try:
+            report: PurgeReport = await workflow.execute_child_workflow(
+                WORKFLOW_TYPE,
+                child.model_dump(mode="json"),
+                id=child_id,
+                result_type=PurgeReport,
+                task_queue=workflow.info().task_queue,
+                # A terminated namespace purge must not stop a table purge whose table is dropped.
+                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+                cancellation_type=workflow.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=f"purge {child.table_name} (namespace purge {parent_id})",
+                search_attributes=start_attributes(child, parent_id),
+            )
+        except ChildWorkflowError as error:
+            self._child_failed(child_id, child.table_name, error, progress)
+            return
+        except WorkflowAlreadyStartedError:
+            failure = TableFailure(
+                table=child.table_name,
+                purge_id=child_id,
+                error_type="AlreadyStarted",
+                error="an earlier run of this namespace purge already purged it; see that purge",
+            )
+            progress.finished(child_id, TableEnd.FAILED, workflow.now(), failure=failure)
+            return
+        progress.finished(child_id, TableEnd.DONE, workflow.now(), files=files_of(report))
+
+    @staticmethod
+    def _child_failed(
+        child_id: str, table: str, error: ChildWorkflowError, progress: NamespaceProgress
+    ) -> None:
+        cause = error.cause
+        now = workflow.now()
+        if isinstance(cause, CancelledError):
+            progress.finished(child_id, TableEnd.CANCELLED, now)
+            return
+        error_type = cause.type if isinstance(cause, ApplicationError) else None
+        if error_type in _SKIP_REASONS:
+            reason = _SKIP_REASONS[error_type]
+            progress.finished(child_id, TableEnd.SKIPPED, now, skipped=skipped_table(table, reason))
+            return
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+        failure = TableFailure(table=table, purge_id=child_id, error_type=error_type, error=message[:500])
+        progress.finished(child_id, TableEnd.FAILED, now, failure=failure)
+
+    async def _drop_namespaces(
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, progress: NamespaceProgress
+    ) -> None:
+        progress.move_to(NamespacePurgeState.DROPPING_NAMESPACES, workflow.now())
+        self._publish()
+        status = progress.status
+        result: DropNamespacesResult = await workflow.execute_activity(
+            DROP_NAMESPACES_ACTIVITY,
+            DropNamespacesInput(
+                purge_id=status.purge_id, catalog=request.catalog, tree_location=tree.tree_location
+            ),
+            result_type=DropNamespacesResult,
+            start_to_close_timeout=timedelta(hours=1),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=CATALOG_RETRY,
+        )
+        status.namespaces_dropped = result.dropped
+        status.entries_skipped += result.kept_total
+        for entry in result.kept_sample:
+            progress.skip(entry)
