@@ -17,6 +17,7 @@ from api.body_limit import BodyLimit
 from api.catalog_routes import router as catalog_router
 from api.codec_routes import router as codec_router
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError, PurgeServiceUnavailableError
+from api.namespace_routes import router as namespace_router
 from api.routes import router
 from api.settings import ApiSettings
 from api.temporal_connection import TemporalConnection
@@ -98,6 +99,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.add_exception_handler(Exception, _unexpected)
     app.include_router(router)
     app.include_router(catalog_router)
+    app.include_router(namespace_router)
     app.include_router(codec_router)
 
     @app.get("/healthz")

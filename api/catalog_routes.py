@@ -54,6 +54,13 @@ def _registry(request: Request) -> CatalogRegistry:
     return registry
 
 
+def known_catalog(request: Request, catalog: str) -> None:
+    if not _registry(request).knows(catalog):
+        raise PurgeNotFoundError(
+            f"catalog {catalog!r} is not configured; GET /v1/catalogs lists those that are"
+        )
+
+
 @router.get("/catalogs", response_model=CatalogList)
 async def list_catalogs(caller: Caller, request: Request) -> CatalogList:
     """The catalogs configured on this API (PyIceberg configuration) that the token may use."""
@@ -75,10 +82,7 @@ async def purge_by_name(
     files; with options.purge_after_seconds, waits SCHEDULED first (undrop, expedite)."""
     if not caller.may(Role.DROP, catalog):
         raise forbidden(caller, Role.DROP, catalog)
-    if not _registry(request).knows(catalog):
-        raise PurgeNotFoundError(
-            f"catalog {catalog!r} is not configured; GET /v1/catalogs lists those that are"
-        )
+    known_catalog(request, catalog)
     purge_request = by_name_request(
         catalog,
         body.namespace,

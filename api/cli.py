@@ -18,11 +18,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from api.auth import Role, TokenEntry, new_token
+from api.cli_common import cli_client, console, namespace_levels
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError
 from api.listing import PurgeFilter, PurgePage
+from api.namespace_cli import namespace_status, purge_namespace, purge_tables, watch_namespace
 from worker.connect import connect
 from worker.settings import TemporalSettings
+from workflows.constants import NAMESPACE_ID_PREFIX
 from workflows.status import TERMINAL_STATES, PurgeState, PurgeStatus
 from workflows.validation import InvalidPurgeRequestError
 
@@ -31,7 +34,6 @@ purge = typer.Typer(help="Start, follow and control purges.", no_args_is_help=Tr
 app.add_typer(purge, name="purge")
 admin = typer.Typer(help="Prepare a Temporal cluster for icepurge.", no_args_is_help=True)
 app.add_typer(admin, name="admin")
-console = Console(stderr=True)
 
 EXIT_CODES = {
     PurgeState.SUCCEEDED: 0,
@@ -40,11 +42,6 @@ EXIT_CODES = {
     PurgeState.CANCELLED: 5,
     PurgeState.UNDROPPED: 6,
 }
-
-
-async def _client() -> PurgeClient:
-    settings = TemporalSettings()
-    return PurgeClient(await connect(settings), settings.task_queue)
 
 
 @app.command()
@@ -98,31 +95,13 @@ def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, 
         raise typer.Exit(2) from None
 
     async def go() -> str:
-        return await (await _client()).start(raw)
+        return await (await cli_client()).start(raw)
 
     try:
         print(asyncio.run(go()))
     except InvalidPurgeRequestError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
-
-
-def namespace_levels(text: str) -> list[str]:
-    """`a.b` is the levels a and b; a level that holds a dot is given as a JSON list:
-    `'["a.b", "c"]'` is the levels a.b and c."""
-    if text.lstrip().startswith("["):
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise typer.BadParameter(f"not a JSON list of levels: {error}") from None
-        if not isinstance(parsed, list) or not all(isinstance(level, str) for level in parsed):
-            raise typer.BadParameter('a JSON list of strings, e.g. \'["a.b", "c"]\'')
-        levels: list[str] = parsed
-    else:
-        levels = text.split(".")
-    if not levels or not all(levels):
-        raise typer.BadParameter("give at least one level, and no empty level (a..b)")
-    return levels
 
 
 @purge.command("table")
@@ -147,7 +126,7 @@ def purge_table(
     who = requested_by or os.environ.get("USER") or "icepurge-cli"
 
     async def go() -> str:
-        client = await _client()
+        client = await cli_client()
         return await client.purge_by_name(
             catalog, levels, table, requested_by=who, options=options, request_id=request_id
         )
@@ -157,6 +136,9 @@ def purge_table(
     except InvalidPurgeRequestError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
+
+
+purge.command("namespace")(purge_namespace)
 
 
 @purge.command("undrop")
@@ -173,10 +155,13 @@ def expedite(purge_id: str) -> None:
 
 @purge.command("status")
 def status(purge_id: str) -> None:
-    """Print a purge's status as JSON."""
+    """Print a purge's (or a namespace purge's) status as JSON."""
+    if purge_id.startswith(NAMESPACE_ID_PREFIX):
+        print(namespace_status(purge_id).model_dump_json(indent=2))
+        return
 
     async def go() -> PurgeStatus:
-        return await (await _client()).status(purge_id)
+        return await (await cli_client()).status(purge_id)
 
     try:
         print(asyncio.run(go()).model_dump_json(indent=2))
@@ -189,10 +174,13 @@ def status(purge_id: str) -> None:
 def watch(
     purge_id: str, interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0
 ) -> None:
-    """Follow a purge with a live progress bar; the exit code tells the final state."""
+    """Follow a purge with a live progress bar (a namespace purge: tables and files); the exit
+    code tells the final state."""
+    if purge_id.startswith(NAMESPACE_ID_PREFIX):
+        watch_namespace(purge_id, interval)
 
     async def go() -> PurgeStatus:
-        client = await _client()
+        client = await cli_client()
         columns = (
             TextColumn("{task.description}"),
             BarColumn(),
@@ -241,7 +229,7 @@ def cancel(purge_id: str) -> None:
     """Ask a purge to stop; it ends CANCELLED once its running chunks have stopped."""
 
     async def go() -> None:
-        await (await _client()).cancel(purge_id)
+        await (await cli_client()).cancel(purge_id)
 
     try:
         asyncio.run(go())
@@ -253,7 +241,7 @@ def cancel(purge_id: str) -> None:
 
 def _control(purge_id: str, action: str, call: Callable[[PurgeClient], Awaitable[PurgeStatus]]) -> None:
     async def go() -> PurgeStatus:
-        return await call(await _client())
+        return await call(await cli_client())
 
     try:
         current = asyncio.run(go())
@@ -275,7 +263,7 @@ def rerun(
     properties = json.loads(file_io_properties.read_text()) if file_io_properties else None
 
     async def go() -> str:
-        return await (await _client()).rerun(purge_id, properties)
+        return await (await cli_client()).rerun(purge_id, properties)
 
     try:
         asyncio.run(go())
@@ -363,9 +351,25 @@ def list_purges(
     )
 
     async def go() -> PurgePage:
-        return await (await _client()).list(purge_filter, page_size=limit)
+        return await (await cli_client()).list(purge_filter, page_size=limit)
 
-    page = asyncio.run(go())
+    _print_page(asyncio.run(go()))
+
+
+@purge.command("tables")
+def tables(
+    purge_id: str,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="Table purges per page.")] = 50,
+    page_token: Annotated[str | None, typer.Option(help="The token the previous page printed.")] = None,
+) -> None:
+    """List the table purges a namespace purge started, newest first."""
+    page = purge_tables(purge_id, limit, page_token)
+    _print_page(page)
+    if page.next_page_token:
+        console.print(f"more: --page-token {page.next_page_token}")
+
+
+def _print_page(page: PurgePage) -> None:
     listing = Table("state", "table", "files", "deleted", "failed", "started", "reason")
     listing.add_column("purge id", no_wrap=True)
     for item in page.items:

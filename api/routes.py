@@ -80,10 +80,10 @@ async def authorize(client: PurgeClient, caller: Principal, role: Role, purge_id
         raise forbidden(caller, role, catalog)
 
 
-def started(purge_id: str, request: Request, response: Response) -> StartedPurge:
+def started(purge_id: str, request: Request, response: Response, collection: str = "purges") -> StartedPurge:
     settings: ApiSettings = request.app.state.settings
     base = settings.api_public_url or str(request.base_url).rstrip("/")
-    url = f"{base}/v1/purges/{purge_id}"
+    url = f"{base}/v1/{collection}/{purge_id}"
     response.headers["Location"] = url
     return StartedPurge(purge_id=purge_id, status_url=url)
 

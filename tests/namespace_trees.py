@@ -50,9 +50,11 @@ def nested_tree(lake: SqlCatalog, s3: S3Store, root: str) -> Tree:
     return tree
 
 
-def flat_namespace(lake: SqlCatalog, s3: S3Store, namespace: tuple[str, ...], tables: int) -> Tree:
+def flat_namespace(
+    lake: SqlCatalog, s3: S3Store, namespace: tuple[str, ...], tables: int, appends: int = 1
+) -> Tree:
     tree = Tree(root=namespace, emptied=[namespace])
     for index in range(tables):
-        table = simple_table(lake, namespace, f"t{index:03d}", appends=1)
+        table = simple_table(lake, namespace, f"t{index:03d}", appends=appends)
         tree.purged[(*namespace, f"t{index:03d}")] = s3.list(table.location())
     return tree

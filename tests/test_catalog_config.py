@@ -13,7 +13,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.catalog_activities import CatalogActivities, file_io_properties
 from activities.catalogs import REDACTED, CatalogRegistry
 from activities.live_tables import FootprintCache, LiveTableScanner
-from api.cli import namespace_levels
+from api.cli_common import namespace_levels
 from devstack.catalog_env import pyiceberg_catalog_env
 from workflows.catalog_steps import TableRef
 from workflows.constants import ERROR_CATALOG_UNAVAILABLE

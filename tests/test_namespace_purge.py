@@ -13,7 +13,7 @@ from api.errors import PurgeFailedError
 from api.listing import PurgeFilter
 from api.namespace_client import namespace_request
 from tests.conftest import LAKE_CATALOG
-from tests.namespace_trees import Tree, nested_tree
+from tests.namespace_trees import Tree, flat_namespace, nested_tree
 from tests.store import S3Store
 from workflows.constants import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
 from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
@@ -25,7 +25,7 @@ async def _children(purges: PurgeClient, parent: str) -> list[str]:
     found: list[str] = []
     token = None
     while True:
-        page = await purges.list(PurgeFilter(parent=parent), page_size=4, page_token=token)
+        page = await purges.list(PurgeFilter(parent=parent), page_size=50, page_token=token)
         found += [item.purge_id for item in page.items]
         token = page.next_page_token
         if token is None:
@@ -133,3 +133,24 @@ async def test_bad_namespace_purges_are_refused_with_the_reason(
     assert protected.value.error_type == ERROR_PROTECTED
     assert "namespace vault" in protected.value.reason
     assert lake.namespace_exists(("vault", "inner"))
+
+
+async def test_two_hundred_tables_cross_several_runs_with_exact_counts(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    tree = flat_namespace(lake, s3, ("wide",), 200, appends=0)
+    purge_id = await purges.namespaces.start(
+        namespace_request(LAKE_CATALOG, ["wide"], requested_by="pytest", max_concurrent_tables=16)
+    )
+    report = await purges.namespaces.wait(purge_id)
+    status = report.status
+    print(f"\n200 tables in {report.duration_seconds:.0f} s over {status.run_count} runs")
+    assert status.state is NamespacePurgeState.SUCCEEDED
+    # The test server suggests continue-as-new at 60 history events.
+    assert status.run_count >= 4, status.run_count
+    assert (status.tables_total, status.tables_done, status.tables_failed) == (200, 200, 0)
+    assert status.files.planned == status.files.deleted == tree.files
+    assert all(not s3.exists(uri) for files in tree.purged.values() for uri in files)
+    assert not lake.namespace_exists(("wide",))
+    children = await _children(purges, purge_id)
+    assert len(children) == len(set(children)) == 200

@@ -1,0 +1,93 @@
+"""Namespace and whole-catalog purges over HTTP: start one (role drop), read its aggregate
+status, page through the table purges it started."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.auth import Role
+from api.catalog_routes import known_catalog
+from api.dependencies import Caller, Purges, forbidden
+from api.listing import PurgeFilter, PurgePage
+from api.namespace_client import namespace_request
+from api.routes import StartedPurge, authorize, started
+from workflows.namespace_status import NamespacePurgeStatus
+from workflows.request import PurgeOptions
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/v1")
+
+
+class NamespacePurgeBody(BaseModel):
+    """Drop and purge every table of a namespace; [] is the whole catalog (needs confirm)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    namespace: list[str] = Field(description="Namespace levels, outermost first; [] = the whole catalog.")
+    recursive: bool = False
+    confirm: str | None = Field(None, max_length=255, description="The catalog's name, for [].")
+    max_concurrent_tables: int = Field(4, ge=1, le=64)
+    options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table.")
+    requested_by: str | None = Field(
+        None, min_length=1, max_length=255, description="Default: the token's name."
+    )
+    request_id: str | None = Field(None, max_length=255)
+
+
+class TablePageParameters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    page_size: int = Field(50, ge=1, le=1000)
+    page_token: str | None = Field(None, max_length=4096)
+
+
+@router.post("/catalogs/{catalog}/namespace-purges", status_code=202, response_model=StartedPurge)
+async def purge_namespace(
+    catalog: str,
+    body: NamespacePurgeBody,
+    *,
+    caller: Caller,
+    client: Purges,
+    request: Request,
+    response: Response,
+) -> StartedPurge:
+    """Enumerates the namespace (nested ones too when recursive), purges each table by name as
+    a child purge, drops the namespaces left empty."""
+    if not caller.may(Role.DROP, catalog):
+        raise forbidden(caller, Role.DROP, catalog)
+    known_catalog(request, catalog)
+    parsed = namespace_request(
+        catalog,
+        body.namespace,
+        requested_by=body.requested_by or caller.name,
+        recursive=body.recursive,
+        max_concurrent_tables=body.max_concurrent_tables,
+        confirm=body.confirm,
+        options=body.options,
+        request_id=body.request_id,
+    )
+    purge_id = await client.namespaces.start(parsed)
+    log.info("namespace purge %s (%s) started by %s", purge_id, parsed.name, caller.name)
+    return started(purge_id, request, response, "namespace-purges")
+
+
+@router.get("/namespace-purges/{purge_id}", response_model=NamespacePurgeStatus)
+async def namespace_purge_status(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
+    """Tables and files across the table purges, live; cancel it at /v1/purges/{id}/cancel."""
+    await authorize(client, caller, Role.READ, purge_id)
+    return await client.namespaces.status(purge_id)
+
+
+@router.get("/purges/{purge_id}/tables", response_model=PurgePage)
+async def namespace_purge_tables(
+    purge_id: str, parameters: Annotated[TablePageParameters, Query()], caller: Caller, client: Purges
+) -> PurgePage:
+    """The table purges a namespace purge started, newest first, a page at a time."""
+    await authorize(client, caller, Role.READ, purge_id)
+    return await client.list(
+        PurgeFilter(parent=purge_id), parameters.page_size, parameters.page_token, caller.visible_catalogs()
+    )
