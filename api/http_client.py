@@ -17,6 +17,8 @@ from api.errors import (
     PurgeServiceUnavailableError,
 )
 from api.listing import PurgeFilter, PurgePage
+from workflows.namespace_request import NamespacePurgeRequest
+from workflows.namespace_status import NamespacePurgeStatus
 from workflows.request import PurgeOptions, PurgeRequest
 from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus
 from workflows.validation import InvalidPurgeRequestError, parse_request
@@ -88,6 +90,30 @@ class HttpPurgeClient:
             body["request_id"] = request_id
         answer = await self._call("POST", f"/v1/catalogs/{quote(catalog, safe='')}/purges", json=body)
         return str(answer["purge_id"])
+
+    async def purge_namespace(self, request: NamespacePurgeRequest) -> str:
+        """Drops and purges every table of a namespace (see api.namespace_client); build the
+        request with api.namespace_client.namespace_request."""
+        body = request.model_dump(mode="json", exclude={"catalog"})
+        path = f"/v1/catalogs/{quote(request.catalog, safe='')}/namespace-purges"
+        answer = await self._call("POST", path, json=body)
+        return str(answer["purge_id"])
+
+    async def namespace_status(self, purge_id: str) -> NamespacePurgeStatus:
+        return NamespacePurgeStatus.model_validate(
+            await self._call("GET", f"/v1/namespace-purges/{purge_id}")
+        )
+
+    async def namespace_tables(
+        self, purge_id: str, page_size: int = 50, page_token: str | None = None
+    ) -> PurgePage:
+        """The table purges a namespace purge started, a page at a time."""
+        params: dict[str, str | int] = {"page_size": page_size}
+        if page_token is not None:
+            params["page_token"] = page_token
+        return PurgePage.model_validate(
+            await self._call("GET", f"/v1/purges/{purge_id}/tables", params=params)
+        )
 
     async def catalogs(self) -> list[str]:
         """The catalogs the API knows that this token may use."""

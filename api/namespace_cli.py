@@ -130,7 +130,7 @@ def final_namespace_line(final: NamespacePurgeStatus) -> str:
     line = (
         f"{final.state.value}: {final.tables_done} of {final.tables_total} tables purged, "
         f"{final.tables_skipped} skipped, {final.tables_failed} failed; {final.files.deleted} files deleted, "
-        f"{final.namespaces_dropped} namespaces dropped"
+        f"namespaces dropped: {final.namespaces_dropped}"
     )
     failures = "; ".join(
         f"{failure.table}: {failure.error_type or 'Error'}: {failure.error[:120]}"

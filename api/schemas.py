@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from api.catalog_routes import CatalogPurgeRequest
 from workflows.controls import RateBudgetChange
 from workflows.events import PurgeEvent
+from workflows.namespace_request import NamespacePurgeRequest
+from workflows.namespace_status import NamespacePurgeReport, NamespacePurgeStatus
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
 
@@ -22,6 +24,9 @@ CONTRACT: dict[str, type[BaseModel]] = {
     "purge-report.schema.json": PurgeReport,
     "purge-event.schema.json": PurgeEvent,
     "rate-budget-change.schema.json": RateBudgetChange,
+    "namespace-purge-request.schema.json": NamespacePurgeRequest,
+    "namespace-purge-status.schema.json": NamespacePurgeStatus,
+    "namespace-purge-report.schema.json": NamespacePurgeReport,
 }
 
 

@@ -5,6 +5,9 @@ found in the store beforehand."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
@@ -140,7 +143,13 @@ async def test_two_hundred_tables_cross_several_runs_with_exact_counts(
 ) -> None:
     tree = flat_namespace(lake, s3, ("wide",), 200, appends=0)
     purge_id = await purges.namespaces.start(
-        namespace_request(LAKE_CATALOG, ["wide"], requested_by="pytest", max_concurrent_tables=16)
+        namespace_request(
+            LAKE_CATALOG,
+            ["wide"],
+            requested_by="pytest",
+            max_concurrent_tables=16,
+            options={"live_table_guard": False},
+        )
     )
     report = await purges.namespaces.wait(purge_id)
     status = report.status
@@ -154,3 +163,49 @@ async def test_two_hundred_tables_cross_several_runs_with_exact_counts(
     assert not lake.namespace_exists(("wide",))
     children = await _children(purges, purge_id)
     assert len(children) == len(set(children)) == 200
+
+
+async def _until(
+    purges: PurgeClient, purge_id: str, check: Callable[[NamespacePurgeStatus], bool]
+) -> NamespacePurgeStatus:
+    for _ in range(240):
+        status = await purges.namespaces.status(purge_id)
+        if check(status):
+            return status
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"namespace purge {purge_id} never got there: {status}")
+
+
+async def test_cancel_stops_the_running_table_purges_and_starts_no_more(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    tree = flat_namespace(lake, s3, ("halted",), 6)
+    # Soft-deleted table purges wait SCHEDULED: they are surely running when the cancel comes.
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG,
+            ["halted"],
+            requested_by="pytest",
+            max_concurrent_tables=2,
+            options={"purge_after_seconds": 3600},
+        )
+    )
+    running = await _until(
+        purges, purge_id, lambda status: [table.state for table in status.running] == ["SCHEDULED"] * 2
+    )
+    await purges.cancel(purge_id)
+    with pytest.raises(PurgeFailedError) as cancelled:
+        await purges.namespaces.wait(purge_id)
+    assert cancelled.value.state == "CANCELLED"
+    status = await purges.namespaces.status(purge_id)
+    assert status.state is NamespacePurgeState.CANCELLED
+    assert (status.tables_cancelled, status.tables_running, status.tables_done) == (2, 0, 0)
+    children = await _children(purges, purge_id)
+    assert sorted(children) == sorted(table.purge_id for table in running.running)
+    for child in children:
+        assert (await purges.status(child)).state is PurgeState.CANCELLED
+    # Every file is still there; the tables never reached are still in the catalog.
+    assert all(s3.exists(uri) for files in tree.purged.values() for uri in files)
+    reached = {table.table for table in running.running}
+    for identifier in tree.purged:
+        assert lake.table_exists(identifier) is (".".join((LAKE_CATALOG, *identifier)) not in reached)
