@@ -38,6 +38,7 @@ def namespace_request(
     confirm: str | None = None,
     options: PurgeOptions | dict[str, Any] | None = None,
     request_id: str | None = None,
+    notify_workflow_id: str | None = None,
 ) -> NamespacePurgeRequest:
     """Raises InvalidPurgeRequestError naming the bad fields."""
     chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
@@ -48,6 +49,7 @@ def namespace_request(
         "confirm": confirm,
         "requested_by": requested_by,
         "request_id": request_id,
+        "notify_workflow_id": notify_workflow_id,
         "options": chosen,
     }
     if max_concurrent_tables is not None:

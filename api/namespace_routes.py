@@ -36,6 +36,7 @@ class NamespacePurgeBody(BaseModel):
         None, min_length=1, max_length=255, description="Default: the token's name."
     )
     request_id: str | None = Field(None, max_length=255)
+    notify_workflow_id: str | None = Field(None, min_length=1, max_length=1000)
 
 
 class TablePageParameters(BaseModel):
@@ -69,6 +70,7 @@ async def purge_namespace(
         confirm=body.confirm,
         options=body.options,
         request_id=body.request_id,
+        notify_workflow_id=body.notify_workflow_id,
     )
     purge_id = await client.namespaces.start(parsed)
     log.info("namespace purge %s (%s) started by %s", purge_id, parsed.name, caller.name)

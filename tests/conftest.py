@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from api.client import PurgeClient
 from api.settings import ApiSettings
@@ -22,9 +23,10 @@ from devstack.ports import StackPorts
 from devstack.process import free_ports
 from devstack.stack import EmbeddedStack
 from tests.api_server import token_file
+from tests.listener_workflow import EventListener
 from tests.store import S3Store
 from worker.connect import connect
-from worker.run import build_worker
+from worker.run import build_worker, sandboxed_runner
 from worker.settings import WorkerSettings
 
 # Catalogs the test workers and API know by name, the PyIceberg way (environment variables). The
@@ -35,6 +37,8 @@ REST_TABLE_BUCKET = "icepurge-tables"
 # Low enough that a few-hundred-file test table crosses continue-as-new several times.
 CONTINUE_AS_NEW_EVENTS = 60
 TEST_CHUNK_FILES = 40
+# Where EventListener workflows (tests/listener_workflow.py) run.
+LISTENER_QUEUE = "icepurge-listener"
 
 
 @pytest.fixture(scope="session")
@@ -126,3 +130,14 @@ def api_url(api_settings: ApiSettings, purges: PurgeClient) -> Iterator[str]:
     """The HTTP API on a real server, purging through the in-process test worker."""
     with serve_api(api_settings) as url:
         yield url
+
+
+@pytest.fixture
+async def listener(temporal_client: Client) -> AsyncIterator[None]:
+    async with Worker(
+        temporal_client,
+        task_queue=LISTENER_QUEUE,
+        workflows=[EventListener],
+        workflow_runner=sandboxed_runner(),
+    ):
+        yield

@@ -16,7 +16,6 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
-from temporalio.worker import Worker
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
@@ -24,21 +23,20 @@ from devstack.process import ServiceProcess, free_ports
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
+from tests.conftest import LISTENER_QUEUE
 from tests.event_receivers import RECORDED, json_lines
 from tests.listener_workflow import EventListener
 from tests.metrics_scrape import metric_sum, scrape
 from tests.purge_helpers import request_for, status_when
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
-from worker.run import build_worker, sandboxed_runner
+from worker.run import build_worker
 from worker.settings import WorkerSettings
 from workflows.constants import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
 from workflows.counts import Category, FileCounts
 from workflows.events import EventKind, PurgeEvent
 from workflows.status import PurgeReport, PurgeState
 from workflows.steps import ChunkProgress
-
-LISTENER_QUEUE = "icepurge-listener"
 
 
 def _in_order(events: list[PurgeEvent]) -> list[PurgeEvent]:
@@ -69,17 +67,6 @@ def _assert_full_sequence(events: list[PurgeEvent], report: PurgeReport) -> None
     assert events[-1].files_deleted == report.status.counts.total().deleted
     assert events[-1].files_done == report.status.files_done
     assert len({event.event_id.rsplit(":", 1)[0] for event in events}) == 1
-
-
-@pytest.fixture
-async def listener(temporal_client: Client) -> AsyncIterator[None]:
-    async with Worker(
-        temporal_client,
-        task_queue=LISTENER_QUEUE,
-        workflows=[EventListener],
-        workflow_runner=sandboxed_runner(),
-    ):
-        yield
 
 
 @asynccontextmanager

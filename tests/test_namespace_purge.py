@@ -10,15 +10,18 @@ from collections.abc import Callable
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from api.listing import PurgeFilter
 from api.namespace_client import namespace_request
-from tests.conftest import LAKE_CATALOG
+from tests.conftest import LAKE_CATALOG, LISTENER_QUEUE
+from tests.listener_workflow import EventListener
 from tests.namespace_trees import Tree, flat_namespace, nested_tree
 from tests.store import S3Store
 from workflows.constants import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
+from workflows.events import EventKind, PurgeKind
 from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from workflows.status import PurgeState
 from workflows.validation import InvalidPurgeRequestError
@@ -138,17 +141,22 @@ async def test_bad_namespace_purges_are_refused_with_the_reason(
     assert lake.namespace_exists(("vault", "inner"))
 
 
+@pytest.mark.usefixtures("listener")
 async def test_two_hundred_tables_cross_several_runs_with_exact_counts(
-    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
 ) -> None:
     tree = flat_namespace(lake, s3, ("wide",), 200, appends=0)
+    listening = await temporal_client.start_workflow(
+        EventListener.run, id="listener-wide", task_queue=LISTENER_QUEUE
+    )
     purge_id = await purges.namespaces.start(
         namespace_request(
             LAKE_CATALOG,
             ["wide"],
             requested_by="pytest",
             max_concurrent_tables=16,
-            options={"live_table_guard": False},
+            notify_workflow_id="listener-wide",
+            options={"progress_event_seconds": 1},
         )
     )
     report = await purges.namespaces.wait(purge_id)
@@ -163,6 +171,16 @@ async def test_two_hundred_tables_cross_several_runs_with_exact_counts(
     assert not lake.namespace_exists(("wide",))
     children = await _children(purges, purge_id)
     assert len(children) == len(set(children)) == 200
+    # The namespace purge's own events, in order across its runs: started, progress, completed.
+    events = await listening.result()
+    assert [event.sequence for event in events] == list(range(len(events)))
+    assert {event.purge_kind for event in events} == {PurgeKind.NAMESPACE}
+    assert [events[0].kind, events[-1].kind] == [EventKind.STARTED, EventKind.COMPLETED]
+    assert {event.kind for event in events[1:-1]} == {EventKind.PROGRESS}
+    assert len({event.run_id for event in events}) > 1
+    final = events[-1].tables
+    assert final is not None and (final.total, final.done, final.namespaces_dropped) == (200, 200, 1)
+    assert events[-1].files_deleted == tree.files
 
 
 async def _until(

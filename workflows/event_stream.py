@@ -9,15 +9,24 @@ their own retries."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, FailureError
 
 from workflows.constants import DELIVER_EVENTS_ACTIVITY, EVENT_SIGNAL
-from workflows.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent, event_from
-from workflows.status import PurgeStatus
+from workflows.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
+
+
+class EventSource(Protocol):
+    """The purge an event stream speaks for: a table purge or a namespace purge."""
+
+    def event(self, kind: EventKind, cursor: EventCursor, run_id: str, now: datetime) -> PurgeEvent: ...
+
+    def undelivered(self, count: int) -> None: ...
+
 
 # A killed worker's batch is picked up again after this; sinks heartbeat after each event.
 DELIVERY_HEARTBEAT = timedelta(seconds=10)
@@ -29,12 +38,12 @@ DELIVERY_RETRY = RetryPolicy(
 class EventStream:
     def __init__(
         self,
-        status: PurgeStatus,
+        source: EventSource,
         cursor: EventCursor,
         progress_interval: timedelta,
         notify_workflow_id: str | None,
     ) -> None:
-        self._status = status
+        self._source = source
         self._cursor = cursor
         self._progress_interval = progress_interval
         self._notify_workflow_id = notify_workflow_id
@@ -51,7 +60,7 @@ class EventStream:
 
     def emit(self, kind: EventKind) -> None:
         now = workflow.now()
-        self._pending.append(event_from(kind, self._status, self._cursor, workflow.info().run_id, now))
+        self._pending.append(self._source.event(kind, self._cursor, workflow.info().run_id, now))
         self._cursor.next_sequence += 1
         if kind is EventKind.PROGRESS:
             self._cursor.last_progress_at = now
@@ -96,9 +105,9 @@ class EventStream:
                 retry_policy=DELIVERY_RETRY,
                 summary=f"events {batch[0].sequence}-{batch[-1].sequence}",
             )
-            self._status.events_undelivered += sum(report.undelivered.values())
+            self._source.undelivered(sum(report.undelivered.values()))
         except ActivityError:
-            self._status.events_undelivered += len(batch)
+            self._source.undelivered(len(batch))
         if self._notify_workflow_id:
             await self._signal(self._notify_workflow_id, batch)
 
@@ -109,5 +118,5 @@ class EventStream:
                 await target.signal(EVENT_SIGNAL, event)
             # The listener may be gone or never have existed; the purge goes on regardless.
             except FailureError:
-                self._status.events_undelivered += len(batch) - sent
+                self._source.undelivered(len(batch) - sent)
                 return

@@ -10,6 +10,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workflows.namespace_status import NamespacePurgeState
 from workflows.status import PurgeState, PurgeStatus
 
 
@@ -38,10 +39,33 @@ FINAL_EVENT_KINDS = frozenset(
 )
 
 
+class PurgeKind(StrEnum):
+    TABLE = "table"
+    NAMESPACE = "namespace"
+
+
+class TableTally(BaseModel):
+    """A namespace purge's tables so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    total: int
+    done: int
+    failed: int
+    skipped: int
+    running: int
+    namespaces_dropped: int
+
+
 class PurgeEvent(BaseModel):
     """Counters and identity only: the request's FileIO properties never get here."""
 
     model_config = ConfigDict(extra="forbid")
+
+    purge_kind: PurgeKind = Field(
+        PurgeKind.TABLE, description="'namespace': a namespace purge's own event (table is '')."
+    )
+    tables: TableTally | None = Field(None, description="A namespace purge's tables so far.")
 
     event_id: str = Field(description="<purge id>:<first run id>:<sequence>; the same on redelivery.")
     sequence: int = Field(description="0, 1, 2, ... in the order the purge emitted its events.")
@@ -53,7 +77,7 @@ class PurgeEvent(BaseModel):
     table: str
     requested_by: str
     request_id: str | None
-    state: PurgeState
+    state: PurgeState | NamespacePurgeState
     files_total: int
     files_done: int
     files_deleted: int
@@ -115,6 +139,19 @@ def event_from(
         error=status.last_error if failed else retrying.last_error if retrying else None,
         scheduled_for=status.scheduled_for,
     )
+
+
+class TableEvents:
+    """A table purge's events, from its status."""
+
+    def __init__(self, status: PurgeStatus) -> None:
+        self._status = status
+
+    def event(self, kind: EventKind, cursor: EventCursor, run_id: str, now: datetime) -> PurgeEvent:
+        return event_from(kind, self._status, cursor, run_id, now)
+
+    def undelivered(self, count: int) -> None:
+        self._status.events_undelivered += count
 
 
 class EventBatch(BaseModel):

@@ -36,6 +36,12 @@ class NamespacePurgeRequest(BaseModel):
         description="Names this namespace purge for good: a retried start with it returns the same "
         "one, even closed. Without it, a start attaches to the namespace's running purge, if any.",
     )
+    notify_workflow_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        description="A workflow that receives the namespace purge's own events as 'icepurge_event' signals.",
+    )
     options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table's purge.")
 
     @field_validator("namespace")

@@ -122,6 +122,7 @@ class NamespacePurgeStatus(BaseModel):
     last_error: str | None = None
     error_type: str | None = None
     run_count: int = 1
+    events_undelivered: int = Field(0, description="Events a sink or the notified workflow never received.")
 
     @property
     def tables_finished(self) -> int:

@@ -36,8 +36,10 @@ from workflows.constants import (
     TABLE_PAGE_ACTIVITY,
     WORKFLOW_TYPE,
 )
-from workflows.events import PurgeEvent
+from workflows.event_stream import EventStream
+from workflows.events import EventCursor, EventKind, PurgeEvent
 from workflows.namespace_details import namespace_details_markdown
+from workflows.namespace_events import NamespaceEvents
 from workflows.namespace_progress import NamespaceProgress, TableEnd, files_of, skipped_table
 from workflows.namespace_request import NamespacePurgeRequest, parse_namespace_request
 from workflows.namespace_status import (
@@ -81,12 +83,14 @@ class CarriedNamespaceState(BaseModel):
     status: NamespacePurgeStatus
     tree: EnumerationSummary
     next_table: int
+    events: EventCursor
 
 
 @workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
 class PurgeNamespaceWorkflow:
     def __init__(self) -> None:
         self._progress: NamespaceProgress | None = None
+        self._events: EventStream | None = None
         self._page: list[TableName] = []
         self._page_offset = 0
 
@@ -112,14 +116,26 @@ class PurgeNamespaceWorkflow:
             raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
         status = carried.status if carried else self._new_status(parsed)
         progress = self._progress = NamespaceProgress(status)
+        events = self._events = EventStream(
+            NamespaceEvents(status),
+            carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
+            timedelta(seconds=parsed.options.progress_event_seconds),
+            parsed.notify_workflow_id,
+        )
+        events.start()
         if carried:
             status.run_count += 1
+        else:
+            events.emit(EventKind.STARTED)
         self._publish()
         try:
             tree = carried.tree if carried else await self._enumerate(parsed, progress)
             next_table = await self._purge_tables(parsed, tree, carried.next_table if carried else 0)
             if next_table < tree.tables_total:
-                carry = CarriedNamespaceState(status=status, tree=tree, next_table=next_table)
+                await events.close()
+                carry = CarriedNamespaceState(
+                    status=status, tree=tree, next_table=next_table, events=events.cursor
+                )
                 workflow.continue_as_new(args=[parsed.model_dump(mode="json"), carry])
             if not parsed.options.dry_run:
                 await self._drop_namespaces(parsed, tree, progress)
@@ -127,14 +143,15 @@ class PurgeNamespaceWorkflow:
             final = NamespacePurgeState.SUCCEEDED_WITH_ERRORS if failed else NamespacePurgeState.SUCCEEDED
             progress.move_to(final, workflow.now())
             self._publish()
+            await self._close_events(EventKind.COMPLETED_WITH_ERRORS if failed else EventKind.COMPLETED)
             return self._report()
         except ActivityError as error:
             if isinstance(error.cause, CancelledError):
-                self._stop_cancelled()
+                await self._stop_cancelled()
                 raise
-            self._fail(failure_reason(error), failure_type(error))
+            await self._fail(failure_reason(error), failure_type(error))
         except asyncio.CancelledError:
-            self._stop_cancelled()
+            await self._stop_cancelled()
             raise
 
     def _new_status(self, request: NamespacePurgeRequest) -> NamespacePurgeStatus:
@@ -158,7 +175,12 @@ class PurgeNamespaceWorkflow:
         workflow.upsert_search_attributes(namespace_updates(status))
         workflow.set_current_details(namespace_details_markdown(status))
 
-    def _fail(self, reason: str, error_type: str | None) -> NoReturn:
+    async def _close_events(self, final: EventKind) -> None:
+        if self._events is not None:
+            self._events.emit(final)
+            await self._events.close()
+
+    async def _fail(self, reason: str, error_type: str | None) -> NoReturn:
         status = self.status()
         status.last_error = reason
         status.error_type = error_type
@@ -166,12 +188,14 @@ class PurgeNamespaceWorkflow:
             self._progress.move_to(NamespacePurgeState.FAILED, workflow.now())
         workflow.upsert_memo({ERROR_MEMO: reason[:ERROR_MEMO_LIMIT]})
         self._publish()
+        await self._close_events(EventKind.FAILED)
         raise ApplicationError(reason, type=error_type, non_retryable=True) from None
 
-    def _stop_cancelled(self) -> None:
+    async def _stop_cancelled(self) -> None:
         if self._progress is not None:
             self._progress.move_to(NamespacePurgeState.CANCELLED, workflow.now())
             self._publish()
+        await self._close_events(EventKind.CANCELLED)
 
     def _report(self) -> NamespacePurgeReport:
         status = self.status()
@@ -236,6 +260,8 @@ class PurgeNamespaceWorkflow:
                     in_flight.discard(task)
                     task.result()
                 self._publish()
+                if self._events is not None:
+                    self._events.progress()
         except asyncio.CancelledError:
             await cancel_all(list(in_flight))
             raise

@@ -45,7 +45,7 @@ from workflows.controls import (
 )
 from workflows.details import details_markdown
 from workflows.event_stream import EventStream
-from workflows.events import EventCursor, EventKind
+from workflows.events import EventCursor, EventKind, TableEvents
 from workflows.metrics import record_step
 from workflows.progress import Progress
 from workflows.request import PurgeRequest
@@ -220,7 +220,7 @@ class PurgeTableWorkflow:
         workflow.set_current_details(details_markdown(status))
         progress = self._progress = Progress(status, _publish)
         events = self._events = EventStream(
-            status,
+            TableEvents(status),
             carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
             timedelta(seconds=parsed.options.progress_event_seconds),
             parsed.notify_workflow_id,
