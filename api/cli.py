@@ -23,9 +23,11 @@ from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError
 from api.listing import PurgeFilter, PurgePage
 from api.namespace_cli import namespace_status, purge_namespace, purge_tables, watch_namespace
+from api.namespace_client import NamespacePurgeClient
 from worker.connect import connect
 from worker.settings import TemporalSettings
 from workflows.constants import NAMESPACE_ID_PREFIX
+from workflows.namespace_status import NamespacePurgeStatus
 from workflows.status import TERMINAL_STATES, PurgeState, PurgeStatus
 from workflows.validation import InvalidPurgeRequestError
 
@@ -144,13 +146,13 @@ purge.command("namespace")(purge_namespace)
 @purge.command("undrop")
 def undrop(purge_id: str) -> None:
     """End a SCHEDULED purge with nothing deleted and register its table again."""
-    _control(purge_id, "undropped", lambda client: client.undrop(purge_id))
+    _control(purge_id, "undropped", lambda client: _table_purges(client).undrop(purge_id))
 
 
 @purge.command("expedite")
 def expedite(purge_id: str) -> None:
     """Start a SCHEDULED purge's deletes now."""
-    _control(purge_id, "expedited", lambda client: client.expedite(purge_id))
+    _control(purge_id, "expedited", lambda client: _table_purges(client).expedite(purge_id))
 
 
 @purge.command("status")
@@ -239,15 +241,39 @@ def cancel(purge_id: str) -> None:
     console.print(f"cancel requested for {purge_id}")
 
 
-def _control(purge_id: str, action: str, call: Callable[[PurgeClient], Awaitable[PurgeStatus]]) -> None:
-    async def go() -> PurgeStatus:
-        return await call(await cli_client())
+Controllable = PurgeClient | NamespacePurgeClient
+
+
+def _table_purges(client: Controllable) -> PurgeClient:
+    if isinstance(client, PurgeClient):
+        return client
+    raise PurgeControlRejectedError(
+        "undrop and expedite act on table purges: list a namespace purge's with `icepurge purge tables ID`"
+    )
+
+
+def _control(
+    purge_id: str,
+    action: str,
+    call: Callable[[Controllable], Awaitable[PurgeStatus | NamespacePurgeStatus]],
+) -> None:
+    """A namespace purge's id (icepurge-ns-...) takes the control for the whole namespace purge."""
+
+    async def go() -> PurgeStatus | NamespacePurgeStatus:
+        client = await cli_client()
+        return await call(client.namespaces if purge_id.startswith(NAMESPACE_ID_PREFIX) else client)
 
     try:
         current = asyncio.run(go())
     except (PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
+    if isinstance(current, NamespacePurgeStatus):
+        done = f"{current.tables_finished} of {current.tables_total} tables finished"
+        console.print(
+            f"{purge_id} {action}; now {current.state.value}{' (paused)' if current.paused else ''}, {done}"
+        )
+        return
     console.print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
 
 

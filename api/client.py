@@ -8,17 +8,15 @@ from contextlib import suppress
 from datetime import UTC
 from typing import Any
 
-from pydantic import ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
-    WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.errors import (
@@ -27,7 +25,7 @@ from api.errors import (
 )
 from api.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
 from api.namespace_client import NamespacePurgeClient
-from api.temporal_results import result_of, translate_rpc_error
+from api.temporal_results import result_of, run_update, translate_rpc_error
 from workflows import search_attributes as attributes
 from workflows.catalog_steps import LoadedTable
 from workflows.constants import (
@@ -42,7 +40,7 @@ from workflows.constants import (
     UNDROP_UPDATE,
     WORKFLOW_TYPE,
 )
-from workflows.controls import RateBudgetChange
+from workflows.controls import rate_budget_change
 from workflows.purge_id import purge_id_for
 from workflows.request import PurgeOptions, PurgeRequest
 from workflows.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
@@ -296,26 +294,11 @@ class PurgeClient:
 
     async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
         """A new per-bucket delete-request budget (None = unlimited), in force within seconds."""
-        try:
-            change = RateBudgetChange(bucket_requests_per_second=requests_per_second)
-        except ValidationError as error:
-            reason = error.errors()[0]["msg"]
-            raise InvalidPurgeRequestError(f"bucket_requests_per_second: {reason}") from None
+        change = rate_budget_change(requests_per_second)
         return await self._control(purge_id, RATE_BUDGET_UPDATE, change)
 
     async def _control(self, purge_id: str, update: str, *arguments: Any) -> PurgeStatus:
-        handle = self._client.get_workflow_handle(purge_id)
-        try:
-            status: PurgeStatus = await handle.execute_update(update, args=arguments, result_type=PurgeStatus)
-        except WorkflowUpdateFailedError as error:
-            cause = error.cause
-            message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
-            raise PurgeControlRejectedError(message) from None
-        except RPCError as error:
-            if error.status == RPCStatusCode.NOT_FOUND and "completed" in error.message:
-                raise PurgeControlRejectedError(f"purge {purge_id} has already finished") from None
-            raise translate_rpc_error(error, purge_id) from None
-        return status
+        return await run_update(self._client.get_workflow_handle(purge_id), update, arguments, PurgeStatus)
 
     async def list(
         self,

@@ -15,9 +15,17 @@ from temporalio.common import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from api.temporal_results import result_of, translate_rpc_error
+from api.temporal_results import result_of, run_update, translate_rpc_error
 from workflows import search_attributes as attributes
-from workflows.constants import NAMESPACE_WORKFLOW_TYPE, STATUS_QUERY, TASK_QUEUE
+from workflows.constants import (
+    NAMESPACE_WORKFLOW_TYPE,
+    PAUSE_UPDATE,
+    RATE_BUDGET_UPDATE,
+    RESUME_UPDATE,
+    STATUS_QUERY,
+    TASK_QUEUE,
+)
+from workflows.controls import rate_budget_change
 from workflows.namespace_request import (
     NamespacePurgeRequest,
     namespace_purge_id_for,
@@ -111,3 +119,19 @@ class NamespacePurgeClient:
     async def wait(self, purge_id: str) -> NamespacePurgeReport:
         """The final report; PurgeFailedError when it ended FAILED or CANCELLED."""
         return await result_of(self._client.get_workflow_handle(purge_id, result_type=NamespacePurgeReport))
+
+    async def pause(self, purge_id: str) -> NamespacePurgeStatus:
+        """Starts no more table purges and pauses the running ones at their checkpoints."""
+        return await self._control(purge_id, PAUSE_UPDATE)
+
+    async def resume(self, purge_id: str) -> NamespacePurgeStatus:
+        return await self._control(purge_id, RESUME_UPDATE)
+
+    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> NamespacePurgeStatus:
+        """A per-bucket delete budget for the whole namespace purge, shared evenly by its window."""
+        change = rate_budget_change(requests_per_second)
+        return await self._control(purge_id, RATE_BUDGET_UPDATE, change)
+
+    async def _control(self, purge_id: str, update: str, *arguments: Any) -> NamespacePurgeStatus:
+        handle = self._client.get_workflow_handle(purge_id)
+        return await run_update(handle, update, arguments, NamespacePurgeStatus)

@@ -15,6 +15,7 @@ from api.dependencies import Caller, Purges, forbidden
 from api.listing import PurgeFilter, PurgePage
 from api.namespace_client import namespace_request
 from api.routes import StartedPurge, authorize, started
+from workflows.controls import RateBudgetChange
 from workflows.namespace_status import NamespacePurgeStatus
 from workflows.request import PurgeOptions
 
@@ -93,3 +94,33 @@ async def namespace_purge_tables(
     return await client.list(
         PurgeFilter(parent=purge_id), parameters.page_size, parameters.page_token, caller.visible_catalogs()
     )
+
+
+@router.post("/namespace-purges/{purge_id}/pause", response_model=NamespacePurgeStatus)
+async def pause_namespace_purge(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
+    """No table purge starts until resume; the running ones pause at their checkpoints."""
+    await authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.namespaces.pause(purge_id)
+    log.info("namespace purge %s paused by %s", purge_id, caller.name)
+    return status
+
+
+@router.post("/namespace-purges/{purge_id}/resume", response_model=NamespacePurgeStatus)
+async def resume_namespace_purge(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
+    await authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.namespaces.resume(purge_id)
+    log.info("namespace purge %s resumed by %s", purge_id, caller.name)
+    return status
+
+
+@router.put("/namespace-purges/{purge_id}/rate-budget", response_model=NamespacePurgeStatus)
+async def set_namespace_rate_budget(
+    purge_id: str, body: RateBudgetChange, caller: Caller, client: Purges
+) -> NamespacePurgeStatus:
+    """One per-bucket budget for the whole namespace purge, shared evenly by its window."""
+    await authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.namespaces.set_rate_budget(purge_id, body.bucket_requests_per_second)
+    log.info(
+        "namespace purge %s budget set to %s by %s", purge_id, body.bucket_requests_per_second, caller.name
+    )
+    return status

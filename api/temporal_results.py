@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.errors import PurgeFailedError, PurgeNotFoundError, PurgeServiceUnavailableError
+from api.errors import (
+    PurgeControlRejectedError,
+    PurgeFailedError,
+    PurgeNotFoundError,
+    PurgeServiceUnavailableError,
+)
 
 ResultT = TypeVar("ResultT")
 _UNAVAILABLE = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
@@ -35,3 +41,21 @@ async def result_of(handle: WorkflowHandle[Any, ResultT]) -> ResultT:
         raise PurgeFailedError(handle.id, "FAILED", message, error_type) from error
     except RPCError as error:
         raise translate_rpc_error(error, handle.id) from None
+
+
+async def run_update(
+    handle: WorkflowHandle[Any, Any], update: str, arguments: Sequence[Any], result_type: type[ResultT]
+) -> ResultT:
+    """A control (workflow update); PurgeControlRejectedError with the workflow's reason when
+    it refuses, or when the workflow has finished."""
+    try:
+        result: ResultT = await handle.execute_update(update, args=arguments, result_type=result_type)
+    except WorkflowUpdateFailedError as error:
+        cause = error.cause
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+        raise PurgeControlRejectedError(message) from None
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND and "completed" in error.message:
+            raise PurgeControlRejectedError(f"purge {handle.id} has already finished") from None
+        raise translate_rpc_error(error, handle.id) from None
+    return result

@@ -17,6 +17,8 @@ RESUME_UPDATE: Final = "resume"
 RATE_BUDGET_UPDATE: Final = "set_rate_budget"
 UNDROP_UPDATE: Final = "undrop"
 EXPEDITE_UPDATE: Final = "expedite"
+# From a namespace purge to its table purges: pause, resume, the budget share.
+NAMESPACE_CONTROL_SIGNAL: Final = "namespace_control"
 
 PLAN_ACTIVITY: Final = "plan_purge"
 CHUNK_ACTIVITY: Final = "delete_content_chunk"

@@ -4,9 +4,10 @@ A check that fails rejects the update before it reaches history; the message say
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workflows.status import PurgeState, PurgeStatus
+from workflows.validation import InvalidPurgeRequestError
 
 PAUSABLE_STATES = frozenset({PurgeState.PENDING, PurgeState.PLANNING, PurgeState.DELETING})
 # A budget set before the deletes begin is the one they start with.
@@ -30,6 +31,15 @@ class RateBudgetChange(BaseModel):
         gt=0,
         le=100_000,
     )
+
+
+def rate_budget_change(requests_per_second: float | None) -> RateBudgetChange:
+    """Raises InvalidPurgeRequestError naming the field, as every client does for bad input."""
+    try:
+        return RateBudgetChange(bucket_requests_per_second=requests_per_second)
+    except ValidationError as error:
+        reason = error.errors()[0]["msg"]
+        raise InvalidPurgeRequestError(f"bucket_requests_per_second: {reason}") from None
 
 
 def check_pause(status: PurgeStatus) -> None:
@@ -72,3 +82,12 @@ def check_undrop(status: PurgeStatus, *, window_over: bool) -> None:
             f"catalog {status.catalog!r} deleted the table's files when icepurge dropped it: there is "
             f"nothing left to register again; expedite or cancel purge {status.purge_id}"
         )
+
+
+class TableControl(BaseModel):
+    """A namespace purge's pause, resume and budget share, signalled to each table purge it runs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    paused: bool
+    bucket_requests_per_second: float | None = Field(None, gt=0, le=100_000)

@@ -122,6 +122,10 @@ class NamespacePurgeStatus(BaseModel):
     last_error: str | None = None
     error_type: str | None = None
     run_count: int = 1
+    paused: bool = Field(False, description="Paused: no table purge starts, the running ones pause.")
+    bucket_requests_per_second: float | None = Field(
+        None, description="The namespace purge's delete budget per bucket, shared evenly by its window."
+    )
     events_undelivered: int = Field(0, description="Events a sink or the notified workflow never received.")
 
     @property

@@ -8,6 +8,7 @@ Deterministic: no I/O; every side effect is an activity or a child workflow.
 from __future__ import annotations
 
 import asyncio
+from contextlib import suppress
 from datetime import timedelta
 from typing import Any, NoReturn
 
@@ -19,6 +20,7 @@ from temporalio.exceptions import (
     ApplicationError,
     CancelledError,
     ChildWorkflowError,
+    FailureError,
     WorkflowAlreadyStartedError,
 )
 
@@ -31,13 +33,24 @@ from workflows.constants import (
     ERROR_PROTECTED,
     ERROR_TABLE_NOT_FOUND,
     EVENT_SIGNAL,
+    NAMESPACE_CONTROL_SIGNAL,
     NAMESPACE_WORKFLOW_TYPE,
+    PAUSE_UPDATE,
+    RATE_BUDGET_UPDATE,
+    RESUME_UPDATE,
     STATUS_QUERY,
     TABLE_PAGE_ACTIVITY,
     WORKFLOW_TYPE,
 )
+from workflows.controls import RateBudgetChange, TableControl
 from workflows.event_stream import EventStream
 from workflows.events import EventCursor, EventKind, PurgeEvent
+from workflows.namespace_controls import (
+    budget_share,
+    check_namespace_budget,
+    check_namespace_pause,
+    check_namespace_resume,
+)
 from workflows.namespace_details import namespace_details_markdown
 from workflows.namespace_events import NamespaceEvents
 from workflows.namespace_progress import NamespaceProgress, TableEnd, files_of, skipped_table
@@ -62,7 +75,7 @@ from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
 from workflows.search_attributes import namespace_updates, start_attributes
 from workflows.status import PurgeReport
-from workflows.step_outcomes import cancel_all, failure_reason, failure_type
+from workflows.step_outcomes import cancel_all, control_guard, failure_reason, failure_type
 from workflows.validation import InvalidPurgeRequestError
 
 CATALOG_RETRY = RetryPolicy(
@@ -99,6 +112,59 @@ class PurgeNamespaceWorkflow:
         if self._progress is None:
             raise ApplicationError("the namespace purge has not started yet; try again in a moment")
         return self._progress.status
+
+    @workflow.update(name=PAUSE_UPDATE)
+    async def pause(self) -> NamespacePurgeStatus:
+        """Starts no more table purges and pauses the running ones at their checkpoints."""
+        status = self.status()
+        status.paused = True
+        await self._control_running()
+        self._publish()
+        return status
+
+    @pause.validator
+    def _validate_pause(self) -> None:
+        control_guard(check_namespace_pause, self.status())
+
+    @workflow.update(name=RESUME_UPDATE)
+    async def resume(self) -> NamespacePurgeStatus:
+        status = self.status()
+        status.paused = False
+        await self._control_running()
+        self._publish()
+        return status
+
+    @resume.validator
+    def _validate_resume(self) -> None:
+        control_guard(check_namespace_resume, self.status())
+
+    @workflow.update(name=RATE_BUDGET_UPDATE)
+    async def set_rate_budget(self, change: RateBudgetChange) -> NamespacePurgeStatus:
+        """The new budget is shared by the window: running table purges take their share within
+        seconds, new ones start with it."""
+        status = self.status()
+        status.bucket_requests_per_second = change.bucket_requests_per_second
+        await self._control_running()
+        self._publish()
+        return status
+
+    @set_rate_budget.validator
+    def _validate_rate_budget(self, change: RateBudgetChange) -> None:
+        control_guard(check_namespace_budget, self.status())
+
+    def _table_control(self) -> TableControl:
+        status = self.status()
+        share = budget_share(status.bucket_requests_per_second, status.max_concurrent_tables)
+        return TableControl(paused=status.paused, bucket_requests_per_second=share)
+
+    async def _control_running(self) -> None:
+        control = self._table_control()
+        for table in list(self.status().running):
+            # A table purge that closed meanwhile needs no control.
+            with suppress(FailureError):
+                await workflow.get_external_workflow_handle(table.purge_id).signal(
+                    NAMESPACE_CONTROL_SIGNAL, control
+                )
 
     @workflow.signal(name=EVENT_SIGNAL)
     def table_event(self, event: PurgeEvent) -> None:
@@ -166,6 +232,7 @@ class PurgeNamespaceWorkflow:
             request_id=request.request_id,
             dry_run=request.options.dry_run,
             max_concurrent_tables=request.max_concurrent_tables,
+            bucket_requests_per_second=request.options.bucket_requests_per_second,
             started_at=now,
             updated_at=now,
         )
@@ -249,13 +316,21 @@ class PurgeNamespaceWorkflow:
                     len(in_flight) < request.max_concurrent_tables
                     and next_table < tree.tables_total
                     and not suggested
+                    and not progress.status.paused
                 ):
                     name = await self._table_at(tree, next_table)
                     next_table += 1
                     in_flight.add(asyncio.ensure_future(self._purge_table(request, name, progress)))
-                if not in_flight:
+                more = next_table < tree.tables_total and not suggested
+                if not in_flight and (not more or not progress.status.paused):
                     return next_table
-                await workflow.wait_condition(lambda: any(task.done() for task in in_flight))
+                # A running purge ends, or (paused) the resume comes.
+
+                def ready(more: bool = more) -> bool:
+                    room = more and len(in_flight) < request.max_concurrent_tables
+                    return any(task.done() for task in in_flight) or (room and not progress.status.paused)
+
+                await workflow.wait_condition(ready)
                 for task in [task for task in in_flight if task.done()]:
                     in_flight.discard(task)
                     task.result()
@@ -284,6 +359,7 @@ class PurgeNamespaceWorkflow:
         parent_id = progress.status.purge_id
         # The parent's id as request id: one purge per table per namespace purge, whatever
         # retries, replays or continue-as-new happen.
+        share = self._table_control().bucket_requests_per_second
         child = PurgeRequest(
             catalog=request.catalog,
             namespace=name.namespace,
@@ -291,7 +367,7 @@ class PurgeNamespaceWorkflow:
             requested_by=request.requested_by,
             request_id=parent_id,
             notify_workflow_id=parent_id,
-            options=request.options,
+            options=request.options.model_copy(update={"bucket_requests_per_second": share}),
         )
         child_id = purge_id_for(child)
         progress.started(child_id, child.table_name, workflow.now())

@@ -28,6 +28,7 @@ from workflows.constants import (
     FINALIZE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
+    NAMESPACE_CONTROL_SIGNAL,
     PAUSE_UPDATE,
     PLAN_ACTIVITY,
     RATE_BUDGET_UPDATE,
@@ -39,6 +40,7 @@ from workflows.constants import (
 )
 from workflows.controls import (
     RateBudgetChange,
+    TableControl,
     check_pause,
     check_rate_budget,
     check_resume,
@@ -113,6 +115,8 @@ class PurgeTableWorkflow:
         # Set by pause and by a budget change: the running chunks stop and start again later.
         self._interrupt = False
         self._window = SoftDeleteWindow()
+        # A namespace purge's control that came before this run had a status to apply it to.
+        self._early_control: TableControl | None = None
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PurgeStatus:
@@ -135,6 +139,25 @@ class PurgeTableWorkflow:
         )
         workflow.set_current_details(details_markdown(progress.status))
         events.retrying()
+
+    @workflow.signal(name=NAMESPACE_CONTROL_SIGNAL)
+    def namespace_control(self, control: TableControl) -> None:
+        """The namespace purge's pause, resume and budget share, taken as an operator's own
+        would be (a pause during planning takes hold when the deletes would begin)."""
+        if self._progress is None or self._request is None:
+            self._early_control = control
+            return
+        status = self._progress.status
+        if status.state in TERMINAL_STATES:
+            return
+        if control.bucket_requests_per_second != status.bucket_requests_per_second:
+            status.bucket_requests_per_second = control.bucket_requests_per_second
+            self._request = _with_budget(self._request, control.bucket_requests_per_second)
+            self._interrupt = True
+        if control.paused != status.paused:
+            status.paused = control.paused
+            self._interrupt = self._interrupt or control.paused
+        workflow.set_current_details(details_markdown(status))
 
     @workflow.update(name=PAUSE_UPDATE)
     def pause(self) -> PurgeStatus:
@@ -230,6 +253,8 @@ class PurgeTableWorkflow:
             progress.status.run_count += 1
         else:
             events.emit(EventKind.STARTED)
+        if self._early_control is not None:
+            self.namespace_control(self._early_control)
         try:
             plan = carried.plan if carried else await self._prepare(progress)
             if plan is None:

@@ -14,6 +14,7 @@ from workflows.controls import ControlRejectedError
 from workflows.status import PurgeStatus
 
 StepResult = TypeVar("StepResult")
+StatusT = TypeVar("StatusT")
 
 
 class PurgeRefusedError(Exception):
@@ -31,7 +32,7 @@ def settled(status: PurgeStatus, step: str) -> None:
         status.retrying = None
 
 
-def control_guard(check: Callable[[PurgeStatus], None], status: PurgeStatus) -> None:
+def control_guard(check: Callable[[StatusT], None], status: StatusT) -> None:
     try:
         check(status)
     except ControlRejectedError as error:
