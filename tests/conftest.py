@@ -33,6 +33,8 @@ from worker.settings import WorkerSettings
 # other tests' catalog, "tests", stays unknown to them: its purges work from snapshots alone.
 LAKE_CATALOG = "lake"
 REST_CATALOG = "tablebucket"
+# Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
+ATTIC_CATALOG = "attic"
 REST_TABLE_BUCKET = "icepurge-tables"
 # Low enough that a few-hundred-file test table crosses continue-as-new several times.
 CONTINUE_AS_NEW_EVENTS = 60
@@ -52,7 +54,8 @@ def stack() -> Iterator[EmbeddedStack]:
     embedded.start()
     try:
         embedded.create_table_bucket(REST_TABLE_BUCKET)
-        os.environ.update(pyiceberg_catalog_env(LAKE_CATALOG, embedded.catalog_properties(LAKE_CATALOG)))
+        for name in (LAKE_CATALOG, ATTIC_CATALOG):
+            os.environ.update(pyiceberg_catalog_env(name, embedded.catalog_properties(name)))
         os.environ.update(
             pyiceberg_catalog_env(REST_CATALOG, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
         )

@@ -16,7 +16,8 @@ from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from api.listing import PurgeFilter
 from api.namespace_client import namespace_request
-from tests.conftest import LAKE_CATALOG, LISTENER_QUEUE
+from devstack.stack import EmbeddedStack
+from tests.conftest import ATTIC_CATALOG, LAKE_CATALOG, LISTENER_QUEUE
 from tests.listener_workflow import EventListener
 from tests.namespace_trees import Tree, flat_namespace, nested_tree
 from tests.store import S3Store
@@ -227,3 +228,23 @@ async def test_cancel_stops_the_running_table_purges_and_starts_no_more(
     reached = {table.table for table in running.running}
     for identifier in tree.purged:
         assert lake.table_exists(identifier) is (".".join((LAKE_CATALOG, *identifier)) not in reached)
+
+
+async def test_a_whole_catalog_purge_needs_its_name_and_empties_the_catalog(
+    stack: EmbeddedStack, purges: PurgeClient, s3: S3Store
+) -> None:
+    attic = stack.catalog(ATTIC_CATALOG)
+    tree = nested_tree(attic, s3, "old")
+    flat = flat_namespace(attic, s3, ("misc",), 2)
+    with pytest.raises(InvalidPurgeRequestError, match="confirm"):
+        namespace_request(ATTIC_CATALOG, [], requested_by="pytest", confirm=LAKE_CATALOG)
+    purge_id = await purges.namespaces.start(
+        namespace_request(ATTIC_CATALOG, [], requested_by="pytest", confirm=ATTIC_CATALOG)
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED and status.recursive
+    assert (status.tables_total, status.tables_done, status.tables_skipped) == (8, 7, 1)
+    assert status.files.deleted == tree.files + flat.files
+    # What stays: the levels holding the protected table and the protected namespace.
+    assert set(attic.list_namespaces()) == {("old",)}
+    assert all(attic.table_exists(identifier) for identifier in tree.kept)
