@@ -22,6 +22,7 @@ from activities.progress_signals import ProgressSignals
 from activities.purge_activities import PurgeActivities
 from activities.spark_engine import SparkEngine
 from activities.state_store import StateStore
+from activities.sweep_activities import SweepActivities
 from worker.connect import connect
 from worker.settings import WorkerSettings
 from worker.sinks import build_sinks
@@ -65,12 +66,13 @@ def build_worker(
     namespaces = NamespaceActivities(
         catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
     )
+    sweeps = SweepActivities(settings.activity_settings(), signals)
     delivery = EventDelivery(build_sinks(settings))
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow],
-        activities=[*activities.all, *catalogs.all, *namespaces.all, *delivery.all],
+        activities=[*activities.all, *catalogs.all, *namespaces.all, *sweeps.all, *delivery.all],
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
         # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK

@@ -31,6 +31,7 @@ REGISTER_TABLE_ACTIVITY: Final = "register_table"
 ENUMERATE_ACTIVITY: Final = "enumerate_namespace"
 TABLE_PAGE_ACTIVITY: Final = "read_table_page"
 DROP_NAMESPACES_ACTIVITY: Final = "drop_empty_namespaces"
+SWEEP_ACTIVITY: Final = "sweep_location"
 
 # Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
 SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (

@@ -54,6 +54,8 @@ def details_markdown(status: PurgeStatus) -> str:
         verdict = "passed" if guard.passed else "REFUSED"
         shown = verdict if guard.applied else "not applied"
         lines.append(f"| guard {guard.guard.value} | {shown}: {guard.detail[:200]} |")
+    if status.sweep:
+        lines.append(f"| sweep | {status.sweep.detail[:200]} |")
     if status.unreadable_files:
         lines.append(
             f"| unreadable | {status.unreadable_files:,} (absent or corrupt, listed in the report) |"

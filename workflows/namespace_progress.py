@@ -37,6 +37,7 @@ def files_of(report: PurgeReport) -> FileTotals:
         deleted=total.deleted,
         failed=status.failures_total,
         bytes_deleted=total.bytes_deleted,
+        swept=status.sweep.swept if status.sweep else 0,
     )
 
 

@@ -65,6 +65,7 @@ class FileTotals(BaseModel):
     deleted: int = 0
     failed: int = 0
     bytes_deleted: int = 0
+    swept: int = Field(0, description="Objects the location sweep deleted (or would, in a dry run).")
 
     def add(self, other: FileTotals) -> None:
         self.planned += other.planned
@@ -72,6 +73,7 @@ class FileTotals(BaseModel):
         self.deleted += other.deleted
         self.failed += other.failed
         self.bytes_deleted += other.bytes_deleted
+        self.swept += other.swept
 
 
 class RunningTable(BaseModel):

@@ -48,6 +48,7 @@ from workflows.controls import (
 from workflows.details import details_markdown
 from workflows.event_stream import EventStream
 from workflows.events import EventCursor, EventKind, TableEvents
+from workflows.location_sweep import sweep_location
 from workflows.metrics import record_step
 from workflows.progress import Progress
 from workflows.request import PurgeRequest
@@ -500,11 +501,14 @@ class PurgeTableWorkflow:
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=TRANSIENT_RETRY,
         )
-        now = workflow.now()
         settled(status, FINALIZE_ACTIVITY)
-        progress.finalized(result, now)
+        progress.finalized(result, workflow.now())
         record_step(result.counts, result.throttled_requests)
         status.report_location = result.report_location
+        if self._current_request().options.sweep_location:
+            progress.move_to(PurgeState.SWEEPING, workflow.now())
+            status.sweep = await sweep_location(self._current_request(), status, plan.locations)
+        now = workflow.now()
         final = PurgeState.SUCCEEDED_WITH_ERRORS if status.failures_total else PurgeState.SUCCEEDED
         progress.move_to(final, now)
         return _report(status)

@@ -78,6 +78,20 @@ class PurgeOptions(BaseModel):
         description="Just before the first delete, refuse (LiveTable) when the catalog holds a "
         "table using the purged metadata or locations. Applied when the catalog is configured.",
     )
+    sweep_location: bool = Field(
+        False,
+        description="After the metadata-driven deletes, list the table's location and delete what "
+        "no metadata file knew (failed writes, aborted commits): only objects older than the purge's "
+        "start minus sweep_grace_seconds, and only when no live table of the catalog overlaps the "
+        "location. Counted as `swept`, apart from the planned files.",
+    )
+    sweep_grace_seconds: int = Field(
+        86_400,
+        ge=0,
+        le=MAX_PURGE_AFTER_SECONDS,
+        description="Objects modified later than the purge's start minus this are kept by the sweep "
+        "(a re-created table's, a late writer's).",
+    )
     overlap_scope: OverlapScope = Field(
         OverlapScope.NAMESPACE,
         description="Which tables the live-table guard compares locations with: the identifier's "

@@ -8,6 +8,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.counts import FileCounts
+from workflows.sweep_steps import SweepOutcome
 
 
 class PurgeState(StrEnum):
@@ -20,6 +21,8 @@ class PurgeState(StrEnum):
     DELETING = "DELETING"
     PAUSED = "PAUSED"
     FINALIZING = "FINALIZING"
+    # options.sweep_location: listing the table's location for what no metadata file knew.
+    SWEEPING = "SWEEPING"
     SUCCEEDED = "SUCCEEDED"
     SUCCEEDED_WITH_ERRORS = "SUCCEEDED_WITH_ERRORS"
     FAILED = "FAILED"
@@ -169,6 +172,10 @@ class PurgeStatus(BaseModel):
     )
     events_undelivered: int = Field(
         0, description="Events a sink or the notified workflow never received (sinks gave up)."
+    )
+    sweep: SweepOutcome | None = Field(
+        None,
+        description="options.sweep_location: the objects swept (apart from the planned files), or why none.",
     )
 
 

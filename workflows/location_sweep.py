@@ -1,0 +1,105 @@
+"""The location sweep, as workflow steps: decide whether it may run, guard it at catalog scope,
+then list and delete (an activity that checkpoints its listing). Deterministic: no I/O here."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from workflows.constants import SWEEP_ACTIVITY
+from workflows.request import OverlapScope, PurgeRequest, metadata_scheme
+from workflows.status import PurgeStatus
+from workflows.sweep_steps import SweepInput, SweepOutcome, SweepResult
+from workflows.table_lifecycle import live_table_outcome
+
+SWEEP_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+SWEEP_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), backoff_coefficient=2.0, maximum_interval=timedelta(seconds=60)
+)
+SWEEP_HEARTBEAT = timedelta(seconds=15)
+
+
+def _inside(location: str, base: str) -> bool:
+    return location.rstrip("/") == base.rstrip("/") or location.startswith(base.rstrip("/") + "/")
+
+
+def _refusal(status: PurgeStatus, location: str) -> str | None:
+    """Why the sweep must not run, before anything is asked of the catalog."""
+    if status.gc_enabled is False:
+        return "not applied: gc.enabled=false, the table's files are not icepurge's to delete"
+    if status.failures_total:
+        return f"not applied: {status.failures_total} planned files failed; re-run the purge, then sweep"
+    if metadata_scheme(location) not in SWEEP_SCHEMES:
+        return (
+            f"not applied: sweeping {metadata_scheme(location) or 'local'}:// locations is not supported yet"
+        )
+    return None
+
+
+async def _guard_refusal(request: PurgeRequest, purge_id: str, location: str) -> str | None:
+    guarded = request.model_copy(
+        update={
+            "options": request.options.model_copy(
+                update={"live_table_guard": True, "overlap_scope": OverlapScope.CATALOG}
+            )
+        }
+    )
+    guard = await live_table_outcome(guarded, purge_id, [location])
+    if not guard.applied:
+        return f"refused: no catalog to check for live tables ({guard.detail})"
+    if not guard.passed:
+        return f"refused, nothing swept: {guard.detail}"
+    return None
+
+
+async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: list[str]) -> SweepOutcome:
+    """Lists the table's location (the write paths inside it included) and deletes what is older
+    than the purge's start minus the grace period, once the live-table guard at catalog scope
+    found no live table overlapping it."""
+    location = locations[0]
+    refusal = _refusal(status, location)
+    if refusal is not None:
+        return SweepOutcome(applied=False, detail=refusal)
+    if request.options.dry_run:
+        # The table is still in its catalog: the guard would only find the table itself.
+        note = "; the live-table guard (catalog scope) runs before a real sweep"
+    else:
+        refused = await _guard_refusal(request, status.purge_id, location)
+        if refused is not None:
+            return SweepOutcome(applied=False, detail=refused)
+        note = "; no live table of the catalog overlaps the location"
+    started = status.started_at or workflow.now()
+    cutoff = started - timedelta(seconds=request.options.sweep_grace_seconds)
+    result: SweepResult = await workflow.execute_activity(
+        SWEEP_ACTIVITY,
+        SweepInput(
+            purge_id=status.purge_id,
+            request=request,
+            prefixes=[location],
+            cutoff=cutoff,
+            dry_run_report=status.report_location if request.options.dry_run else None,
+        ),
+        result_type=SweepResult,
+        start_to_close_timeout=timedelta(hours=6),
+        heartbeat_timeout=SWEEP_HEARTBEAT,
+        retry_policy=SWEEP_RETRY,
+    )
+    outside = [other for other in locations[1:] if not _inside(other, location)]
+    verb = "would sweep" if request.options.dry_run else "swept"
+    detail = f"{verb} {result.swept} objects older than {cutoff:%Y-%m-%d %H:%M:%S} UTC"
+    detail += f"; kept {result.kept_recent} newer"
+    detail += note
+    if outside:
+        detail += f"; not swept, outside the table location: {', '.join(outside)}"
+    return SweepOutcome(
+        applied=True,
+        detail=detail,
+        swept=result.swept,
+        kept_recent=result.kept_recent,
+        failed=result.failed,
+        by_prefix=result.by_prefix,
+        listing_location=result.listing_location,
+        cutoff=cutoff,
+    )

@@ -1,0 +1,60 @@
+"""The location sweep's step: what it lists and deletes, how it resumes, what it reports."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.request import PurgeRequest
+
+
+class SweepInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    request: PurgeRequest
+    prefixes: list[str] = Field(description="Locations to list, each a folder.")
+    cutoff: datetime = Field(description="Only objects last modified before this are swept.")
+    dry_run_report: str | None = Field(
+        None, description="A dry run's report: its would-delete files are the plan's, not the sweep's."
+    )
+
+
+class SweepCheckpoint(BaseModel):
+    """Heartbeat details: where the listing stands and what it did so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prefix_index: int = 0
+    continuation_token: str | None = None
+    swept: int = 0
+    kept_recent: int = 0
+    failed: int = 0
+    by_prefix: dict[str, int] = Field(default_factory=dict)
+    pages: int = 0
+
+
+class SweepResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    swept: int
+    kept_recent: int
+    failed: int
+    by_prefix: dict[str, int]
+    listing_location: str = Field(description="The swept (or, in a dry run, would-sweep) objects, listed.")
+
+
+class SweepOutcome(BaseModel):
+    """In the status and report: what the sweep did, or why it did nothing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    applied: bool
+    detail: str
+    swept: int = 0
+    kept_recent: int = 0
+    failed: int = 0
+    by_prefix: dict[str, int] = Field(default_factory=dict)
+    listing_location: str | None = None
+    cutoff: datetime | None = None
