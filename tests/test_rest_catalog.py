@@ -4,16 +4,21 @@ ends SUCCEEDED with every file reported already missing, and nothing else touche
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError
+from api.listing import PurgeFilter
+from api.namespace_client import namespace_request
 from devstack.stack import EmbeddedStack
 from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
 from tests.purge_helpers import assert_counts_add_up, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
+from workflows.namespace_status import NamespacePurgeState
 from workflows.status import GuardName, PurgeState
 
 
@@ -68,3 +73,28 @@ async def test_undrop_is_refused_when_the_catalog_took_the_files_with_the_drop(
     report = await purges.wait(purge_id)
     assert report.status.state is PurgeState.SUCCEEDED
     assert report.status.counts.total().already_missing == report.status.planned.files
+
+
+async def test_a_recursive_namespace_purge_keeps_dotted_and_unicode_levels_on_a_rest_catalog(
+    rest: RestCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    tables = {
+        ("rtree",): "t0",
+        ("rtree", "v1.2"): "t1",
+        ("rtree", "日本"): "t2",
+    }
+    locations = [
+        simple_table(rest, namespace, name, appends=1).location() for namespace, name in tables.items()
+    ]
+    purge_id = await purges.namespaces.start(
+        namespace_request(REST_CATALOG, ["rtree"], requested_by="pytest", recursive=True)
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED
+    assert (status.tables_total, status.tables_done, status.namespaces_dropped) == (3, 3, 3)
+    page = await purges.list(PurgeFilter(parent=purge_id))
+    assert {(tuple(unquote(item.namespace or "").split("\x1f")), item.table) for item in page.items} == {
+        (namespace, name) for namespace, name in tables.items()
+    }
+    assert ("rtree",) not in rest.list_namespaces()
+    assert all(s3.list(location) == set() for location in locations)
