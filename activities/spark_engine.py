@@ -164,7 +164,14 @@ class SparkEngine:
             for task, (start, end) in enumerate(groups)
         ]
         tag = f"{plan.purge_id}-chunk-{chunk_index}"
-        rows = self._collect(specs, tag, heartbeat, is_cancelled, report)
+        rows = self.run_job(
+            _task_function(specs),
+            len(specs),
+            tag,
+            heartbeat=heartbeat,
+            is_cancelled=is_cancelled,
+            progress=lambda: report(self._tasks_progress(specs)),
+        )
         merged = merge([ChunkOutcome.model_validate_json(row["outcome"]) for row in rows])
         merged.checkpoint.next_file = files
         self._state.write(outcome_uri, merged)
@@ -185,14 +192,23 @@ class SparkEngine:
                 counts.add(ChunkOutcome.model_validate_json(saved).checkpoint.counts)
         return counts
 
-    def _collect(
+    def slots(self) -> int | None:
+        """Tasks the cluster runs at once, when the session can tell."""
+        return self._jobs.slots()
+
+    def run_job(
         self,
-        specs: list[TaskSpec],
+        function: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+        count: int,
         tag: str,
+        *,
         heartbeat: Callable[..., None],
         is_cancelled: Callable[[], bool],
-        report: ProgressReport,
+        progress: Callable[[], None] | None = None,
+        schema: str = ROW_SCHEMA,
     ) -> list[Any]:
+        """`count` tasks of `function` (each gets its index), one job tagged `tag`: heartbeats
+        while it runs, reports progress, and is cancelled with the activity. Rows are the truth."""
         jobs = self._jobs
         finished = threading.Event()
 
@@ -205,8 +221,8 @@ class SparkEngine:
                 if is_cancelled():
                     jobs.cancel(tag)
                     return
-                if time.monotonic() >= next_report:
-                    report(self._tasks_progress(specs))
+                if progress is not None and time.monotonic() >= next_report:
+                    progress()
                     next_report = time.monotonic() + PROGRESS_SECONDS
 
         # The watcher needs the activity's context to heartbeat and to see cancellation.
@@ -214,8 +230,7 @@ class SparkEngine:
         jobs.tag(tag)
         watcher.start()
         try:
-            count = len(specs)
-            frame = self.spark.range(0, count, 1, count).mapInArrow(_task_function(specs), ROW_SCHEMA)
+            frame = self.spark.range(0, count, 1, count).mapInArrow(function, schema)
             return frame.collect()
         except BaseException:
             # Temporal may cancel the activity by raising inside this very call; the job

@@ -4,6 +4,8 @@ its threshold, cancellation reaching the running Spark job, no secret in Spark's
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,6 +18,7 @@ from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
+from tests.conftest import LAKE_CATALOG
 from tests.distinct_check import purge_rewrite_heavy_table
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import least_span_seconds, purge, request_for, status_when
@@ -219,3 +222,32 @@ async def test_spark_engine_counts_and_sends_each_distinct_file_once(
 ) -> None:
     status = await purge_rewrite_heavy_table(spark_purges, catalog, s3, stack, "spark", engine="spark")
     assert status.engine == "spark"
+
+
+async def test_a_spark_sweep_lists_the_location_in_parallel_parts(
+    lake: SqlCatalog, spark_purges: PurgeClient, s3: S3Store
+) -> None:
+    table = simple_table(lake, ("spark_sweep",), "t", appends=2)
+    names = ["stray.txt", "data/aborted-1.parquet", "data/c=x/aborted-2.parquet", "metadata/torn.json"]
+    orphans = {f"{table.location()}/{name}" for name in names}
+    for uri in orphans:
+        s3.put(uri)
+    # Listing times have one-second resolution: the orphans must predate the purge's start.
+    time.sleep(1.2)
+    purge_id = await spark_purges.purge_by_name(
+        LAKE_CATALOG,
+        ["spark_sweep"],
+        "t",
+        requested_by="pytest",
+        options={"engine": "spark", "sweep_location": True, "sweep_grace_seconds": 0},
+    )
+    status = (await spark_purges.wait(purge_id)).status
+    sweep = status.sweep
+    assert status.engine == "spark" and sweep is not None and sweep.applied, sweep
+    # The location's own level, data/ and metadata/: three Spark tasks.
+    assert (sweep.swept, sweep.failed, sweep.listings) == (len(orphans), 0, 3)
+    assert "3 parallel Spark tasks" in sweep.detail
+    assert s3.list(table.location()) == set()
+    assert sweep.listing_location is not None
+    listed = {uri for page in s3.list(sweep.listing_location) for uri in json.loads(s3.read(page))["objects"]}
+    assert listed == orphans

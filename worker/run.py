@@ -89,7 +89,7 @@ def build_worker(
     namespaces = NamespaceActivities(
         catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
     )
-    sweeps = SweepActivities(settings.activity_settings(), signals)
+    sweeps = SweepActivities(settings.activity_settings(), spark, signals)
     delivery = EventDelivery(build_sinks(settings))
     return Worker(
         client,

@@ -9,7 +9,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from workflows.constants import SWEEP_ACTIVITY
-from workflows.request import OverlapScope, PurgeRequest, metadata_scheme
+from workflows.request import Engine, OverlapScope, PurgeRequest, metadata_scheme
 from workflows.status import PurgeStatus
 from workflows.sweep_steps import SweepInput, SweepOutcome, SweepResult
 from workflows.table_lifecycle import live_table_outcome
@@ -79,6 +79,7 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
             request=request,
             prefixes=[location],
             cutoff=cutoff,
+            engine=Engine(status.engine),
             dry_run_report=status.report_location if request.options.dry_run else None,
         ),
         result_type=SweepResult,
@@ -90,6 +91,8 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
     verb = "would sweep" if request.options.dry_run else "swept"
     detail = f"{verb} {result.swept} objects older than {cutoff:%Y-%m-%d %H:%M:%S} UTC"
     detail += f"; kept {result.kept_recent} newer"
+    if result.listings > 1:
+        detail += f", listed in {result.listings} parallel Spark tasks"
     detail += note
     if outside:
         detail += f"; not swept, outside the table location: {', '.join(outside)}"
@@ -101,5 +104,6 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
         failed=result.failed,
         by_prefix=result.by_prefix,
         listing_location=result.listing_location,
+        listings=result.listings,
         cutoff=cutoff,
     )

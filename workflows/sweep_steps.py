@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.request import PurgeRequest
+from workflows.request import Engine, PurgeRequest
 
 
 class SweepInput(BaseModel):
@@ -16,6 +16,7 @@ class SweepInput(BaseModel):
     request: PurgeRequest
     prefixes: list[str] = Field(description="Locations to list, each a folder.")
     cutoff: datetime = Field(description="Only objects last modified before this are swept.")
+    engine: Engine = Field(Engine.LOCAL, description="Spark: the location is split into parallel listings.")
     dry_run_report: str | None = Field(
         None, description="A dry run's report: its would-delete files are the plan's, not the sweep's."
     )
@@ -43,6 +44,7 @@ class SweepResult(BaseModel):
     failed: int
     by_prefix: dict[str, int]
     listing_location: str = Field(description="The swept (or, in a dry run, would-sweep) objects, listed.")
+    listings: int = Field(1, description="Parts of the location listed in parallel (Spark tasks).")
 
 
 class SweepOutcome(BaseModel):
@@ -57,4 +59,5 @@ class SweepOutcome(BaseModel):
     failed: int = 0
     by_prefix: dict[str, int] = Field(default_factory=dict)
     listing_location: str | None = None
+    listings: int = 0
     cutoff: datetime | None = None
