@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from api.auth import Role, TokenEntry, new_token
-from api.cli_common import cli_client, console, namespace_levels
+from api.cli_common import cli_client, console, namespace_levels, run_or_exit
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError
 from api.listing import PurgeFilter, PurgePage
@@ -99,11 +99,7 @@ def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, 
     async def go() -> str:
         return await (await cli_client()).start(raw)
 
-    try:
-        print(asyncio.run(go()))
-    except InvalidPurgeRequestError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    print(run_or_exit(go(), InvalidPurgeRequestError))
 
 
 @purge.command("table")
@@ -133,11 +129,7 @@ def purge_table(
             catalog, levels, table, requested_by=who, options=options, request_id=request_id
         )
 
-    try:
-        print(asyncio.run(go()))
-    except InvalidPurgeRequestError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    print(run_or_exit(go(), InvalidPurgeRequestError))
 
 
 purge.command("namespace")(purge_namespace)
@@ -165,11 +157,7 @@ def status(purge_id: str) -> None:
     async def go() -> PurgeStatus:
         return await (await cli_client()).status(purge_id)
 
-    try:
-        print(asyncio.run(go()).model_dump_json(indent=2))
-    except PurgeNotFoundError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    print(run_or_exit(go(), PurgeNotFoundError).model_dump_json(indent=2))
 
 
 @purge.command("watch")
@@ -207,11 +195,7 @@ def watch(
                     return current
                 await asyncio.sleep(interval)
 
-    try:
-        final = asyncio.run(go())
-    except PurgeNotFoundError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    final = run_or_exit(go(), PurgeNotFoundError)
     console.print(_final_line(final))
     raise typer.Exit(EXIT_CODES.get(final.state, 1))
 
@@ -233,11 +217,7 @@ def cancel(purge_id: str) -> None:
     async def go() -> None:
         await (await cli_client()).cancel(purge_id)
 
-    try:
-        asyncio.run(go())
-    except PurgeNotFoundError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    run_or_exit(go(), PurgeNotFoundError)
     console.print(f"cancel requested for {purge_id}")
 
 
@@ -263,11 +243,7 @@ def _control(
         client = await cli_client()
         return await call(client.namespaces if purge_id.startswith(NAMESPACE_ID_PREFIX) else client)
 
-    try:
-        current = asyncio.run(go())
-    except (PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError) as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    current = run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
     if isinstance(current, NamespacePurgeStatus):
         done = f"{current.tables_finished} of {current.tables_total} tables finished"
         console.print(
@@ -291,11 +267,7 @@ def rerun(
     async def go() -> str:
         return await (await cli_client()).rerun(purge_id, properties)
 
-    try:
-        asyncio.run(go())
-    except (PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError) as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
     console.print(f"{purge_id} running again")
 
 
@@ -350,11 +322,7 @@ def setup() -> None:
     async def go() -> list[str]:
         return await ensure_search_attributes(await connect(settings), settings.temporal_namespace)
 
-    try:
-        added = asyncio.run(go())
-    except SearchAttributeConflictError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    added = run_or_exit(go(), SearchAttributeConflictError)
     namespace = settings.temporal_namespace
     console.print(f"added to {namespace}: {', '.join(added)}" if added else f"{namespace} was ready")
 

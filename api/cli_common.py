@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -12,6 +15,16 @@ from worker.connect import connect
 from worker.settings import TemporalSettings
 
 console = Console(stderr=True)
+T = TypeVar("T")
+
+
+def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
+    """Runs a command's work; an expected error is one red line and exit code 2, no traceback."""
+    try:
+        return asyncio.run(work)
+    except expected as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
 
 
 async def cli_client() -> PurgeClient:

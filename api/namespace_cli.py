@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from api.cli_common import cli_client, console, namespace_levels
+from api.cli_common import cli_client, console, namespace_levels, run_or_exit
 from api.errors import PurgeNotFoundError
 from api.listing import PurgeFilter, PurgePage
 from api.namespace_client import namespace_request
@@ -80,11 +80,7 @@ def namespace_status(purge_id: str) -> NamespacePurgeStatus:
     async def go() -> NamespacePurgeStatus:
         return await (await cli_client()).namespaces.status(purge_id)
 
-    try:
-        return asyncio.run(go())
-    except PurgeNotFoundError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    return run_or_exit(go(), PurgeNotFoundError)
 
 
 def watch_namespace(purge_id: str, interval: float) -> None:
@@ -115,11 +111,7 @@ def watch_namespace(purge_id: str, interval: float) -> None:
                     return current
                 await asyncio.sleep(interval)
 
-    try:
-        final = asyncio.run(go())
-    except PurgeNotFoundError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    final = run_or_exit(go(), PurgeNotFoundError)
     console.print(final_namespace_line(final))
     raise typer.Exit(NAMESPACE_EXIT_CODES.get(final.state, 1))
 

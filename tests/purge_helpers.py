@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from pyiceberg.table import Table
 from temporalio.api.sdk.v1 import WorkflowMetadata
@@ -12,11 +13,14 @@ from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.http_client import HttpPurgeClient
+from api.listing import PurgeFilter
 from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
 from workflows.counts import CONTENT_CATEGORIES, Category
 from workflows.request import PurgeRequest
 from workflows.status import PurgeReport, PurgeStatus
+
+T = TypeVar("T")
 
 
 def request_for(table: Table, properties: dict[str, str], **options: Any) -> PurgeRequest:
@@ -73,3 +77,25 @@ def assert_counts_add_up(status: PurgeStatus) -> None:
     assert counts.of(Category.METADATA_FILES).done == planned.metadata_files, (counts, planned)
     assert counts.of(Category.STATISTICS_FILES).done == planned.statistics_files, (counts, planned)
     assert status.files_done == planned.files
+
+
+async def eventually(read: Callable[[], Awaitable[T]], check: Callable[[T], bool], seconds: float = 60) -> T:
+    """Polls `read` until `check` holds on what it returned."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = await read()
+        if check(value):
+            return value
+        assert time.monotonic() < deadline, f"never got there: {value}"
+        await asyncio.sleep(0.25)
+
+
+async def children_of(purges: PurgeClient, parent: str) -> list[str]:
+    """The table purges a namespace purge started (visibility, every page)."""
+    found: list[str] = []
+    token = None
+    while True:
+        page = await purges.list(PurgeFilter(parent=parent), page_size=50, page_token=token)
+        found += [item.purge_id for item in page.items]
+        if (token := page.next_page_token) is None:
+            return found

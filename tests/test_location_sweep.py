@@ -17,9 +17,10 @@ from api.client import PurgeClient, by_name_request
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
+from tests.purge_helpers import status_when
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.status import PurgeState, PurgeStatus
+from workflows.status import PurgeState
 
 SWEEP = {"sweep_location": True, "sweep_grace_seconds": 0}
 
@@ -36,15 +37,6 @@ def _swept_listing(s3: S3Store, listing: str) -> set[str]:
     return {uri for page in pages for uri in json.loads(s3.read(page))["objects"]}
 
 
-async def _when(purges: PurgeClient, purge_id: str, state: PurgeState) -> PurgeStatus:
-    for _ in range(240):
-        status = await purges.status(purge_id)
-        if status.state is state:
-            return status
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"{purge_id} never reached {state}")
-
-
 async def test_the_sweep_takes_old_unreferenced_files_and_keeps_a_newer_one(
     lake: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
@@ -58,7 +50,7 @@ async def test_the_sweep_takes_old_unreferenced_files_and_keeps_a_newer_one(
     purge_id = await purges.purge_by_name(
         LAKE_CATALOG, ["swept"], "t", requested_by="pytest", options={**SWEEP, "purge_after_seconds": 3600}
     )
-    await _when(purges, purge_id, PurgeState.SCHEDULED)
+    await status_when(purges, purge_id, lambda status: status.state is PurgeState.SCHEDULED)
     late = _plant(s3, location, ["data/late-writer.parquet"])
     await purges.expedite(purge_id)
     status = (await purges.wait(purge_id)).status
@@ -157,7 +149,7 @@ async def test_a_worker_killed_mid_sweep_resumes_from_its_listing(
         try:
             request = by_name_request(LAKE_CATALOG, ["swept"], "killed", requested_by="pytest", options=SWEEP)
             purge_id = await purges.start(request.model_copy(update={"file_io_properties": properties}))
-            await _when(purges, purge_id, PurgeState.SWEEPING)
+            await status_when(purges, purge_id, lambda status: status.state is PurgeState.SWEEPING)
             await faults.deletes_reached(faults.delete_requests + 1)
             worker.kill()
             faults.delete_delay = 0

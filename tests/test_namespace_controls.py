@@ -4,38 +4,24 @@ paused, no table purge starts."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TypeVar
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError
-from api.listing import PurgeFilter
 from api.namespace_client import namespace_request
 from tests.conftest import LAKE_CATALOG
 from tests.namespace_trees import flat_namespace
+from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
 from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from workflows.status import PurgeState, PurgeStatus
 
-T = TypeVar("T")
-
-
-async def _eventually(read: Callable[[], Awaitable[T]], check: Callable[[T], bool]) -> T:
-    for _ in range(240):
-        value = await read()
-        if check(value):
-            return value
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"never reached: {value}")
-
 
 async def _children(purges: PurgeClient, parent: str) -> list[PurgeStatus]:
-    page = await purges.list(PurgeFilter(parent=parent), page_size=100)
-    return [await purges.status(item.purge_id) for item in page.items]
+    return [await purges.status(child) for child in await children_of(purges, parent)]
 
 
 async def test_pause_resume_and_budget_reach_the_running_table_purges(
@@ -57,7 +43,7 @@ async def test_pause_resume_and_budget_reach_the_running_table_purges(
     def two_scheduled(status: NamespacePurgeStatus) -> bool:
         return [table.state for table in status.running] == ["SCHEDULED"] * 2
 
-    await _eventually(lambda: namespaces.status(purge_id), two_scheduled)
+    await eventually(lambda: namespaces.status(purge_id), two_scheduled)
     paused = await namespaces.pause(purge_id)
     assert paused.paused
     with pytest.raises(PurgeControlRejectedError, match="already paused"):
@@ -67,14 +53,14 @@ async def test_pause_resume_and_budget_reach_the_running_table_purges(
     first = await _children(purges, purge_id)
     assert len(first) == 2
     for child in first:
-        await _eventually(
+        await eventually(
             partial(purges.status, child.purge_id),
             lambda status: status.paused and status.bucket_requests_per_second == 20,
         )
         await purges.expedite(child.purge_id)
     # Expedited, the table purges reach their deletes and hold there, paused.
     for child in first:
-        await _eventually(
+        await eventually(
             partial(purges.status, child.purge_id),
             lambda status: status.state is PurgeState.PAUSED,
         )
@@ -87,7 +73,7 @@ async def test_pause_resume_and_budget_reach_the_running_table_purges(
     def one_more_scheduled(status: NamespacePurgeStatus) -> bool:
         return status.tables_done == 2 and [table.state for table in status.running] == ["SCHEDULED"]
 
-    await _eventually(lambda: namespaces.status(purge_id), one_more_scheduled)
+    await eventually(lambda: namespaces.status(purge_id), one_more_scheduled)
     last = (await namespaces.status(purge_id)).running[0].purge_id
     assert (await purges.status(last)).bucket_requests_per_second == 20
     await purges.expedite(last)

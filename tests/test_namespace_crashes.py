@@ -12,12 +12,12 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from api.client import PurgeClient
-from api.listing import PurgeFilter
 from api.namespace_client import namespace_request
 from devstack.process import ServiceProcess
 from devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
 from tests.namespace_trees import flat_namespace
+from tests.purge_helpers import children_of
 from tests.store import S3Store
 from workflows.namespace_status import NamespacePurgeState
 from workflows.status import PurgeState
@@ -33,16 +33,6 @@ def _worker(stack: EmbeddedStack, generation: int) -> ServiceProcess:
     )
     worker.start()
     return worker
-
-
-async def _all_children(purges: PurgeClient, parent: str) -> list[str]:
-    found: list[str] = []
-    token = None
-    while True:
-        page = await purges.list(PurgeFilter(parent=parent), page_size=100, page_token=token)
-        found += [item.purge_id for item in page.items]
-        if (token := page.next_page_token) is None:
-            return found
 
 
 async def test_a_namespace_purge_survives_ten_worker_kills(
@@ -77,7 +67,7 @@ async def test_a_namespace_purge_survives_ten_worker_kills(
         assert not lake.table_exists(identifier)
         assert not any(s3.exists(uri) for uri in files)
     assert not lake.namespace_exists(tree.root)
-    children = await _all_children(purges, purge_id)
+    children = await children_of(purges, purge_id)
     assert len(children) == len(set(children)) == TABLES
     statuses = [await purges.status(child) for child in children]
     assert all(child.state is PurgeState.SUCCEEDED for child in statuses)

@@ -5,8 +5,7 @@ found in the store beforehand."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from functools import partial
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -14,29 +13,18 @@ from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
-from api.listing import PurgeFilter
 from api.namespace_client import namespace_request
 from devstack.stack import EmbeddedStack
 from tests.conftest import ATTIC_CATALOG, LAKE_CATALOG, LISTENER_QUEUE
 from tests.listener_workflow import EventListener
 from tests.namespace_trees import Tree, flat_namespace, nested_tree
+from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
 from workflows.constants import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
 from workflows.events import EventKind, PurgeKind
 from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from workflows.status import PurgeState
 from workflows.validation import InvalidPurgeRequestError
-
-
-async def _children(purges: PurgeClient, parent: str) -> list[str]:
-    found: list[str] = []
-    token = None
-    while True:
-        page = await purges.list(PurgeFilter(parent=parent), page_size=50, page_token=token)
-        found += [item.purge_id for item in page.items]
-        token = page.next_page_token
-        if token is None:
-            return found
 
 
 async def _assert_outcome(
@@ -54,7 +42,7 @@ async def _assert_outcome(
     for namespace in tree.staying:
         assert lake.namespace_exists(namespace), namespace
     # One table purge per table found, each a child listed under the namespace purge.
-    children = await _children(purges, status.purge_id)
+    children = await children_of(purges, status.purge_id)
     assert len(children) == len(set(children)) == len(tree.purged) + 1
     reports = [await purges.status(child) for child in children]
     succeeded = [report for report in reports if report.state is PurgeState.SUCCEEDED]
@@ -170,7 +158,7 @@ async def test_two_hundred_tables_cross_several_runs_with_exact_counts(
     assert status.files.planned == status.files.deleted == tree.files
     assert all(not s3.exists(uri) for files in tree.purged.values() for uri in files)
     assert not lake.namespace_exists(("wide",))
-    children = await _children(purges, purge_id)
+    children = await children_of(purges, purge_id)
     assert len(children) == len(set(children)) == 200
     # The namespace purge's own events, in order across its runs: started, progress, completed.
     events = await listening.result()
@@ -182,17 +170,6 @@ async def test_two_hundred_tables_cross_several_runs_with_exact_counts(
     final = events[-1].tables
     assert final is not None and (final.total, final.done, final.namespaces_dropped) == (200, 200, 1)
     assert events[-1].files_deleted == tree.files
-
-
-async def _until(
-    purges: PurgeClient, purge_id: str, check: Callable[[NamespacePurgeStatus], bool]
-) -> NamespacePurgeStatus:
-    for _ in range(240):
-        status = await purges.namespaces.status(purge_id)
-        if check(status):
-            return status
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"namespace purge {purge_id} never got there: {status}")
 
 
 async def test_cancel_stops_the_running_table_purges_and_starts_no_more(
@@ -209,8 +186,9 @@ async def test_cancel_stops_the_running_table_purges_and_starts_no_more(
             options={"purge_after_seconds": 3600},
         )
     )
-    running = await _until(
-        purges, purge_id, lambda status: [table.state for table in status.running] == ["SCHEDULED"] * 2
+    running = await eventually(
+        partial(purges.namespaces.status, purge_id),
+        lambda status: [table.state for table in status.running] == ["SCHEDULED"] * 2,
     )
     await purges.cancel(purge_id)
     with pytest.raises(PurgeFailedError) as cancelled:
@@ -219,7 +197,7 @@ async def test_cancel_stops_the_running_table_purges_and_starts_no_more(
     status = await purges.namespaces.status(purge_id)
     assert status.state is NamespacePurgeState.CANCELLED
     assert (status.tables_cancelled, status.tables_running, status.tables_done) == (2, 0, 0)
-    children = await _children(purges, purge_id)
+    children = await children_of(purges, purge_id)
     assert sorted(children) == sorted(table.purge_id for table in running.running)
     for child in children:
         assert (await purges.status(child)).state is PurgeState.CANCELLED

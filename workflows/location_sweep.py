@@ -6,19 +6,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 from workflows.constants import SWEEP_ACTIVITY
 from workflows.request import Engine, OverlapScope, PurgeRequest, metadata_scheme
 from workflows.status import PurgeStatus
+from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
 from workflows.sweep_steps import SweepInput, SweepOutcome, SweepResult
 from workflows.table_lifecycle import live_table_outcome
 
 SWEEP_SCHEMES = frozenset({"s3", "s3a", "s3n"})
-SWEEP_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), backoff_coefficient=2.0, maximum_interval=timedelta(seconds=60)
-)
-SWEEP_HEARTBEAT = timedelta(seconds=15)
 
 
 def _inside(location: str, base: str) -> bool:
@@ -84,8 +80,8 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
         ),
         result_type=SweepResult,
         start_to_close_timeout=timedelta(hours=6),
-        heartbeat_timeout=SWEEP_HEARTBEAT,
-        retry_policy=SWEEP_RETRY,
+        heartbeat_timeout=HEARTBEAT_TIMEOUT,
+        retry_policy=TRANSIENT_RETRY,
     )
     outside = [other for other in locations[1:] if not _inside(other, location)]
     verb = "would sweep" if request.options.dry_run else "swept"

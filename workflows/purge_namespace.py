@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.common import RetryPolicy, WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -76,14 +76,9 @@ from workflows.request import PurgeRequest
 from workflows.search_attributes import namespace_updates, start_attributes
 from workflows.status import PurgeReport
 from workflows.step_outcomes import cancel_all, control_guard, failure_reason, failure_type
+from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
 from workflows.validation import InvalidPurgeRequestError
 
-CATALOG_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=60),
-)
-HEARTBEAT_TIMEOUT = timedelta(seconds=15)
 # What a table purge's failure type means to the namespace purge: left alone, not failed.
 _SKIP_REASONS = {ERROR_PROTECTED: "protected", ERROR_TABLE_NOT_FOUND: "gone"}
 
@@ -288,7 +283,7 @@ class PurgeNamespaceWorkflow:
             result_type=EnumerationSummary,
             start_to_close_timeout=timedelta(hours=2),
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=CATALOG_RETRY,
+            retry_policy=TRANSIENT_RETRY,
         )
         status.tree_location = tree.tree_location
         status.tables_total = tree.tables_total
@@ -348,7 +343,7 @@ class PurgeNamespaceWorkflow:
                 TablePageInput(tree_location=tree.tree_location, offset=index, limit=TABLE_PAGE_SIZE),
                 result_type=TablePage,
                 start_to_close_timeout=timedelta(minutes=5),
-                retry_policy=CATALOG_RETRY,
+                retry_policy=TRANSIENT_RETRY,
             )
             self._page, self._page_offset = page.tables, index
         return self._page[index - self._page_offset]
@@ -431,7 +426,7 @@ class PurgeNamespaceWorkflow:
             result_type=DropNamespacesResult,
             start_to_close_timeout=timedelta(hours=1),
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=CATALOG_RETRY,
+            retry_policy=TRANSIENT_RETRY,
         )
         status.namespaces_dropped = result.dropped
         status.entries_skipped += result.kept_total

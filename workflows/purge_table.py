@@ -12,7 +12,6 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from workflows.catalog_steps import TableRef, guard_not_applied
@@ -64,6 +63,7 @@ from workflows.step_outcomes import (
     settled,
     was_cancelled,
 )
+from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
 from workflows.steps import (
     ChunkInput,
     ChunkProgress,
@@ -84,16 +84,6 @@ from workflows.table_lifecycle import (
     resolved,
 )
 from workflows.validation import InvalidPurgeRequestError, parse_request
-
-TRANSIENT_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=60),
-)
-# Long enough for one group of bulk deletes (or one metadata read) between heartbeats; short
-# enough that a killed worker's step is picked up again quickly. Planning and finalize heartbeat
-# and checkpoint like chunks, so a retry resumes rather than starting over.
-HEARTBEAT_TIMEOUT = timedelta(seconds=15)
 
 
 class CarriedState(BaseModel):
