@@ -3,7 +3,6 @@ state location, hand it out a page at a time, and drop the namespaces its purges
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
@@ -197,7 +196,7 @@ class NamespaceActivities(CatalogCalls):
                 f"the namespace purge's table list {location} is gone from the state location",
                 non_retryable=True,
             )
-        tree = NamespaceTree.model_validate(json.loads(raw))
+        tree = NamespaceTree.model_validate_json(raw)
         with self._lock:
             self._cached = (location, tree)
         return tree
