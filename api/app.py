@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 from temporalio.service import RPCError
 
@@ -16,8 +17,15 @@ from api.auth import TokenVerifier
 from api.body_limit import BodyLimit
 from api.catalog_routes import router as catalog_router
 from api.codec_routes import router as codec_router
-from api.errors import PurgeControlRejectedError, PurgeNotFoundError, PurgeServiceUnavailableError
+from api.errors import (
+    PurgeControlRejectedError,
+    PurgeNotFoundError,
+    PurgeReportUnavailableError,
+    PurgeServiceUnavailableError,
+)
 from api.namespace_routes import router as namespace_router
+from api.report_pages import ReportReader
+from api.report_routes import router as report_router
 from api.routes import router
 from api.settings import ApiSettings
 from api.temporal_connection import TemporalConnection
@@ -70,7 +78,8 @@ async def _unexpected(_: Request, error: Exception) -> JSONResponse:
 
 
 def create_app(settings: ApiSettings) -> FastAPI:
-    app = FastAPI(
+    # Swagger UI and ReDoc from the installed package's assets, not a CDN: /docs works offline.
+    app = FastAPIOffline(
         title="icepurge",
         version="1",
         description="Durable purges of dropped Iceberg tables. Bearer tokens: see the README.",
@@ -81,6 +90,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.state.temporal = TemporalConnection(settings)
     app.state.codec = settings.payload_codec()
     app.state.catalogs = CatalogRegistry.from_pyiceberg_config()
+    app.state.reports = ReportReader(settings.state_location, settings.state_io_properties)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     if settings.api_cors_origins:
         app.add_middleware(
@@ -92,6 +102,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
         )
     app.add_exception_handler(PurgeServiceUnavailableError, _unavailable)
     app.add_exception_handler(PurgeNotFoundError, _not_found)
+    app.add_exception_handler(PurgeReportUnavailableError, _not_found)
     app.add_exception_handler(PurgeControlRejectedError, _rejected)
     app.add_exception_handler(InvalidPurgeRequestError, _invalid)
     app.add_exception_handler(RequestValidationError, _invalid_input)
@@ -100,6 +111,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.include_router(router)
     app.include_router(catalog_router)
     app.include_router(namespace_router)
+    app.include_router(report_router)
     app.include_router(codec_router)
 
     @app.get("/healthz")

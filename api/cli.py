@@ -18,12 +18,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from api.auth import Role, TokenEntry, new_token
-from api.cli_common import cli_client, console, namespace_levels, run_or_exit
+from api.cli_common import cli_client, console, namespace_levels, refuse_plaintext_credentials, run_or_exit
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError
+from api.http_client import HttpPurgeClient
+from api.http_namespace_client import HttpNamespacePurgeClient
 from api.listing import PurgeFilter, PurgePage
 from api.namespace_cli import namespace_status, purge_namespace, purge_tables, watch_namespace
 from api.namespace_client import NamespacePurgeClient
+from api.report_cli import report
 from worker.connect import connect
 from worker.settings import TemporalSettings
 from workflows.constants import NAMESPACE_ID_PREFIX
@@ -36,6 +39,23 @@ purge = typer.Typer(help="Start, follow and control purges.", no_args_is_help=Tr
 app.add_typer(purge, name="purge")
 admin = typer.Typer(help="Prepare a Temporal cluster for icepurge.", no_args_is_help=True)
 app.add_typer(admin, name="admin")
+
+
+@app.callback()
+def connection(
+    direct: Annotated[
+        bool,
+        typer.Option(
+            "--direct",
+            help="Talk to Temporal directly (ICEPURGE_TEMPORAL_ADDRESS, ICEPURGE_CODEC_KEYS) instead of "
+            "the HTTP API (ICEPURGE_API_URL, ICEPURGE_API_TOKEN or ICEPURGE_API_TOKEN_FILE).",
+        ),
+    ] = False,
+) -> None:
+    """icepurge: durable purges of dropped Iceberg tables."""
+    if direct:
+        os.environ["ICEPURGE_CLI_DIRECT"] = "true"
+
 
 EXIT_CODES = {
     PurgeState.SUCCEEDED: 0,
@@ -97,7 +117,11 @@ def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, 
         raise typer.Exit(2) from None
 
     async def go() -> str:
-        return await (await cli_client()).start(raw)
+        client = await cli_client()
+        credentials = isinstance(raw, dict) and bool(raw.get("file_io_properties"))
+        if isinstance(client, PurgeClient) and credentials:
+            refuse_plaintext_credentials()
+        return await client.start(raw)
 
     print(run_or_exit(go(), InvalidPurgeRequestError))
 
@@ -133,6 +157,7 @@ def purge_table(
 
 
 purge.command("namespace")(purge_namespace)
+purge.command("report")(report)
 
 
 @purge.command("undrop")
@@ -202,12 +227,22 @@ def watch(
 
 def _final_line(final: PurgeStatus) -> str:
     if final.state is PurgeState.FAILED:
-        reason, kind = final.last_error or "", final.error_type
+        reason, kind = final.last_error or "no reason recorded", final.error_type
         return f"FAILED: {reason if not kind or reason.startswith(kind) else f'{kind}: {reason}'}"
     if final.state is PurgeState.UNDROPPED:
         return f"UNDROPPED: nothing deleted; {final.undropped_note}"
-    failed = f", {final.failures_total} failed" if final.failures_total else ""
-    return f"{final.state.value}: {final.files_done} files{failed}; report at {final.report_location}"
+    if final.state is PurgeState.CANCELLED:
+        return f"CANCELLED: {final.counts.total().deleted} files deleted before it stopped"
+    line = f"{final.state.value}: {final.counts.total().deleted} files deleted"
+    if final.dry_run:
+        line = f"{final.state.value} (dry run): {final.files_total} files would be deleted"
+    if final.failures_total:
+        first = final.failure_sample[0] if final.failure_sample else None
+        example = f" (first: {first.path}: {first.error})" if first else ""
+        line += f", {final.failures_total} failed{example}"
+    if final.report_location:
+        line += f"; `icepurge purge report {final.purge_id}` lists the entries"
+    return line
 
 
 @purge.command("cancel")
@@ -221,11 +256,11 @@ def cancel(purge_id: str) -> None:
     console.print(f"cancel requested for {purge_id}")
 
 
-Controllable = PurgeClient | NamespacePurgeClient
+Controllable = PurgeClient | HttpPurgeClient | NamespacePurgeClient | HttpNamespacePurgeClient
 
 
-def _table_purges(client: Controllable) -> PurgeClient:
-    if isinstance(client, PurgeClient):
+def _table_purges(client: Controllable) -> PurgeClient | HttpPurgeClient:
+    if isinstance(client, PurgeClient | HttpPurgeClient):
         return client
     raise PurgeControlRejectedError(
         "undrop and expedite act on table purges: list a namespace purge's with `icepurge purge tables ID`"
@@ -347,7 +382,7 @@ def list_purges(
     async def go() -> PurgePage:
         return await (await cli_client()).list(purge_filter, page_size=limit)
 
-    _print_page(asyncio.run(go()))
+    _print_page(run_or_exit(go(), InvalidPurgeRequestError))
 
 
 @purge.command("tables")
@@ -376,7 +411,7 @@ def _print_page(page: PurgePage) -> None:
             str(item.files_deleted or ""),
             str(item.files_failed or ""),
             f"{item.started_at:%Y-%m-%d %H:%M:%S}" if item.started_at else "",
-            _truncated(item.error or ""),
+            _truncated(item.reason or ""),
             item.purge_id,
         )
     # Piped output is not cut to 80 columns.

@@ -329,6 +329,12 @@ class PurgeClient:
             next_page_token=base64.urlsafe_b64encode(following).decode() if following else None,
         )
 
+    async def namespace_tables(
+        self, purge_id: str, page_size: int = 50, page_token: str | None = None
+    ) -> PurgePage:
+        """The table purges a namespace purge started, a page at a time."""
+        return await self.list(PurgeFilter(parent=purge_id), page_size, page_token)
+
     @property
     def namespaces(self) -> NamespacePurgeClient:
         """Namespace and whole-catalog purges, on the same connection."""

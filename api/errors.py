@@ -38,3 +38,8 @@ class PurgeFailedError(RuntimeError):
 class PurgeControlRejectedError(RuntimeError):
     """The purge can't take this control now (already paused, not paused, finished, ...); the
     message says why. Check its status and try the control that fits."""
+
+
+class PurgeReportUnavailableError(LookupError):
+    """The purge has no report object (yet): it is still running, or ended before writing one;
+    the message says which. Its status tells the rest."""

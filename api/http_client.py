@@ -7,62 +7,26 @@ import asyncio
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
-from api.errors import (
-    PurgeAccessDeniedError,
-    PurgeControlRejectedError,
-    PurgeFailedError,
-    PurgeNotFoundError,
-    PurgeServiceUnavailableError,
-)
+from api.api_transport import ApiTransport
+from api.errors import PurgeFailedError
+from api.http_namespace_client import HttpNamespacePurgeClient
 from api.listing import PurgeFilter, PurgePage
-from workflows.namespace_request import NamespacePurgeRequest
-from workflows.namespace_status import NamespacePurgeStatus
+from api.report_pages import ReportPage, ReportSection
 from workflows.request import PurgeOptions, PurgeRequest
 from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus
-from workflows.validation import InvalidPurgeRequestError, parse_request
-
-
-def _detail(response: httpx.Response) -> str:
-    try:
-        detail = response.json().get("detail")
-    except ValueError:
-        return response.text[:200]
-    return detail if isinstance(detail, str) else str(detail)
+from workflows.validation import parse_request
 
 
 class HttpPurgeClient:
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self._transport = ApiTransport(base_url, token, timeout)
+        self._call = self._transport.call
 
     async def __aenter__(self) -> HttpPurgeClient:
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        await self._http.aclose()
-
-    async def _call(self, method: str, path: str, **arguments: Any) -> Any:
-        try:
-            response = await self._http.request(method, path, **arguments)
-        except httpx.TransportError as error:
-            raise PurgeServiceUnavailableError(f"icepurge API unreachable: {type(error).__name__}") from None
-        if response.status_code < 400:
-            return response.json()
-        detail = _detail(response)
-        if response.status_code in (401, 403):
-            raise PurgeAccessDeniedError(detail, response.status_code)
-        if response.status_code == 404:
-            raise PurgeNotFoundError(detail)
-        if response.status_code == 409:
-            raise PurgeControlRejectedError(detail)
-        if response.status_code in (413, 422):
-            raise InvalidPurgeRequestError(detail)
-        if response.status_code == 503:
-            raise PurgeServiceUnavailableError(detail, float(response.headers.get("Retry-After", "5")))
-        response.raise_for_status()
-        return None
+        await self._transport.http.aclose()
 
     async def start(self, request: PurgeRequest | dict[str, Any]) -> str:
         """Raises InvalidPurgeRequestError before sending anything, like the Temporal client."""
@@ -91,19 +55,6 @@ class HttpPurgeClient:
         answer = await self._call("POST", f"/v1/catalogs/{quote(catalog, safe='')}/purges", json=body)
         return str(answer["purge_id"])
 
-    async def purge_namespace(self, request: NamespacePurgeRequest) -> str:
-        """Drops and purges every table of a namespace (see api.namespace_client); build the
-        request with api.namespace_client.namespace_request."""
-        body = request.model_dump(mode="json", exclude={"catalog"})
-        path = f"/v1/catalogs/{quote(request.catalog, safe='')}/namespace-purges"
-        answer = await self._call("POST", path, json=body)
-        return str(answer["purge_id"])
-
-    async def namespace_status(self, purge_id: str) -> NamespacePurgeStatus:
-        return NamespacePurgeStatus.model_validate(
-            await self._call("GET", f"/v1/namespace-purges/{purge_id}")
-        )
-
     async def namespace_tables(
         self, purge_id: str, page_size: int = 50, page_token: str | None = None
     ) -> PurgePage:
@@ -114,6 +65,11 @@ class HttpPurgeClient:
         return PurgePage.model_validate(
             await self._call("GET", f"/v1/purges/{purge_id}/tables", params=params)
         )
+
+    @property
+    def namespaces(self) -> HttpNamespacePurgeClient:
+        """Namespace and whole-catalog purges, on the same connection."""
+        return HttpNamespacePurgeClient(self._transport)
 
     async def catalogs(self) -> list[str]:
         """The catalogs the API knows that this token may use."""
@@ -164,6 +120,18 @@ class HttpPurgeClient:
         }
         params.update({key: value for key, value in values.items() if value is not None})
         return PurgePage.model_validate(await self._call("GET", "/v1/purges", params=params))
+
+    async def report(
+        self, purge_id: str, section: ReportSection | None = None, offset: int = 0, limit: int = 1000
+    ) -> ReportPage:
+        """One page of the purge's report object (section default: would_delete for a dry run,
+        failures otherwise); PurgeNotFoundError says why when it has none."""
+        params: dict[str, str | int] = {"offset": offset, "limit": limit}
+        if section is not None:
+            params["section"] = section.value
+        return ReportPage.model_validate(
+            await self._call("GET", f"/v1/purges/{purge_id}/report", params=params)
+        )
 
     async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> PurgeReport:
         """Polls until the purge ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""

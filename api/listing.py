@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from workflows.constants import WORKFLOW_TYPE
 from workflows.request import printable
@@ -53,6 +53,19 @@ class PurgeSummary(BaseModel):
     started_at: datetime | None
     closed_at: datetime | None
     scheduled_for: datetime | None = Field(None, description="A soft delete's time to begin deleting.")
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="Why it did not simply succeed: a FAILED purge's error, how many files failed."
+    )
+    @property
+    def reason(self) -> str | None:
+        if self.state == "FAILED":
+            return self.error or "failed (no reason recorded)"
+        if self.state == "SUCCEEDED_WITH_ERRORS":
+            return f"{self.files_failed or 0} files failed; the purge's report lists them"
+        if self.state == "CANCELLED":
+            return "cancelled"
+        return None
 
 
 class PurgePage(BaseModel):

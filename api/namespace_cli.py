@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from api.cli_common import cli_client, console, namespace_levels, run_or_exit
 from api.errors import PurgeNotFoundError
-from api.listing import PurgeFilter, PurgePage
+from api.listing import PurgePage
 from api.namespace_client import namespace_request
 from workflows.namespace_status import NAMESPACE_TERMINAL_STATES, NamespacePurgeState, NamespacePurgeStatus
 from workflows.validation import InvalidPurgeRequestError
@@ -62,18 +62,16 @@ def purge_namespace(
     async def go() -> str:
         return await (await cli_client()).namespaces.start(request)
 
-    print(asyncio.run(go()))
+    print(run_or_exit(go(), InvalidPurgeRequestError))
 
 
 def purge_tables(purge_id: str, limit: int, page_token: str | None) -> PurgePage:
     """The table purges a namespace purge started, newest first."""
 
     async def go() -> PurgePage:
-        return await (await cli_client()).list(
-            PurgeFilter(parent=purge_id), page_size=limit, page_token=page_token
-        )
+        return await (await cli_client()).namespace_tables(purge_id, page_size=limit, page_token=page_token)
 
-    return asyncio.run(go())
+    return run_or_exit(go(), PurgeNotFoundError, InvalidPurgeRequestError)
 
 
 def namespace_status(purge_id: str) -> NamespacePurgeStatus:

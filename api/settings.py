@@ -23,3 +23,9 @@ class ApiSettings(TemporalSettings):
     api_cors_origins: list[str] = Field(
         default_factory=list, description="Browser origins allowed to call (the Web UI, for /codec)."
     )
+    state_location: str | None = Field(
+        None, description="The workers' state location, where `GET /v1/purges/{id}/report` reads reports."
+    )
+    state_io_properties: dict[str, str] = Field(
+        default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
+    )

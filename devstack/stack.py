@@ -148,9 +148,8 @@ class EmbeddedStack:
         """`icepurge api` on this stack's API port."""
         ui = f"http://127.0.0.1:{self.ports.temporal_ui}"
         env = {
-            "ICEPURGE_TEMPORAL_ADDRESS": self.temporal_address,
+            **self.worker_env(),
             "ICEPURGE_API_PORT": str(self.ports.api),
-            "ICEPURGE_CODEC_KEYS": json.dumps(self.codec_keys),
             "ICEPURGE_API_CORS_ORIGINS": json.dumps([ui, ui.replace("127.0.0.1", "localhost")]),
         }
         return ServiceProcess(

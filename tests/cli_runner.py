@@ -14,6 +14,22 @@ from workflows.constants import WORKFLOW_TYPE
 
 
 async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[int, str, str]:
+    """The CLI in direct mode: Temporal's address and the codec key, as an admin has them."""
+    env = {
+        "ICEPURGE_CLI_DIRECT": "true",
+        "ICEPURGE_TEMPORAL_ADDRESS": stack.temporal_address,
+        "ICEPURGE_TASK_QUEUE": "icepurge-tests",
+        "ICEPURGE_CODEC_KEYS": json.dumps(stack.codec_keys),
+    }
+    return await run_cli(args, {**env, **extra_env})
+
+
+async def icepurge_over_api(api_url: str, *args: str, **extra_env: str) -> tuple[int, str, str]:
+    """The CLI as an operator runs it: the API's URL and a token, nothing of Temporal's."""
+    return await run_cli(args, {"ICEPURGE_API_URL": api_url, **extra_env})
+
+
+async def run_cli(args: tuple[str, ...], env: dict[str, str]) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -21,14 +37,7 @@ async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={
-            "ICEPURGE_TEMPORAL_ADDRESS": stack.temporal_address,
-            "ICEPURGE_TASK_QUEUE": "icepurge-tests",
-            "ICEPURGE_CODEC_KEYS": json.dumps(stack.codec_keys),
-            **extra_env,
-            "PATH": "/usr/bin:/bin",
-            "COLUMNS": "120",
-        },
+        env={**env, "PATH": "/usr/bin:/bin", "COLUMNS": "120"},
     )
     stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=180)
     assert process.returncode is not None

@@ -125,6 +125,8 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         api_auth_file=token_file(tmp_path_factory.mktemp("api")),
         api_max_body_bytes=64 * 1024,
         codec_keys=worker_settings.codec_keys,
+        state_location=worker_settings.state_location,
+        state_io_properties=worker_settings.state_io_properties,
     )
 
 

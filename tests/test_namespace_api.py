@@ -29,7 +29,7 @@ async def test_a_namespace_purge_over_http_needs_the_drop_role_and_lists_its_tab
     request = namespace_request(LAKE_CATALOG, ["http_ns"], requested_by="someone", max_concurrent_tables=2)
     async with HttpPurgeClient(api_url, TOKENS["lake-starter"][0]) as starter:
         with pytest.raises(PurgeAccessDeniedError, match="may not drop") as denied:
-            await starter.purge_namespace(request)
+            await starter.namespaces.start(request)
         assert denied.value.status_code == 403
     whole = httpx.post(
         f"{api_url}/v1/catalogs/{LAKE_CATALOG}/namespace-purges",
@@ -38,9 +38,9 @@ async def test_a_namespace_purge_over_http_needs_the_drop_role_and_lists_its_tab
     )
     assert whole.status_code == 422 and "confirm" in whole.text
     async with HttpPurgeClient(api_url, TOKENS["lake-dropper"][0]) as dropper:
-        purge_id = await dropper.purge_namespace(request)
+        purge_id = await dropper.namespaces.start(request)
         for _ in range(240):
-            status = await dropper.namespace_status(purge_id)
+            status = await dropper.namespaces.status(purge_id)
             if status.finished_at is not None:
                 break
         page = await dropper.namespace_tables(purge_id, page_size=2)

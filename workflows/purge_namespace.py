@@ -28,8 +28,6 @@ from workflows.constants import (
     DROP_NAMESPACES_ACTIVITY,
     ENUMERATE_ACTIVITY,
     ERROR_INVALID_REQUEST,
-    ERROR_MEMO,
-    ERROR_MEMO_LIMIT,
     ERROR_PROTECTED,
     ERROR_TABLE_NOT_FOUND,
     EVENT_SIGNAL,
@@ -75,7 +73,7 @@ from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
 from workflows.search_attributes import namespace_updates, start_attributes
 from workflows.status import PurgeReport
-from workflows.step_outcomes import cancel_all, control_guard, failure_reason, failure_type
+from workflows.step_outcomes import cancel_all, control_guard, error_memo, failure_reason, failure_type
 from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
 from workflows.validation import InvalidPurgeRequestError
 
@@ -248,7 +246,7 @@ class PurgeNamespaceWorkflow:
         status.error_type = error_type
         if self._progress is not None:
             self._progress.move_to(NamespacePurgeState.FAILED, workflow.now())
-        workflow.upsert_memo({ERROR_MEMO: reason[:ERROR_MEMO_LIMIT]})
+        workflow.upsert_memo(error_memo(reason, error_type))
         self._publish()
         await self._close_events(EventKind.FAILED)
         raise ApplicationError(reason, type=error_type, non_retryable=True) from None

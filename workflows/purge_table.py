@@ -21,8 +21,6 @@ from workflows.constants import (
     DROP_TABLE_ACTIVITY,
     ERROR_INVALID_REQUEST,
     ERROR_LIVE_TABLE,
-    ERROR_MEMO,
-    ERROR_MEMO_LIMIT,
     EXPEDITE_UPDATE,
     FINALIZE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
@@ -58,6 +56,7 @@ from workflows.step_outcomes import (
     PurgeRefusedError,
     cancel_all,
     control_guard,
+    error_memo,
     failure_reason,
     failure_type,
     settled,
@@ -274,7 +273,7 @@ class PurgeTableWorkflow:
     async def _fail(self, progress: Progress, reason: str, error_type: str | None) -> NoReturn:
         progress.failed(reason, error_type, workflow.now())
         # In the memo, listings show why without asking each purge.
-        workflow.upsert_memo({ERROR_MEMO: reason[:ERROR_MEMO_LIMIT]})
+        workflow.upsert_memo(error_memo(reason, error_type))
         await self._close_events(EventKind.FAILED)
         raise ApplicationError(reason, type=error_type, non_retryable=True) from None
 

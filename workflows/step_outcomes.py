@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-from workflows.constants import ERROR_CONTROL_REJECTED
+from workflows.constants import ERROR_CONTROL_REJECTED, ERROR_MEMO, ERROR_MEMO_LIMIT
 from workflows.controls import ControlRejectedError
 from workflows.status import PurgeStatus
 
@@ -61,3 +61,9 @@ def failure_reason(error: ActivityError) -> str:
 def failure_type(error: ActivityError) -> str | None:
     cause = error.cause
     return cause.type if isinstance(cause, ApplicationError) else None
+
+
+def error_memo(reason: str, error_type: str | None) -> dict[str, str]:
+    """The memo listings read a closed purge's reason from: "type: message"."""
+    typed = reason if not error_type or reason.startswith(error_type) else f"{error_type}: {reason}"
+    return {ERROR_MEMO: typed[:ERROR_MEMO_LIMIT]}
