@@ -3,12 +3,16 @@ FROM python:3.11-slim
 RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml uv.lock requirements-uv.txt README.md ./
 COPY workflows workflows
 COPY activities activities
 COPY worker worker
 COPY api api
 COPY devstack devstack
-RUN pip install --no-cache-dir .
+# The locked versions, hash-checked: uv bootstrapped by pip, then the rest from uv.lock.
+RUN pip install --no-cache-dir --no-deps --require-hashes -r requirements-uv.txt \
+    && uv export --locked --no-emit-project -o /tmp/locked.txt \
+    && uv pip install --system --no-cache --require-hashes -r /tmp/locked.txt \
+    && uv pip install --system --no-cache --no-deps .
 ENTRYPOINT ["icepurge"]
 CMD ["worker"]

@@ -2,17 +2,28 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run test lint schemas bench chaos clean
+.PHONY: install lock run test lint schemas bench chaos browser clean
 
 install: $(INSTALLED)
 
-$(INSTALLED): pyproject.toml
+# Every dependency at the version and hashes uv.lock names: a release tomorrow changes nothing
+# here. pip only bootstraps uv itself, hash-checked; uv installs the rest (and fails if uv.lock
+# no longer matches pyproject.toml: run `make lock`).
+$(INSTALLED): pyproject.toml uv.lock requirements-uv.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-uv.txt
+	$(UV) sync --quiet --locked --extra dev --python $(PY)
 	touch $(INSTALLED)
+
+# Re-resolves every dependency to the newest versions pyproject.toml allows, with their hashes.
+lock: install
+	$(UV) lock --upgrade
+	$(UV) export --frozen --extra dev --no-emit-project --no-header --no-annotate \
+		--format requirements-txt | awk '/^uv==/ {keep=1; print; next} /^[^ ]/ {keep=0} keep' \
+		> requirements-uv.txt
 
 run: install
 	$(PY) -m devstack.run
