@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from api.schemas import contract_schemas, render
+from workflows.constants import NAMESPACE_ID_PREFIX
+from workflows.namespace_request import namespace_purge_id_for, parse_namespace_request
 from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
 
@@ -45,3 +47,19 @@ def test_purge_id_is_stable_and_depends_on_the_snapshot_only() -> None:
     assert first != purge_id_for(
         PurgeRequest.model_validate({**base, "metadata_location": "s3://b/t/metadata/2.metadata.json"})
     )
+
+
+def test_purge_ids_begin_with_what_they_purge_and_never_like_a_namespace_purge() -> None:
+    by_name = {"catalog": "ns-prod", "namespace": ["sales", "日本"], "table": "orders", "requested_by": "x"}
+    table_id = purge_id_for(PurgeRequest.model_validate(by_name))
+    assert re.fullmatch(r"icepurge-ns_prod\.sales\._\.orders-[0-9a-f]{32}", table_id)
+    assert not table_id.startswith(NAMESPACE_ID_PREFIX)
+    long = purge_id_for(
+        PurgeRequest.model_validate({**by_name, "table": "t" * 200, "options": {"dry_run": True}})
+    )
+    assert len(long) == len("icepurge-") + 120 + 1 + 32 + len("-dry-run")
+    assert long.endswith("-dry-run")
+    namespace_id = namespace_purge_id_for(
+        parse_namespace_request({"catalog": "prod", "namespace": ["sales", "eu"], "requested_by": "x"})
+    )
+    assert re.fullmatch(r"icepurge-ns-prod\.sales\.eu-[0-9a-f]{32}", namespace_id)

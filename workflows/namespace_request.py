@@ -3,14 +3,12 @@ too when recursive), or of a whole catalog, with the same options for each table
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from workflows.constants import NAMESPACE_ID_PREFIX
-from workflows.purge_id import DRY_RUN_SUFFIX
+from workflows.purge_id import derived_id
 from workflows.request import PurgeOptions, printable
 from workflows.validation import InvalidPurgeRequestError, describe_validation_error
 
@@ -89,9 +87,8 @@ def parse_namespace_request(raw: Any) -> NamespacePurgeRequest:
 
 
 def namespace_purge_id_for(request: NamespacePurgeRequest) -> str:
-    """sha256 over compact JSON ["<catalog>", [levels], "<request_id>" or null], first 32 hex
-    digits, behind "icepurge-ns-" (and "-dry-run" for a dry run)."""
-    identity = [request.catalog, request.namespace, request.request_id]
-    text = json.dumps(identity, ensure_ascii=False, separators=(",", ":"))
-    suffix = DRY_RUN_SUFFIX if request.options.dry_run else ""
-    return NAMESPACE_ID_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:32] + suffix
+    """ "icepurge-ns-" + readable + "-" + hash, as workflows/purge_id.py says, over the names
+    catalog and levels and the identity ["<catalog>", [levels], "<request_id>" or null]."""
+    identity: list[object] = [request.catalog, request.namespace, request.request_id]
+    names = [request.catalog, *request.namespace]
+    return derived_id(NAMESPACE_ID_PREFIX, names, identity, request.options.dry_run)
