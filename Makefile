@@ -50,5 +50,10 @@ schemas: install
 bench: install
 	$(PY) -m bench.purge_throughput
 
+# The browser tier's headless Chromium (Debian's package; needs root). Without it that tier skips.
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	chromium --version
+
 clean:
 	rm -rf .state .pytest_cache .mypy_cache .ruff_cache

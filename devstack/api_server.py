@@ -16,8 +16,9 @@ from devstack.process import free_ports
 
 
 @contextmanager
-def serve_api(settings: ApiSettings) -> Iterator[str]:
-    (port,) = free_ports(1)
+def serve_api(settings: ApiSettings, port: int | None = None) -> Iterator[str]:
+    """On `port`, or a free one."""
+    port = port or free_ports(1)[0]
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="api-server", daemon=True)

@@ -29,11 +29,12 @@ def details_markdown(status: PurgeStatus) -> str:
     # Paused while planning: the pause takes hold when deleting would begin.
     pending = " · pause requested" if status.paused and status.state is not PurgeState.PAUSED else ""
     table = ".".join([status.catalog, *status.namespace, status.table])
+    # A header row of its own: the Web UI styles it apart from the rows below.
     lines = [
         f"**{status.state}**{pending} · purge `{table}`",
         "",
-        "| | |",
-        "|---|---|",
+        "| progress | now |",
+        "|:---|:---|",
         f"| files | {status.files_done:,} / {status.files_total:,} |",
         f"| deleted | {total.deleted:,} ({size_text(total.bytes_deleted)}) |",
         f"| failed | {status.failures_total:,} |",

@@ -16,8 +16,8 @@ def namespace_details_markdown(status: NamespacePurgeStatus) -> str:
     lines = [
         f"**{status.state}** · namespace purge `{target}`{mode}{' · dry run' if status.dry_run else ''}",
         "",
-        "| | |",
-        "|---|---|",
+        "| progress | now |",
+        "|:---|:---|",
         f"| tables | {status.tables_finished:,} / {status.tables_total:,} finished |",
         f"| tables done | {status.tables_done:,} |",
         f"| tables failed | {status.tables_failed:,} |",

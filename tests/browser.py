@@ -1,0 +1,42 @@
+"""Pages as a person sees them: headless Chromium runs their scripts, then hands back the DOM."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def browser_binary() -> str | None:
+    return next((found for name in BROWSERS if (found := shutil.which(name))), None)
+
+
+def require_browser() -> str:
+    found = browser_binary()
+    if found is None:
+        pytest.skip("no headless Chromium on this machine: `make browser` installs Debian's chromium")
+    return found
+
+
+async def rendered_dom(url: str, budget_ms: int = 15_000) -> str:
+    """The DOM once the page's scripts have run for `budget_ms` of virtual time (network waits
+    included), or returned earlier when the page went idle."""
+    process = await asyncio.create_subprocess_exec(
+        require_browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        f"--virtual-time-budget={budget_ms}",
+        "--dump-dom",
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, stderr.decode()[-2000:]
+    return stdout.decode()
