@@ -11,7 +11,7 @@ from temporalio.client import Client
 
 from workflows.constants import SEARCH_ATTRIBUTES
 
-_TYPES = {
+INDEXED_TYPES = {
     "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
     "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT,
     "Datetime": IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
@@ -30,7 +30,7 @@ async def ensure_search_attributes(client: Client, namespace: str) -> list[str]:
     existing = dict(listed.custom_attributes)
     missing: dict[str, IndexedValueType.ValueType] = {}
     for name, kind in SEARCH_ATTRIBUTES:
-        wanted = _TYPES[kind]
+        wanted = INDEXED_TYPES[kind]
         found = existing.get(name)
         if found is None:
             missing[name] = wanted

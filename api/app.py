@@ -17,6 +17,7 @@ from api.auth import TokenVerifier
 from api.body_limit import BodyLimit
 from api.catalog_routes import router as catalog_router
 from api.codec_routes import router as codec_router
+from api.doctor_routes import router as doctor_router
 from api.errors import (
     PurgeControlRejectedError,
     PurgeNotFoundError,
@@ -112,6 +113,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.include_router(catalog_router)
     app.include_router(namespace_router)
     app.include_router(report_router)
+    app.include_router(doctor_router)
     app.include_router(codec_router)
 
     @app.get("/healthz")

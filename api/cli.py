@@ -18,7 +18,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from api.auth import Role, TokenEntry, new_token
-from api.cli_common import cli_client, console, namespace_levels, refuse_plaintext_credentials, run_or_exit
+from api.cli_common import (
+    cli_client,
+    cli_settings,
+    console,
+    namespace_levels,
+    refuse_plaintext_credentials,
+    run_or_exit,
+)
 from api.client import PurgeClient
 from api.errors import PurgeControlRejectedError, PurgeNotFoundError
 from api.http_client import HttpPurgeClient
@@ -89,6 +96,18 @@ def api() -> None:
     if settings.api_insecure_dev:
         console.print("[yellow]INSECURE DEV MODE: the API accepts every request without a token[/yellow]")
     uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info")
+
+
+@app.command()
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check the API and the token's roles, Temporal and its search attributes, the workers and
+    their payload codec, the state location, each catalog and Spark; say how to fix what fails.
+    Exit code 0 only when every check passes. With --direct, the checks run here, not in the API."""
+    from api.doctor_cli import print_results, run_checks
+
+    print_results(asyncio.run(run_checks(cli_settings())), as_json=as_json)
 
 
 @app.command()

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from api.api_transport import ApiTransport
+from api.doctor_checks import DoctorReport, TokenInfo
 from api.errors import PurgeFailedError
 from api.http_namespace_client import HttpNamespacePurgeClient
 from api.listing import PurgeFilter, PurgePage
@@ -132,6 +133,18 @@ class HttpPurgeClient:
         return ReportPage.model_validate(
             await self._call("GET", f"/v1/purges/{purge_id}/report", params=params)
         )
+
+    async def token_info(self) -> TokenInfo:
+        """Who this client's token is: name, roles, catalogs."""
+        return TokenInfo.model_validate(await self._call("GET", "/v1/token"))
+
+    async def doctor(self) -> DoctorReport:
+        """The API's checks of Temporal, the workers and codec, the state location, catalogs, Spark."""
+        return DoctorReport.model_validate(await self._call("GET", "/v1/doctor", timeout=60.0))
+
+    async def ready(self) -> None:
+        """Raises PurgeServiceUnavailableError unless the API answers and reaches Temporal."""
+        await self._call("GET", "/readyz")
 
     async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> PurgeReport:
         """Polls until the purge ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""

@@ -29,3 +29,6 @@ class ApiSettings(TemporalSettings):
     state_io_properties: dict[str, str] = Field(
         default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
     )
+    spark_master: str | None = Field(
+        None, description="The workers' Spark master, for `icepurge doctor` to check it is reachable."
+    )

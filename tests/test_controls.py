@@ -5,6 +5,7 @@ Web UI details follow along, also after continue-as-new. `icepurge admin setup` 
 from __future__ import annotations
 
 import asyncio
+import json
 from uuid import uuid4
 
 import pytest
@@ -134,9 +135,17 @@ async def test_admin_setup_registers_the_search_attributes_once(
 ) -> None:
     namespace = f"setup-{uuid4().hex[:8]}"
     await _new_namespace(temporal_client, namespace)
+    code, out, _ = await icepurge(stack, "doctor", "--json", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
+    assert code == 1
+    (attributes,) = [check for check in json.loads(out)["checks"] if check["check"] == "search attributes"]
+    assert attributes["outcome"] == "FAIL"
+    assert "run `icepurge admin setup`" in attributes["detail"]
     code, _, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
     assert code == 0, err
     assert "PurgeState" in err
+    code, out, _ = await icepurge(stack, "doctor", "--json", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
+    (attributes,) = [check for check in json.loads(out)["checks"] if check["check"] == "search attributes"]
+    assert attributes["outcome"] == "ok"
     code, _, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
     assert code == 0, err
     assert f"{namespace} was ready" in err

@@ -27,6 +27,7 @@ from worker.connect import connect
 from worker.settings import WorkerSettings
 from worker.sinks import build_sinks
 from worker.spark_session import build_spark_session, warm_up
+from workflows.echo import EchoWorkflow
 from workflows.purge_namespace import PurgeNamespaceWorkflow
 from workflows.purge_table import PurgeTableWorkflow
 
@@ -94,7 +95,7 @@ def build_worker(
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow],
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, EchoWorkflow],
         activities=[*activities.all, *catalogs.all, *namespaces.all, *sweeps.all, *delivery.all],
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,

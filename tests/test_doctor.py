@@ -1,0 +1,77 @@
+"""`icepurge doctor`: every check passes on a healthy stack, and each broken part fails its own
+check with the fix in plain words (exit code 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from api.client import PurgeClient
+from devstack.process import free_ports
+from devstack.stack import EmbeddedStack
+from tests.api_server import TOKENS
+from tests.cli_runner import icepurge, icepurge_over_api
+from worker.payload_codec import new_key
+
+
+def outcomes(stdout: str) -> dict[str, tuple[str, str]]:
+    return {check["check"]: (check["outcome"], check["detail"]) for check in json.loads(stdout)["checks"]}
+
+
+async def test_doctor_through_the_api_passes_every_check(
+    api_url: str, purges: PurgeClient, tmp_path: Path
+) -> None:
+    code, stdout, stderr = await icepurge_over_api(
+        api_url, "doctor", "--json", ICEPURGE_API_TOKEN=TOKENS["a-reader"][0]
+    )
+    assert code == 0, stdout + stderr
+    found = outcomes(stdout)
+    assert found["token"] == ("ok", "'a-reader': roles read; catalogs api-a")
+    for check in ("api", "temporal", "search attributes", "workers and codec", "state location"):
+        assert found[check][0] == "ok", found[check]
+    assert "sealed payload round-tripped" in found["workers and codec"][1]
+    assert found["catalog lake"][0] == "ok"
+    assert found["spark"][0] == "skipped"
+    assert "all checks passed" in stderr
+
+    code, table, _ = await icepurge_over_api(api_url, "doctor", ICEPURGE_API_TOKEN=TOKENS["a-reader"][0])
+    assert code == 0
+    assert "workers and codec" in table
+
+
+async def test_doctor_names_the_fix_for_each_broken_part(
+    api_url: str, purges: PurgeClient, stack: EmbeddedStack
+) -> None:
+    (closed,) = free_ports(1)
+    code, stdout, _ = await icepurge(
+        stack,
+        "doctor",
+        "--json",
+        ICEPURGE_API_URL=api_url,
+        ICEPURGE_CODEC_KEYS=json.dumps({"other": new_key()}),
+        ICEPURGE_STATE_LOCATION="s3://icepurge-state/doctor",
+        ICEPURGE_STATE_IO_PROPERTIES=json.dumps({**stack.s3_properties, "s3.secret-access-key": "wrong"}),
+        ICEPURGE_SPARK_MASTER=f"spark://127.0.0.1:{closed}",
+    )
+    assert code == 1
+    found = outcomes(stdout)
+    assert found["token"][0] == "FAIL"
+    assert "ICEPURGE_API_TOKEN" in found["token"][1]
+    assert found["workers and codec"][0] == "FAIL"
+    assert "ICEPURGE_CODEC_KEYS" in found["workers and codec"][1]
+    assert found["state location"][0] == "FAIL"
+    assert "ICEPURGE_STATE_IO_PROPERTIES" in found["state location"][1]
+    assert found["spark"][0] == "FAIL"
+    assert found["temporal"][0] == "ok"
+
+    code, stdout, _ = await icepurge(
+        stack, "doctor", "--json", ICEPURGE_API_URL=f"http://127.0.0.1:{closed}",
+        ICEPURGE_TEMPORAL_ADDRESS=f"127.0.0.1:{closed}",
+    )  # fmt: skip
+    assert code == 1
+    found = outcomes(stdout)
+    assert found["api"][0] == "FAIL"
+    assert "ICEPURGE_API_URL" in found["api"][1]
+    assert found["temporal"][0] == "FAIL"
+    assert "ICEPURGE_TEMPORAL_ADDRESS" in found["temporal"][1]
+    assert found["workers and codec"][0] == "skipped"
