@@ -39,6 +39,7 @@ from worker.settings import TemporalSettings
 from workflows.constants import NAMESPACE_ID_PREFIX
 from workflows.namespace_status import NamespacePurgeStatus
 from workflows.status import TERMINAL_STATES, PurgeState, PurgeStatus
+from workflows.step_outcomes import typed_reason
 from workflows.validation import InvalidPurgeRequestError
 
 app = typer.Typer(help="icepurge: durable purges of dropped Iceberg tables.", no_args_is_help=True)
@@ -246,8 +247,7 @@ def watch(
 
 def _final_line(final: PurgeStatus) -> str:
     if final.state is PurgeState.FAILED:
-        reason, kind = final.last_error or "no reason recorded", final.error_type
-        return f"FAILED: {reason if not kind or reason.startswith(kind) else f'{kind}: {reason}'}"
+        return f"FAILED: {typed_reason(final.last_error or 'no reason recorded', final.error_type)}"
     if final.state is PurgeState.UNDROPPED:
         return f"UNDROPPED: nothing deleted; {final.undropped_note}"
     if final.state is PurgeState.CANCELLED:
@@ -259,8 +259,8 @@ def _final_line(final: PurgeStatus) -> str:
         first = final.failure_sample[0] if final.failure_sample else None
         example = f" (first: {first.path}: {first.error})" if first else ""
         line += f", {final.failures_total} failed{example}"
-    if final.report_location:
-        line += f"; `icepurge purge report {final.purge_id}` lists the entries"
+    if final.report_location and (final.failures_total or final.dry_run or final.unreadable_files):
+        line += f"; `icepurge purge report {final.purge_id}` lists them"
     return line
 
 

@@ -19,7 +19,8 @@ from worker.connect import connect
 from worker.payload_codec import CodecKeyError
 from worker.settings import TemporalSettings
 
-console = Console(stderr=True)
+# Messages are never cut into lines at the terminal's width: a pasted id or path stays whole.
+console = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 AnyPurgeClient = PurgeClient | HttpPurgeClient
 _UNDECODABLE = "Unknown payload encoding"

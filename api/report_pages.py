@@ -14,6 +14,7 @@ from pyiceberg.io import load_file_io
 
 from api.errors import PurgeReportUnavailableError, PurgeServiceUnavailableError
 from workflows.status import PurgeStatus
+from workflows.step_outcomes import typed_reason
 
 
 class ReportSection(StrEnum):
@@ -99,8 +100,9 @@ class ReportReader:
 
 def _why_no_report(status: PurgeStatus) -> str:
     if status.error_type or status.last_error:
+        reason = typed_reason(status.last_error or "no message", status.error_type)
         return (
             f"purge {status.purge_id} has no report: it ended {status.state.value} before writing one "
-            f"({status.error_type or 'Error'}: {status.last_error})"
+            f"({reason})"
         )
     return f"purge {status.purge_id} has no report yet: it is {status.state.value}; reports are written last"

@@ -143,6 +143,7 @@ async def test_a_failed_purge_says_why_in_watch_status_list_report_and_the_api(
         code, _, stderr = await icepurge_over_api(api_url, "purge", "report", purge_id, **env)
         assert code == 2
         assert "has no report: it ended FAILED before writing one (MetadataNotFound" in stderr
+        assert "MetadataNotFound: MetadataNotFound" not in stderr
 
 
 async def test_the_report_pages_through_failures_and_a_dry_runs_would_delete_list(

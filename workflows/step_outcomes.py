@@ -63,7 +63,11 @@ def failure_type(error: ActivityError) -> str | None:
     return cause.type if isinstance(cause, ApplicationError) else None
 
 
+def typed_reason(reason: str, error_type: str | None) -> str:
+    """ "type: message", once, whether or not the message already begins with its type."""
+    return reason if not error_type or reason.startswith(error_type) else f"{error_type}: {reason}"
+
+
 def error_memo(reason: str, error_type: str | None) -> dict[str, str]:
-    """The memo listings read a closed purge's reason from: "type: message"."""
-    typed = reason if not error_type or reason.startswith(error_type) else f"{error_type}: {reason}"
-    return {ERROR_MEMO: typed[:ERROR_MEMO_LIMIT]}
+    """The memo listings read a closed purge's reason from."""
+    return {ERROR_MEMO: typed_reason(reason, error_type)[:ERROR_MEMO_LIMIT]}
