@@ -61,6 +61,8 @@ async def _demo(stack: EmbeddedStack, api_url: str) -> None:
     ui = f"http://127.0.0.1:{stack.ports.temporal_ui}/namespaces/default/workflows/{purge_id}"
     print(f"demo purge {status.state.value}; report: {status.report_location}")
     print(f"Web UI:  {ui}")
+    print(f"CLI:     .venv/bin/icepurge purge watch {purge_id}   (through the API: no export needed)")
+    print("Doctor:  .venv/bin/icepurge doctor")
     print(
         f"Status:  temporal workflow query --address {stack.temporal_address} -w {purge_id} --name status"
         f" --codec-endpoint {stack.codec_endpoint}"
