@@ -3,18 +3,18 @@ api.client.PurgeClient (which talks to Temporal directly)."""
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
 from api.api_transport import ApiTransport
 from api.doctor_checks import DoctorReport, TokenInfo
-from api.errors import PurgeFailedError
 from api.http_namespace_client import HttpNamespacePurgeClient
 from api.listing import PurgeFilter, PurgePage
 from api.report_pages import ReportPage, ReportSection
+from api.status_polling import closed_status
 from workflows.request import PurgeOptions, PurgeRequest
-from workflows.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus
+from workflows.status import TERMINAL_STATES, PurgeReport, PurgeStatus
 from workflows.validation import parse_request
 
 
@@ -148,14 +148,7 @@ class HttpPurgeClient:
 
     async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> PurgeReport:
         """Polls until the purge ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""
-        while True:
-            status = await self.status(purge_id)
-            if status.state in TERMINAL_STATES:
-                break
-            await asyncio.sleep(poll_seconds)
-        if status.state in (PurgeState.FAILED, PurgeState.CANCELLED):
-            reason = status.last_error or status.state.value.lower()
-            raise PurgeFailedError(purge_id, status.state.value, reason, status.error_type)
-        finished, started = status.finished_at, status.started_at
-        duration = (finished - started).total_seconds() if finished and started else 0.0
+        status, duration = await closed_status(
+            purge_id, partial(self.status, purge_id), TERMINAL_STATES, poll_seconds
+        )
         return PurgeReport(status=status, duration_seconds=duration)

@@ -3,17 +3,16 @@ api.namespace_client.NamespacePurgeClient (which talks to Temporal directly)."""
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
 from api.api_transport import ApiTransport
-from api.errors import PurgeFailedError
+from api.status_polling import closed_status
 from workflows.namespace_request import NamespacePurgeRequest, parse_namespace_request
 from workflows.namespace_status import (
     NAMESPACE_TERMINAL_STATES,
     NamespacePurgeReport,
-    NamespacePurgeState,
     NamespacePurgeStatus,
 )
 
@@ -53,14 +52,7 @@ class HttpNamespacePurgeClient:
 
     async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> NamespacePurgeReport:
         """Polls until it ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""
-        while True:
-            status = await self.status(purge_id)
-            if status.state in NAMESPACE_TERMINAL_STATES:
-                break
-            await asyncio.sleep(poll_seconds)
-        if status.state in (NamespacePurgeState.FAILED, NamespacePurgeState.CANCELLED):
-            reason = status.last_error or status.state.value.lower()
-            raise PurgeFailedError(purge_id, status.state.value, reason, status.error_type)
-        finished, started = status.finished_at, status.started_at
-        duration = (finished - started).total_seconds() if finished and started else 0.0
+        status, duration = await closed_status(
+            purge_id, partial(self.status, purge_id), NAMESPACE_TERMINAL_STATES, poll_seconds
+        )
         return NamespacePurgeReport(status=status, duration_seconds=duration)

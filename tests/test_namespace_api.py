@@ -39,10 +39,7 @@ async def test_a_namespace_purge_over_http_needs_the_drop_role_and_lists_its_tab
     assert whole.status_code == 422 and "confirm" in whole.text
     async with HttpPurgeClient(api_url, TOKENS["lake-dropper"][0]) as dropper:
         purge_id = await dropper.namespaces.start(request)
-        for _ in range(240):
-            status = await dropper.namespaces.status(purge_id)
-            if status.finished_at is not None:
-                break
+        status = (await dropper.namespaces.wait(purge_id, poll_seconds=0.25)).status
         page = await dropper.namespace_tables(purge_id, page_size=2)
         rest = await dropper.namespace_tables(purge_id, page_size=2, page_token=page.next_page_token)
     assert status.state is NamespacePurgeState.SUCCEEDED
