@@ -30,6 +30,7 @@ from api.report_routes import router as report_router
 from api.routes import router
 from api.settings import ApiSettings
 from api.temporal_connection import TemporalConnection
+from worker.payload_codec import CodecKeyError, undecodable
 from workflows.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,18 @@ async def _temporal_error(_: Request, error: Exception) -> JSONResponse:
     return _problem(502, f"Temporal answered {status}")
 
 
+async def _undecodable(request: Request, error: Exception) -> JSONResponse:
+    """A sealed payload this process can't open: a configuration error, named as one."""
+    if isinstance(error, CodecKeyError) or undecodable(error):
+        log.warning("a payload could not be decoded: %s", error)
+        return _problem(
+            500,
+            f"the API can't open the purge's payloads ({str(error).strip(chr(39))}): set "
+            "ICEPURGE_CODEC_KEYS on the API as on the workers",
+        )
+    return await _unexpected(request, error)
+
+
 async def _unexpected(_: Request, error: Exception) -> JSONResponse:
     log.exception("unexpected error")
     return _problem(500, f"internal error ({type(error).__name__}); see the API's log")
@@ -108,6 +121,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.add_exception_handler(InvalidPurgeRequestError, _invalid)
     app.add_exception_handler(RequestValidationError, _invalid_input)
     app.add_exception_handler(RPCError, _temporal_error)
+    app.add_exception_handler(KeyError, _undecodable)
+    app.add_exception_handler(CodecKeyError, _undecodable)
     app.add_exception_handler(Exception, _unexpected)
     app.include_router(router)
     app.include_router(catalog_router)

@@ -16,14 +16,13 @@ from api.client import PurgeClient
 from api.errors import PurgeAccessDeniedError, PurgeServiceUnavailableError
 from api.http_client import HttpPurgeClient
 from worker.connect import connect
-from worker.payload_codec import CodecKeyError
+from worker.payload_codec import CodecKeyError, undecodable
 from worker.settings import TemporalSettings
 
 # Messages are never cut into lines at the terminal's width: a pasted id or path stays whole.
 console = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 AnyPurgeClient = PurgeClient | HttpPurgeClient
-_UNDECODABLE = "Unknown payload encoding"
 
 
 class PlaintextCredentialsError(RuntimeError):
@@ -43,7 +42,7 @@ def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
         say_error(str(error))
         raise typer.Exit(2) from None
     except KeyError as error:
-        if _UNDECODABLE not in str(error):
+        if not undecodable(error):
             raise
         say_error(undecodable_hint(str(error).strip("'")))
         raise typer.Exit(2) from None

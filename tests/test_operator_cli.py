@@ -16,6 +16,8 @@ from api.client import PurgeClient
 from api.errors import PurgeNotFoundError
 from api.http_client import HttpPurgeClient
 from api.report_pages import ReportSection
+from api.settings import ApiSettings
+from devstack.api_server import serve_api
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
@@ -195,3 +197,19 @@ async def test_the_report_pages_through_failures_and_a_dry_runs_would_delete_lis
         code, stdout, _ = await icepurge_over_api(api_url, "purge", "list", "--table", "reported", **env)
         row = next(line for line in stdout.splitlines() if failing in line)
         assert "files failed" in row
+
+
+async def test_an_api_without_the_codec_key_names_the_setting_in_one_line(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, api_settings: ApiSettings, tmp_path: Path
+) -> None:
+    table = simple_table(catalog, ("operator",), "keyless_api", appends=1)
+    purge_id = await purges.start(request_for(table, s3.properties))
+    await purges.wait(purge_id)
+    with serve_api(api_settings.model_copy(update={"codec_keys": {}})) as keyless:
+        answer = httpx.get(f"{keyless}/v1/purges/{purge_id}", headers=bearer("admin"))
+        code, _, stderr = await icepurge_over_api(keyless, "purge", "status", purge_id, **token_env(tmp_path))
+    assert answer.status_code == 500
+    assert "ICEPURGE_CODEC_KEYS on the API" in answer.json()["detail"]
+    assert code == 2
+    assert "ICEPURGE_CODEC_KEYS on the API" in stderr
+    assert len(stderr.strip().splitlines()) == 1

@@ -75,3 +75,9 @@ class AesGcmCodec(PayloadCodec):
             return Payload.FromString(cipher.decrypt(nonce, sealed, key_id.encode()))
         except InvalidTag:
             raise CodecKeyError(f"payload sealed with codec key {key_id!r} fails authentication") from None
+
+
+def undecodable(error: BaseException) -> bool:
+    """The data converter's KeyError for a payload encoding it has no codec for (a sealed
+    payload read without ICEPURGE_CODEC_KEYS)."""
+    return isinstance(error, KeyError) and "Unknown payload encoding" in str(error)
