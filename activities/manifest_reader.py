@@ -24,6 +24,7 @@ from pyiceberg.manifest import (
     read_manifest_list,
 )
 
+from activities.object_reads import read_object
 from activities.plan_model import ContentFile
 from activities.read_retry import read_retrying
 from workflows.counts import Category
@@ -57,11 +58,7 @@ class _BytesInput(InputFile):
 def fetch(io: FileIO, location: str, beat: Callable[[], None] = lambda: None) -> bytes:
     """The file's bytes; raises FileNotFoundError only when the store says it is absent."""
 
-    def read() -> bytes:
-        with io.new_input(location).open(seekable=False) as stream:
-            return stream.read()
-
-    return read_retrying(read, location, beat)
+    return read_retrying(lambda: read_object(io, location), location, beat)
 
 
 def parse_manifest_list(location: str, data: bytes) -> list[ManifestFile]:

@@ -12,6 +12,7 @@ from pyiceberg.io import FileIO
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
 from temporalio.exceptions import ApplicationError
 
+from activities.object_reads import read_object
 from activities.read_retry import read_retrying
 from workflows.constants import (
     ERROR_METADATA_ACCESS_DENIED,
@@ -34,8 +35,7 @@ class TerminalMetadataError(ApplicationError):
 
 def _read_all(io: FileIO, location: str) -> bytes:
     try:
-        with io.new_input(location).open() as stream:
-            return stream.read()
+        return read_object(io, location)
     except (FileNotFoundError, PermissionError):
         raise
     except OSError as error:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
+from itertools import islice
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.io import FileIO
@@ -34,6 +37,7 @@ from workflows.counts import Category
 from workflows.request import PurgeRequest
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 GC_ENABLED = "gc.enabled"
 VERSION_HINT = "version-hint.text"
@@ -64,14 +68,17 @@ class ReachableFiles(BaseModel):
     metadata: dict[str, None] = Field(default_factory=dict)
     unreadable: list[UnreadableFile] = Field(default_factory=list)
 
-    def add_snapshots(self, io: FileIO, metadata: TableMetadata, beat: Callable[[], None]) -> None:
-        for snapshot in metadata.snapshots:
-            location = snapshot.manifest_list
-            if not location or location in self.manifest_lists:
-                continue
+    def add_snapshots(self, reads: OrderedReads, metadata: TableMetadata) -> None:
+        fresh = [
+            snapshot.manifest_list
+            for snapshot in metadata.snapshots
+            if snapshot.manifest_list and snapshot.manifest_list not in self.manifest_lists
+        ]
+        for location in fresh:
             self.manifest_lists[location] = None
+        for location, read in reads.in_order(reads.fetch, list(dict.fromkeys(fresh))):
             try:
-                manifests = parse_manifest_list(location, fetch(io, location, beat))
+                manifests = parse_manifest_list(location, read())
             except FileNotFoundError:
                 self.unreadable.append(
                     _unreadable(location, Category.MANIFEST_LISTS, UnreadableReason.MISSING)
@@ -84,9 +91,42 @@ class ReachableFiles(BaseModel):
                 continue
             for manifest in manifests:
                 self.manifests.setdefault(manifest.manifest_path, _entry_count(manifest))
-            beat()
         for statistics in [*metadata.statistics, *metadata.partition_statistics]:
             self.statistics[statistics.statistics_path] = None
+
+
+class OrderedReads:
+    """Many files read at once on a bounded pool, handed back in the order asked: a walk over
+    the metadata costs the slowest reads of a window, not the sum of every read. The activity's
+    thread heartbeats while it waits (the pool's threads can't)."""
+
+    def __init__(self, io: FileIO, pool: ThreadPoolExecutor, window: int, beat: Callable[[], None]) -> None:
+        self._io = io
+        self._pool = pool
+        self._window = window
+        self._beat = beat
+
+    def fetch(self, location: str) -> bytes:
+        return fetch(self._io, location)
+
+    def metadata(self, location: str) -> TableMetadata:
+        return read_metadata(self._io, location)
+
+    def in_order(
+        self, read: Callable[[str], T], locations: Iterable[str]
+    ) -> Iterator[tuple[str, Callable[[], T]]]:
+        """(location, its result): the result raises what the read raised."""
+        upcoming = iter(locations)
+        pending: deque[tuple[str, Future[T]]] = deque()
+        for location in islice(upcoming, self._window):
+            pending.append((location, self._pool.submit(read, location)))
+        while pending:
+            location, future = pending.popleft()
+            following = next(upcoming, None)
+            if following is not None:
+                pending.append((following, self._pool.submit(read, following)))
+            yield location, partial(_result, future, self._beat)
+            self._beat()
 
 
 def _unreadable(path: str, category: Category, reason: UnreadableReason, detail: str = "") -> UnreadableFile:
@@ -131,7 +171,7 @@ def build_plan(
     current = read_metadata(io, request.snapshot_location(), beat)
     saved = state.read(reach_uri(plan_uri)) if beat.checkpoint.reach_saved else None
     if saved is None:
-        reachable = _reach(io, current, request, beat)
+        reachable = _reach(io, current, request, sizing.readers, beat)
         state.write(reach_uri(plan_uri), reachable, compress=True)
         beat.save(PlanCheckpoint(reach_saved=True))
     else:
@@ -189,11 +229,13 @@ def build_plan(
 
 
 def _reach(
-    io: FileIO, current: TableMetadata, request: PurgeRequest, beat: Callable[[], None]
+    io: FileIO, current: TableMetadata, request: PurgeRequest, readers: int, beat: Callable[[], None]
 ) -> ReachableFiles:
     reachable = ReachableFiles()
-    reachable.add_snapshots(io, current, beat)
-    _walk_metadata_log(io, current, reachable, request.options.history_sweep, beat)
+    with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-walk") as pool:
+        reads = OrderedReads(io, pool, 2 * readers, beat)
+        reachable.add_snapshots(reads, current)
+        _walk_metadata_log(reads, current, reachable, request.options.history_sweep)
     hint = parent_dir(request.snapshot_location()) + "/" + VERSION_HINT
     if read_retrying(io.new_input(hint).exists, hint, beat):
         reachable.metadata[hint] = None
@@ -202,33 +244,37 @@ def _reach(
 
 
 def _walk_metadata_log(
-    io: FileIO, current: TableMetadata, reachable: ReachableFiles, sweep: bool, beat: Callable[[], None]
+    reads: OrderedReads, current: TableMetadata, reachable: ReachableFiles, sweep: bool
 ) -> None:
     """Older metadata files, and older ones still reachable from their own logs (as Iceberg's
-    Spark action does); with the sweep, their snapshots' files too.
+    Spark action does); with the sweep, their snapshots' files too. Breadth first, a level of
+    the logs read at once.
 
     A transient fault is retried (and then fails the attempt) rather than skipped: deleting a
     metadata file whose snapshots were never swept would leak their files for good."""
-    pending = [entry.metadata_file for entry in current.metadata_log]
-    seen = {normalize(path) for path in pending}
-    while pending:
-        location = pending.pop(0)
-        reachable.metadata[location] = None
-        try:
-            older = read_metadata(io, location, beat)
-        except TerminalMetadataError as error:
-            reason = _UNREADABLE_METADATA.get(error.type or "")
-            if reason is None:
-                raise
-            reachable.unreadable.append(_unreadable(location, Category.METADATA_FILES, reason, str(error)))
-            continue
-        beat()
-        for entry in older.metadata_log:
-            if normalize(entry.metadata_file) not in seen:
-                seen.add(normalize(entry.metadata_file))
-                pending.append(entry.metadata_file)
-        if sweep:
-            reachable.add_snapshots(io, older, beat)
+    level = [entry.metadata_file for entry in current.metadata_log]
+    seen = {normalize(path) for path in level}
+    while level:
+        following: list[str] = []
+        for location, read in reads.in_order(reads.metadata, level):
+            reachable.metadata[location] = None
+            try:
+                older = read()
+            except TerminalMetadataError as error:
+                reason = _UNREADABLE_METADATA.get(error.type or "")
+                if reason is None:
+                    raise
+                reachable.unreadable.append(
+                    _unreadable(location, Category.METADATA_FILES, reason, str(error))
+                )
+                continue
+            for entry in older.metadata_log:
+                if normalize(entry.metadata_file) not in seen:
+                    seen.add(normalize(entry.metadata_file))
+                    following.append(entry.metadata_file)
+            if sweep:
+                reachable.add_snapshots(reads, older)
+        level = following
 
 
 _UNREADABLE_METADATA = {
@@ -252,21 +298,10 @@ def _enumerate_content(
     first = beat.checkpoint.manifests_done
     unreadable = list(beat.checkpoint.unreadable)
     with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-read") as pool:
-        upcoming: Iterator[str] = iter(manifests[first:])
-        window: deque[tuple[str, Future[bytes]]] = deque()
-
-        def submit_next() -> None:
-            path = next(upcoming, None)
-            if path is not None:
-                window.append((path, pool.submit(fetch, io, path)))
-
-        for _ in range(2 * readers):
-            submit_next()
-        for index in range(first, len(manifests)):
-            path, read = window.popleft()
-            submit_next()
+        reads = OrderedReads(io, pool, 2 * readers, beat)
+        for index, (path, read) in enumerate(reads.in_order(reads.fetch, manifests[first:]), start=first):
             try:
-                partitioner.add(parse_manifest_entries(path, _result(read, beat)))
+                partitioner.add(parse_manifest_entries(path, read()))
             except FileNotFoundError:
                 unreadable.append(_unreadable(path, Category.MANIFESTS, UnreadableReason.MISSING))
             except UnparsableFileError as error:
@@ -281,12 +316,10 @@ def _enumerate_content(
                         unreadable=unreadable,
                     )
                 )
-            else:
-                beat()
     return unreadable
 
 
-def _result(read: Future[bytes], beat: Callable[[], None]) -> bytes:
+def _result(read: Future[T], beat: Callable[[], None]) -> T:
     while True:
         try:
             return read.result(timeout=_BEAT_SECONDS)

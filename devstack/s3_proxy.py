@@ -82,6 +82,9 @@ class FaultPlan:
         # Paths of the GETs forwarded, and a delay before each.
         self.reads: list[str] = []
         self.read_delay = 0.0
+        # Every request that reached the proxy, by method, and a delay before each HEAD.
+        self.requests: Counter[str] = Counter()
+        self.head_delay = 0.0
         self.random_faults: RandomFaults | None = None
 
     async def deletes_reached(self, at_least: int) -> None:
@@ -101,6 +104,10 @@ def _handler(
 
         def _forward(self) -> None:
             body = self._read_body()
+            with faults.lock:
+                faults.requests[self.command] += 1
+            if self.command == "HEAD" and faults.head_delay:
+                time.sleep(faults.head_delay)
             with faults.lock:
                 fault = faults.random_faults.pick() if faults.random_faults else None
             if fault == "reset_before":

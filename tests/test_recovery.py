@@ -5,12 +5,14 @@ worker retries them without waiting for a heartbeat timeout."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
 
+from activities.planner import CHECKPOINT_SECONDS
 from api.client import PurgeClient
 from devstack.process import ServiceProcess
 from devstack.s3_proxy import s3_proxy, through_proxy
@@ -62,13 +64,24 @@ async def test_killed_planning_resumes_from_its_checkpoint(
     )
     purges = PurgeClient(temporal_client, QUEUE)
     with s3_proxy(stack.ports.s3) as (port, faults):
-        faults.read_delay = 0.25
+        # Slow enough that checkpoints (every CHECKPOINT_SECONDS from the manifest list's read)
+        # fall while manifests are read: 8 readers take 200 x 0.6 / 8 = 15 s. The kill comes
+        # well into the plan and just after a checkpoint, so most of what was read is covered.
+        faults.read_delay = 0.6
         properties = through_proxy(s3.properties, port)
         worker = _worker(stack, "recovery-plan-0")
         try:
             purge_id = await purges.start(request_for(table, properties))
-            while sum(".avro" in path for path in faults.reads) < MANIFESTS * 3 // 4:
-                await asyncio.sleep(0.05)
+            while not any(".avro" in path for path in faults.reads):
+                await asyncio.sleep(0.02)
+            first_read = time.monotonic()
+
+            def after_a_checkpoint() -> bool:
+                elapsed = time.monotonic() - first_read
+                return elapsed > CHECKPOINT_SECONDS and 1.0 <= elapsed % CHECKPOINT_SECONDS <= 2.0
+
+            while sum(".avro" in path for path in faults.reads) < MANIFESTS // 2 or not after_a_checkpoint():
+                await asyncio.sleep(0.02)
             worker.kill()
             read_before_kill = Counter(path for path in faults.reads if ".avro" in path)
             worker = _worker(stack, "recovery-plan-1")

@@ -1,0 +1,46 @@
+"""Whole-object reads for planning. On S3 one GET per file: PyArrow's S3 file system sends a HEAD
+before every read (for the size, which a whole read doesn't need), doubling the requests a plan
+costs. Other stores read through the FileIO.
+
+Errors come out as the FileIO's would: FileNotFoundError for a 404, PermissionError for a 403,
+and an OSError naming the store's code for anything else, which read_retrying retries (or, for a
+configuration fault, hands to the activity's bounded retry)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pyiceberg.io import FileIO
+
+from activities.locations import S3_SCHEMES, scheme_of
+from activities.s3_client import s3_client
+
+# Reads at once per process and store; the shared client's connection pool.
+READ_CONNECTIONS = 16
+_MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "NoSuchBucket", "404"})
+
+
+def read_object(io: FileIO, location: str) -> bytes:
+    if scheme_of(location) not in S3_SCHEMES:
+        with io.new_input(location).open(seekable=False) as stream:
+            return stream.read()
+    parts = urlsplit(location)
+    client = s3_client(io.properties, max_connections=READ_CONNECTIONS, max_attempts=1)
+    try:
+        response = client.get_object(Bucket=parts.netloc, Key=parts.path.lstrip("/"))
+        return response["Body"].read()
+    except ClientError as error:
+        details = error.response.get("Error", {})
+        code = str(details.get("Code", ""))
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        text = f"{code or status}: {details.get('Message', '')} ({location})"
+        if status == 404 or code in _MISSING_CODES:
+            raise FileNotFoundError(text) from None
+        if status == 403:
+            raise PermissionError(text) from None
+        raise OSError(text) from None
+    except BotoCoreError as error:
+        # Its message carries what config_faults looks for ("Could not connect", "Unable to
+        # locate credentials").
+        raise OSError(f"{type(error).__name__}: {error}") from None

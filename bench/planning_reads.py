@@ -1,0 +1,116 @@
+"""What planning costs: seconds and object-store requests (HEAD, GET) of one plan of a real
+PyIceberg table, append-only (one metadata file and one manifest list per commit) and
+rewrite-heavy (merge-appends, copy-on-write deletes, overwrites, expired snapshots), on the
+loopback store and with a store's latency added to every GET and HEAD (a proxy's delay).
+`build_plan` runs as the planning activity runs it, without Temporal; the median of three.
+
+    .venv/bin/python -m bench.planning_reads --appends 60 --latency-ms 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from pyiceberg.io import load_file_io
+from pyiceberg.table import Table
+
+from activities.planner import ChunkSizing, build_plan
+from activities.state_store import StateStore
+from devstack.ports import StackPorts
+from devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table
+from devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
+from devstack.stack import EmbeddedStack
+from workflows.validation import parse_request
+
+RUNS = 3
+
+
+def _plan_once(table: Table, properties: dict[str, str], state_dir: Path, run: int) -> float:
+    request = parse_request(
+        {
+            "catalog": "bench",
+            "namespace": list(table.name()[:-1]),
+            "table": table.name()[-1],
+            "metadata_location": table.metadata_location,
+            "file_io_properties": properties,
+            "requested_by": "bench",
+        }
+    )
+    state = StateStore(f"file://{state_dir}", {})
+    started = time.perf_counter()
+    build_plan(
+        f"bench-{run}",
+        request,
+        io=load_file_io(properties, table.metadata_location),
+        state=state,
+        plan_uri=state.uri(f"run-{run}", "plan.json"),
+        sizing=ChunkSizing(),
+    )
+    return time.perf_counter() - started
+
+
+def _measure(label: str, table: Table, stack: EmbeddedStack, latency: float, state_dir: Path) -> None:
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.read_delay = faults.head_delay = latency
+        properties = through_proxy(stack.s3_properties, port)
+        seconds = []
+        for run in range(RUNS):
+            faults.requests.clear()
+            seconds.append(_plan_once(table, properties, state_dir, run))
+        requests = _counts(faults)
+    print(
+        f"{label:<14} {latency * 1000:>6.0f} ms {statistics.median(seconds):>8.2f} s"
+        f" {requests.get('HEAD', 0):>6} {requests.get('GET', 0):>6}",
+        flush=True,
+    )
+
+
+def _counts(faults: FaultPlan) -> dict[str, int]:
+    with faults.lock:
+        return dict(faults.requests)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--appends", type=int, default=60)
+    parser.add_argument("--partitions", type=int, default=10)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-"))
+    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
+    stack.start()
+    try:
+        catalog = stack.catalog("bench")
+        rewrites = RewriteShape(
+            partitions=args.partitions,
+            appends=args.appends,
+            row_deletes=10,
+            partition_deletes=2,
+            overwrites=3,
+            expired=5,
+        )
+        appends = replace(
+            rewrites, row_deletes=0, partition_deletes=0, overwrites=0, expired=0, merge_appends=False
+        )
+        tables = {
+            "append_only": rewrite_heavy_table(catalog, ("bench",), "append_only", appends),
+            "rewrite_heavy": rewrite_heavy_table(catalog, ("bench",), "rewrite_heavy", rewrites),
+        }
+        for label, table in tables.items():
+            metadata_files = len(table.metadata.metadata_log) + 1
+            print(f"{label}: {metadata_files} metadata files, {len(table.snapshots())} snapshots")
+        print(f"{'table':<14} {'latency':>9} {'planning':>10} {'HEADs':>6} {'GETs':>6}   (per plan)")
+        for latency in (0.0, args.latency_ms / 1000):
+            for label, table in tables.items():
+                _measure(label, table, stack, latency, root / "state")
+    finally:
+        stack.stop()
+
+
+if __name__ == "__main__":
+    main()
