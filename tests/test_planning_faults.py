@@ -85,3 +85,21 @@ async def test_a_truly_absent_metadata_file_is_skipped_and_reported(
     unreadable = _report(s3, status.report_location).unreadable
     assert [(file.path, file.reason.value) for file in unreadable] == [(gone, "missing")]
     assert_counts_add_up(status)
+
+
+async def test_planning_reads_each_file_with_one_get_and_no_head(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    """Regression: PyArrow sent a HEAD before every read, doubling what a plan cost."""
+    table = rich_table(catalog, ("faults",), "lean_reads")
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        report = await purge(purges, request_for(table, through_proxy(s3.properties, port), dry_run=True))
+    assert report.status.state is PurgeState.SUCCEEDED
+    metadata_files = len(table.metadata.metadata_log) + 1
+    manifest_lists = len({snapshot.manifest_list for snapshot in table.snapshots()})
+    read = set(faults.reads)
+    assert len(faults.reads) == len(read), "a file was read twice"
+    assert len(read) >= metadata_files + manifest_lists
+    # The one HEAD asks whether a version-hint.text exists.
+    assert faults.requests["HEAD"] == 1
+    assert faults.requests["GET"] == len(read)
