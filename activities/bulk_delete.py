@@ -6,6 +6,7 @@ attempt waits for the purge's per-bucket rate budget."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -42,6 +43,7 @@ _TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout"}
 
 # Hears each delete request's latency in seconds (the worker's metrics); None = nobody listens.
 LatencyObserver = Callable[[float], None] | None
+LOCAL_SCHEME = "file"
 
 
 def _observed(observer: LatencyObserver, started: float) -> None:
@@ -252,6 +254,62 @@ class FileIODeleter:
         return DeleteOutcome(deleted=[uri], requests=1)
 
 
+class LocalBulkDeleter:
+    """The local disk: each pool task unlinks a whole slice of the files (os.unlink releases the
+    GIL for its system call), instead of one FileIO call, with its own bookkeeping, per file.
+    Each unlink counts as a request; the latency observed is a slice's."""
+
+    def __init__(
+        self,
+        pool: ThreadPoolExecutor,
+        slices: int,
+        limits: BucketRateLimits,
+        observer: LatencyObserver = None,
+    ) -> None:
+        self._pool = pool
+        self._slices = slices
+        self._limits = limits
+        self._observer = observer
+
+    def delete(self, uris: list[str]) -> DeleteOutcome:
+        outcome = DeleteOutcome()
+        if not uris:
+            return outcome
+        size = -(-len(uris) // self._slices)
+        for part in self._pool.map(
+            self._unlink_all, [uris[at : at + size] for at in range(0, len(uris), size)]
+        ):
+            outcome.merge(part)
+        return outcome
+
+    def _unlink_all(self, uris: list[str]) -> DeleteOutcome:
+        outcome = DeleteOutcome(requests=len(uris))
+        started = time.monotonic()
+        for uri in uris:
+            self._limits.acquire("")
+            try:
+                os.unlink(local_path(uri))
+            except FileNotFoundError:
+                outcome.missing.append(uri)
+            except OSError as error:
+                outcome.failed.append((uri, f"{type(error).__name__}: {error.strerror or error}"))
+            else:
+                outcome.deleted.append(uri)
+        _observed(self._observer, started)
+        return outcome
+
+
+def local_path(uri: str) -> str:
+    """Where PyIceberg's FileIO would look: file://host/p is host/p, a bare path is absolute."""
+    if uri.startswith("file://") and "?" not in uri and "#" not in uri:
+        # What urlsplit would give, at a fraction of its cost per file.
+        return uri[len("file://") :]
+    if "://" not in uri:
+        return os.path.abspath(uri)
+    parts = urlsplit(uri)
+    return f"{parts.netloc}{parts.path}"
+
+
 class ObjectStore:
     """Routes each file to the deleter for its scheme; one per activity, closed after use."""
 
@@ -271,6 +329,7 @@ class ObjectStore:
         self._concurrency = concurrency
         self._s3: S3BulkDeleter | None = None
         self._fileio: dict[str, FileIODeleter] = {}
+        self._local: LocalBulkDeleter | None = None
 
     def __enter__(self) -> ObjectStore:
         return self
@@ -288,12 +347,16 @@ class ObjectStore:
             outcome.merge(self._deleter(scheme, group[0]).delete(group))
         return outcome
 
-    def _deleter(self, scheme: str, sample: str) -> S3BulkDeleter | FileIODeleter:
+    def _deleter(self, scheme: str, sample: str) -> S3BulkDeleter | LocalBulkDeleter | FileIODeleter:
         if scheme in S3_SCHEMES:
             if self._s3 is None:
                 client = s3_client(self._properties, max_connections=self._concurrency + 2, max_attempts=1)
                 self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._tuning, self._observer)
             return self._s3
+        if scheme == LOCAL_SCHEME:
+            if self._local is None:
+                self._local = LocalBulkDeleter(self._pool, self._concurrency, self._limits, self._observer)
+            return self._local
         if scheme not in self._fileio:
             self._fileio[scheme] = FileIODeleter(
                 load_file_io(self._properties, sample), self._pool, self._limits, self._observer
