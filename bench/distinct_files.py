@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
@@ -30,7 +30,7 @@ from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import S3Template
 from devstack.ports import StackPorts
 from devstack.requests import request_for_table
-from devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table
+from devstack.rewrite_heavy_table import RewriteShape, compared_shapes, rewrite_heavy_table
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from worker.connect import connect
@@ -114,19 +114,8 @@ def main() -> None:
     stack.start()
     try:
         catalog = stack.catalog("bench")
-        rewrites = RewriteShape(
-            partitions=args.partitions,
-            appends=args.appends,
-            row_deletes=10,
-            partition_deletes=2,
-            overwrites=3,
-            expired=5,
-        )
-        appends = replace(
-            rewrites, row_deletes=0, partition_deletes=0, overwrites=0, expired=0, merge_appends=False
-        )
-        run_shape(stack, catalog, "rewrite_heavy", rewrites)
-        run_shape(stack, catalog, "append_only", appends)
+        for label, shape in compared_shapes(args.partitions, args.appends).items():
+            run_shape(stack, catalog, label, shape)
     finally:
         stack.stop()
 

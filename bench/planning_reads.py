@@ -13,7 +13,6 @@ import argparse
 import statistics
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from pyiceberg.io import load_file_io
@@ -22,12 +21,13 @@ from pyiceberg.table import Table
 from activities.planner import ChunkSizing, build_plan
 from activities.state_store import StateStore
 from devstack.ports import StackPorts
-from devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table
+from devstack.rewrite_heavy_table import compared_shapes, rewrite_heavy_table
 from devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from workflows.validation import parse_request
 
 RUNS = 3
+ORDER = ("append_only", "rewrite_heavy")
 
 
 def _plan_once(table: Table, properties: dict[str, str], state_dir: Path, run: int) -> float:
@@ -86,21 +86,8 @@ def main() -> None:
     stack.start()
     try:
         catalog = stack.catalog("bench")
-        rewrites = RewriteShape(
-            partitions=args.partitions,
-            appends=args.appends,
-            row_deletes=10,
-            partition_deletes=2,
-            overwrites=3,
-            expired=5,
-        )
-        appends = replace(
-            rewrites, row_deletes=0, partition_deletes=0, overwrites=0, expired=0, merge_appends=False
-        )
-        tables = {
-            "append_only": rewrite_heavy_table(catalog, ("bench",), "append_only", appends),
-            "rewrite_heavy": rewrite_heavy_table(catalog, ("bench",), "rewrite_heavy", rewrites),
-        }
+        shapes = compared_shapes(args.partitions, args.appends)
+        tables = {label: rewrite_heavy_table(catalog, ("bench",), label, shapes[label]) for label in ORDER}
         for label, table in tables.items():
             metadata_files = len(table.metadata.metadata_log) + 1
             print(f"{label}: {metadata_files} metadata files, {len(table.snapshots())} snapshots")

@@ -8,7 +8,7 @@ rewrites), which is what real tables look like and what a per-listing purge gets
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
@@ -88,3 +88,16 @@ def rewrite_heavy_table(
     if oldest:
         table.maintenance.expire_snapshots().by_ids(oldest).commit()
     return catalog.load_table((*namespace, name))
+
+
+def compared_shapes(partitions: int, appends: int) -> dict[str, RewriteShape]:
+    """The two shapes the benchmarks set side by side: rewrite-heavy (merge-appends, ten
+    copy-on-write row deletes, two partition deletes, three overwrites, five snapshots expired)
+    and append-only (the same appends, nothing else)."""
+    rewrites = RewriteShape(
+        partitions=partitions, appends=appends, row_deletes=10, partition_deletes=2, overwrites=3, expired=5
+    )
+    plain = replace(
+        rewrites, row_deletes=0, partition_deletes=0, overwrites=0, expired=0, merge_appends=False
+    )
+    return {"rewrite_heavy": rewrites, "append_only": plain}
