@@ -9,7 +9,7 @@ import typer
 
 from api.cli_common import AnyPurgeClient, cli_client, console, run_or_exit
 from api.client import PurgeClient
-from api.errors import PurgeNotFoundError
+from api.errors import PurgeNotFoundError, PurgeReportUnavailableError
 from api.report_pages import ReportPage, ReportReader, ReportSection, default_section
 from api.settings import ApiSettings
 
@@ -59,6 +59,6 @@ def report(
                 break
         return following
 
-    following = run_or_exit(go(), PurgeNotFoundError)
+    following = run_or_exit(go(), PurgeNotFoundError, PurgeReportUnavailableError)
     if following is not None:
         console.print(f"more: --offset {following} (or --all)")

@@ -13,7 +13,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from api.client import PurgeClient
-from api.errors import PurgeNotFoundError
+from api.errors import PurgeFailedError, PurgeNotFoundError
 from api.http_client import HttpPurgeClient
 from api.report_pages import ReportSection
 from api.settings import ApiSettings
@@ -213,3 +213,32 @@ async def test_an_api_without_the_codec_key_names_the_setting_in_one_line(
     assert code == 2
     assert "ICEPURGE_CODEC_KEYS on the API" in stderr
     assert len(stderr.strip().splitlines()) == 1
+
+
+async def test_direct_mode_reads_reports_from_the_state_location(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = simple_table(catalog, ("operator",), "direct_report", appends=1)
+    dry = await purges.start(request_for(table, s3.properties, dry_run=True))
+    files = (await purges.wait(dry)).status.files_total
+    missing = request_for(table, s3.properties).model_copy(
+        update={"metadata_location": table.metadata_location.replace(".metadata.json", "-x.metadata.json")}
+    )
+    failed = await purges.start(missing)
+    with pytest.raises(PurgeFailedError):
+        await purges.wait(failed)
+    state = {
+        key: value
+        for key, value in stack.worker_env().items()
+        if key in ("ICEPURGE_STATE_LOCATION", "ICEPURGE_STATE_IO_PROPERTIES")
+    }
+    code, stdout, stderr = await icepurge(stack, "purge", "report", dry, **state)
+    assert code == 0, stderr
+    assert len(stdout.splitlines()) == files
+    code, _, stderr = await icepurge(stack, "purge", "report", failed, **state)
+    assert code == 2
+    assert "Traceback" not in stderr
+    assert "has no report: it ended FAILED" in stderr
+    code, _, stderr = await icepurge(stack, "purge", "report", dry)
+    assert code == 2
+    assert "set ICEPURGE_STATE_LOCATION" in stderr
