@@ -6,6 +6,7 @@ import gzip
 import json
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from pyiceberg.io import FileIO
@@ -33,13 +34,20 @@ class TerminalMetadataError(ApplicationError):
         self.location = location
 
 
+def _is_denied(error: OSError, location: str) -> bool:
+    # The file's own name is left out: a UUID like 8835-4033-… holds "403", and a transient 503
+    # on it must not become a final "access denied".
+    text = str(error).replace(location, "").replace(urlsplit(location).path.lstrip("/"), "")
+    return any(marker in text for marker in _DENIED_MARKERS)
+
+
 def _read_all(io: FileIO, location: str) -> bytes:
     try:
         return read_object(io, location)
     except (FileNotFoundError, PermissionError):
         raise
     except OSError as error:
-        if any(marker in str(error) for marker in _DENIED_MARKERS):
+        if _is_denied(error, location):
             raise PermissionError(str(error)) from error
         raise
 

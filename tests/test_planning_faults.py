@@ -7,9 +7,11 @@ import asyncio
 from urllib.parse import urlsplit
 
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.io import load_file_io
 from temporalio.client import Client
 
 from activities.finalizer import PurgeReportObject
+from activities.metadata_reader import read_bytes
 from api.client import PurgeClient
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
@@ -103,3 +105,21 @@ async def test_planning_reads_each_file_with_one_get_and_no_head(
     # The one HEAD asks whether a version-hint.text exists.
     assert faults.requests["HEAD"] == 1
     assert faults.requests["GET"] == len(read)
+
+
+async def test_a_slow_down_on_a_file_whose_name_holds_403_is_retried_not_denied(
+    s3: S3Store, stack: EmbeddedStack
+) -> None:
+    """Regression: the file's UUID (…-4033-…) was in the error text, and "403" in it made a
+    transient 503 a final "access denied", failing the chaos tier's purge."""
+    location = "s3://warehouse/lake/plan_faults/named/metadata/00005-0c26a133-8835-4033-b4e7-ccebf6dfcaea.metadata.json"
+    s3.client.put_object(Bucket="warehouse", Key=key_of(location), Body=b"{}")
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.failing_reads = {key_of(location)}
+        io = load_file_io(through_proxy(s3.properties, port), location)
+        reading = asyncio.create_task(asyncio.to_thread(read_bytes, io, location))
+        while faults.failed_reads == 0 and not reading.done():
+            await asyncio.sleep(0.01)
+        faults.failing_reads = set()
+        assert await asyncio.wait_for(reading, 60) == b"{}"
+    assert faults.failed_reads >= 1
