@@ -4,10 +4,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv
 INSTALLED := $(VENV)/.installed
+AZURITE_DIR := devstack/azurite
+AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
 
-.PHONY: install lock run test lint schemas bench chaos browser clean
+.PHONY: install azurite lock run test lint schemas bench chaos browser clean
 
-install: $(INSTALLED)
+install: $(INSTALLED) azurite
 
 # Every dependency at the version and hashes uv.lock names: a release tomorrow changes nothing
 # here. pip only bootstraps uv itself, hash-checked; uv installs the rest (and fails if uv.lock
@@ -17,6 +19,16 @@ $(INSTALLED): pyproject.toml uv.lock requirements-uv.txt
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-uv.txt
 	$(UV) sync --quiet --locked --extra dev --python $(PY)
 	touch $(INSTALLED)
+
+# Azurite (the Azure Storage emulator, the test stack's second store) from its package-lock.json,
+# when npm is here; without Node the Azurite tier skips and says why.
+azurite:
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(AZURITE_INSTALLED); \
+	else echo "npm not found: Azurite not installed, the Azurite tests will skip"; fi
+
+$(AZURITE_INSTALLED): $(AZURITE_DIR)/package-lock.json
+	cd $(AZURITE_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	touch $@
 
 # Re-resolves every dependency to the newest versions pyproject.toml allows, with their hashes.
 lock: install

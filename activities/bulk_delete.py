@@ -1,5 +1,5 @@
-"""Deletes many files at once: S3 DeleteObjects in batches of 1000, other stores through
-PyIceberg's FileIO on a thread pool. A file that is already gone counts as deleted.
+"""Deletes many files at once: S3 DeleteObjects in batches of 1000, local files in slices, other
+stores through PyIceberg's FileIO on a thread pool. A file that is already gone counts as deleted.
 
 Retries are ours, not boto3's, so that throttling (503 SlowDown) is seen and counted, and every
 attempt waits for the purge's per-bucket rate budget."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,12 +17,10 @@ from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
-from pyiceberg.io import FileIO, load_file_io
+from pyiceberg.io import FileIO
 
 from activities.backoff import full_jitter
-from activities.locations import S3_SCHEMES, scheme_of
 from activities.rate_budget import BucketRateLimits
-from activities.s3_client import s3_client
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -43,10 +41,9 @@ _TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout"}
 
 # Hears each delete request's latency in seconds (the worker's metrics); None = nobody listens.
 LatencyObserver = Callable[[float], None] | None
-LOCAL_SCHEME = "file"
 
 
-def _observed(observer: LatencyObserver, started: float) -> None:
+def observed(observer: LatencyObserver, started: float) -> None:
     if observer is not None:
         observer(time.monotonic() - started)
 
@@ -165,14 +162,14 @@ class S3BulkDeleter:
                     Delete={"Objects": [{"Key": key} for key in remaining], "Quiet": True},
                 )
             except (ClientError, BotoCoreError) as error:
-                _observed(self._observer, started)
+                observed(self._observer, started)
                 if not _retryable(error) or last_attempt:
                     outcome.failed.extend((uri_of[key], _error_text(error)) for key in remaining)
                     return outcome
                 outcome.throttled += _throttled(error)
                 time.sleep(full_jitter(attempt, 0.2, 8.0))
                 continue
-            _observed(self._observer, started)
+            observed(self._observer, started)
             remaining = self._settle(response.get("Errors", []), remaining, uri_of, outcome, last_attempt)
             if not remaining:
                 break
@@ -250,7 +247,7 @@ class FileIODeleter:
         except OSError as error:
             return DeleteOutcome(failed=[(uri, _error_text(error))], requests=1)
         finally:
-            _observed(self._observer, started)
+            observed(self._observer, started)
         return DeleteOutcome(deleted=[uri], requests=1)
 
 
@@ -295,7 +292,7 @@ class LocalBulkDeleter:
                 outcome.failed.append((uri, f"{type(error).__name__}: {error.strerror or error}"))
             else:
                 outcome.deleted.append(uri)
-        _observed(self._observer, started)
+        observed(self._observer, started)
         return outcome
 
 
@@ -308,57 +305,3 @@ def local_path(uri: str) -> str:
         return os.path.abspath(uri)
     parts = urlsplit(uri)
     return f"{parts.netloc}{parts.path}"
-
-
-class ObjectStore:
-    """Routes each file to the deleter for its scheme; one per activity, closed after use."""
-
-    def __init__(
-        self,
-        properties: dict[str, str],
-        concurrency: int,
-        tuning: DeleteTuning,
-        requests_per_second: float | None = None,
-        observer: LatencyObserver = None,
-    ) -> None:
-        self._properties = properties
-        self._observer = observer
-        self._tuning = tuning
-        self._limits = BucketRateLimits(requests_per_second)
-        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
-        self._concurrency = concurrency
-        self._s3: S3BulkDeleter | None = None
-        self._fileio: dict[str, FileIODeleter] = {}
-        self._local: LocalBulkDeleter | None = None
-
-    def __enter__(self) -> ObjectStore:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self._limits.close()
-
-    def delete(self, uris: Iterable[str]) -> DeleteOutcome:
-        by_scheme: dict[str, list[str]] = defaultdict(list)
-        for uri in uris:
-            by_scheme[scheme_of(uri)].append(uri)
-        outcome = DeleteOutcome()
-        for scheme, group in by_scheme.items():
-            outcome.merge(self._deleter(scheme, group[0]).delete(group))
-        return outcome
-
-    def _deleter(self, scheme: str, sample: str) -> S3BulkDeleter | LocalBulkDeleter | FileIODeleter:
-        if scheme in S3_SCHEMES:
-            if self._s3 is None:
-                client = s3_client(self._properties, max_connections=self._concurrency + 2, max_attempts=1)
-                self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._tuning, self._observer)
-            return self._s3
-        if scheme == LOCAL_SCHEME:
-            if self._local is None:
-                self._local = LocalBulkDeleter(self._pool, self._concurrency, self._limits, self._observer)
-            return self._local
-        if scheme not in self._fileio:
-            self._fileio[scheme] = FileIODeleter(
-                load_file_io(self._properties, sample), self._pool, self._limits, self._observer
-            )
-        return self._fileio[scheme]

@@ -15,7 +15,10 @@ from urllib.parse import urlsplit
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.utils.config import Config
 
-_SECRET_KEY = re.compile(r"secret|password|token|credential|session|private|signature", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"secret|password|token|credential|session|private|signature|account-key|connection-string",
+    re.IGNORECASE,
+)
 # Values this short can't be told from ordinary words in a message.
 _SHORTEST_REDACTED = 4
 REDACTED = "***"

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from activities.bulk_delete import DeleteOutcome, ObjectStore, RequestStats
+from activities.bulk_delete import DeleteOutcome, RequestStats
 from activities.locations import LocationGuard, parent_dir
+from activities.object_store import ObjectStore
 from activities.plan_model import ContentFile
 from activities.state_store import StateStore
 from workflows.counts import CONTENT_CATEGORIES, FileCounts, SkipReason

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from activities.bulk_delete import ObjectStore
 from activities.chunk_deleter import ChunkOutcome, chunk_outcome_uri
 from activities.locations import parent_dir
+from activities.object_store import ObjectStore
 from activities.plan_model import Plan, UnreadableFile, content_chunk_uri
 from activities.state_store import StateStore
 from workflows.constants import FAILURE_SAMPLE_SIZE

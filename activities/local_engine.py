@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from activities.bulk_delete import DeleteTuning, LatencyObserver, ObjectStore, RequestStats
+from activities.bulk_delete import DeleteTuning, LatencyObserver, RequestStats
 from activities.chunk_deleter import ChunkJob, ChunkOutcome
 from activities.locations import LocationGuard
+from activities.object_store import ObjectStore
 from activities.plan_model import ContentFile
 from activities.state_store import StateStore
 from workflows.request import PurgeRequest

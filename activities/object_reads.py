@@ -1,6 +1,6 @@
-"""Whole-object reads for planning. On S3 one GET per file: PyArrow's S3 file system sends a HEAD
-before every read (for the size, which a whole read doesn't need), doubling the requests a plan
-costs. Other stores read through the FileIO.
+"""Whole-object reads for planning. On S3 and Azure one GET per file: PyArrow's S3 file system
+sends a HEAD before every read (for the size, which a whole read doesn't need), doubling the
+requests a plan costs; adlfs does the same. Other stores read through the FileIO.
 
 Errors come out as the FileIO's would: FileNotFoundError for a 404, PermissionError for a 403,
 and an OSError naming the store's code for anything else, which read_retrying retries (or, for a
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoundError
 from botocore.exceptions import BotoCoreError, ClientError
 from pyiceberg.io import FileIO
 
+from activities.azure_client import AZURE_SCHEMES, blob_address, blob_service, safe_message
 from activities.locations import S3_SCHEMES, scheme_of
 from activities.s3_client import s3_client
 
@@ -22,7 +24,10 @@ _MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "NoSuchBucket", "404"})
 
 
 def read_object(io: FileIO, location: str) -> bytes:
-    if scheme_of(location) not in S3_SCHEMES:
+    scheme = scheme_of(location)
+    if scheme in AZURE_SCHEMES:
+        return _read_blob(io.properties, location)
+    if scheme not in S3_SCHEMES:
         with io.new_input(location).open(seekable=False) as stream:
             return stream.read()
     parts = urlsplit(location)
@@ -44,3 +49,19 @@ def read_object(io: FileIO, location: str) -> bytes:
         # Its message carries what config_faults looks for ("Could not connect", "Unable to
         # locate credentials").
         raise OSError(f"{type(error).__name__}: {error}") from None
+
+
+def _read_blob(properties: dict[str, str], location: str) -> bytes:
+    address = blob_address(location)
+    try:
+        client = blob_service(properties, address.account, READ_CONNECTIONS)
+        return client.get_blob_client(address.container, address.name).download_blob().readall()
+    except ResourceNotFoundError:
+        raise FileNotFoundError(f"BlobNotFound ({location})") from None
+    except HttpResponseError as error:
+        text = f"{getattr(error, 'error_code', None) or error.status_code}: {error.reason} ({location})"
+        if error.status_code == 403:
+            raise PermissionError(text) from None
+        raise OSError(text) from None
+    except AzureError as error:
+        raise OSError(f"{type(error).__name__}: {safe_message(error)}") from None

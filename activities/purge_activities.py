@@ -15,11 +15,12 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.attempt_reports import reporting_failed_attempts
-from activities.bulk_delete import LatencyObserver, ObjectStore
+from activities.bulk_delete import LatencyObserver
 from activities.chunk_deleter import chunk_outcome_uri
 from activities.config_faults import configuration_faults_bounded
 from activities.finalizer import finalize, finalized_before
 from activities.local_engine import run_files
+from activities.object_store import ObjectStore
 from activities.plan_model import ContentChunk, ContentFile, Plan, PlanCheckpoint, content_chunk_uri
 from activities.planner import build_plan
 from activities.progress_signals import ProgressReport, ProgressSignals

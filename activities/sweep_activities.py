@@ -21,9 +21,10 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.attempt_reports import reporting_failed_attempts
-from activities.bulk_delete import DeleteTuning, ObjectStore
+from activities.bulk_delete import DeleteTuning
 from activities.finalizer import PurgeReportObject
 from activities.locations import normalize
+from activities.object_store import ObjectStore
 from activities.progress_signals import ProgressSignals
 from activities.rate_budget import task_share
 from activities.s3_client import s3_client

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from pyiceberg.io import load_file_io
 
-from activities.bulk_delete import DeleteTuning, FileIODeleter, ObjectStore
+from activities.bulk_delete import DeleteTuning, FileIODeleter
 from activities.chunk_deleter import group_size
+from activities.object_store import ObjectStore
 from activities.rate_budget import BucketRateLimits
 
 CONCURRENCY = 8

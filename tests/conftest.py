@@ -18,11 +18,13 @@ from temporalio.worker import Worker
 from api.client import PurgeClient
 from api.settings import ApiSettings
 from devstack.api_server import serve_api
+from devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from devstack.catalog_env import pyiceberg_catalog_env
 from devstack.ports import StackPorts
 from devstack.process import free_ports
 from devstack.stack import EmbeddedStack
 from tests.api_server import token_file
+from tests.blob_store import BlobStore
 from tests.listener_workflow import EventListener
 from tests.store import S3Store
 from worker.connect import connect
@@ -36,6 +38,7 @@ REST_CATALOG = "tablebucket"
 # Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
 ATTIC_CATALOG = "attic"
 REST_TABLE_BUCKET = "icepurge-tables"
+AZURE_CONTAINER = "warehouse"
 # Low enough that a few-hundred-file test table crosses continue-as-new several times.
 CONTINUE_AS_NEW_EVENTS = 60
 TEST_CHUNK_FILES = 40
@@ -67,6 +70,39 @@ def stack() -> Iterator[EmbeddedStack]:
 @pytest.fixture(scope="session")
 def s3(stack: EmbeddedStack) -> S3Store:
     return S3Store(stack.s3_properties)
+
+
+@pytest.fixture(scope="session")
+def azurite(stack: EmbeddedStack) -> Iterator[AzuriteEndpoint]:
+    """Azurite on a free loopback port beside the stack; the tier skips, saying why, without Node."""
+    reason = azurite_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    endpoint = AzuriteEndpoint(free_ports(1)[0])
+    server = azurite_server(stack.state_dir, endpoint.port)
+    server.start()
+    try:
+        server.wait_for_port(endpoint.port)
+        create_containers(endpoint, [AZURE_CONTAINER])
+        yield endpoint
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def blobs(azurite: AzuriteEndpoint) -> BlobStore:
+    return BlobStore(azurite)
+
+
+@pytest.fixture(scope="session")
+def azure_catalog(stack: EmbeddedStack, azurite: AzuriteEndpoint) -> SqlCatalog:
+    """A SQLite catalog whose tables PyIceberg writes to Azurite at abfs:// locations."""
+    return SqlCatalog(
+        "azure",
+        uri=stack.catalog_uri,
+        warehouse=azurite.location(AZURE_CONTAINER, "azure"),
+        **azurite.properties(),
+    )
 
 
 @pytest.fixture(scope="session")

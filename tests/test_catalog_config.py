@@ -19,6 +19,7 @@ from workflows.catalog_steps import TableRef
 from workflows.constants import ERROR_CATALOG_UNAVAILABLE
 
 SECRET = "hunter2-very-secret"
+AZURE_KEY = "azure-account-key-value"
 
 
 def test_catalogs_configured_by_environment_variables_are_known_by_name(
@@ -30,6 +31,8 @@ def test_catalogs_configured_by_environment_variables_are_known_by_name(
         "credential": f"client:{SECRET}",
         "s3.secret-access-key": SECRET,
         "s3.endpoint": "http://127.0.0.1:1",
+        "adls.account-key": AZURE_KEY,
+        "adls.connection-string": f"AccountName=a;AccountKey={AZURE_KEY}x",
     }
     for key, value in pyiceberg_catalog_env("unitcat", properties).items():
         monkeypatch.setenv(key, value)
@@ -37,7 +40,9 @@ def test_catalogs_configured_by_environment_variables_are_known_by_name(
     assert registry.knows("unitcat") and registry.knows("UnitCat")
     assert "unitcat" in registry.names()
     message = f"403 from https://svc:{SECRET}@catalog.example for client:{SECRET}"
+    azure = f"no access with {AZURE_KEY} (AccountName=a;AccountKey={AZURE_KEY}x)"
     assert SECRET not in registry.redact(message)
+    assert AZURE_KEY not in registry.redact(azure)
     assert REDACTED in registry.redact(message)
 
 

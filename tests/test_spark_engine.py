@@ -18,6 +18,8 @@ from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
+from tests.azure_parity import assert_azure_parity
+from tests.blob_store import BlobStore
 from tests.conftest import LAKE_CATALOG
 from tests.distinct_check import purge_rewrite_heavy_table
 from tests.expected import drop_table_data_set, history_set
@@ -206,6 +208,13 @@ async def test_spark_tasks_share_the_bucket_budget(
 async def _no_active_jobs(tracker: Any) -> None:
     while tracker.getActiveJobsIds():
         await asyncio.sleep(0.2)
+
+
+async def test_spark_engine_purges_an_azure_table_with_batch_deletes(
+    azure_catalog: SqlCatalog, spark_purges: PurgeClient, blobs: BlobStore
+) -> None:
+    table = rich_table(azure_catalog, ("azure_spark",), "strict")
+    await assert_azure_parity(spark_purges, table, blobs, engine="spark")
 
 
 def test_no_secret_in_spark_conf(spark_purges: PurgeClient, s3: S3Store) -> None:

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 # Spark redacts matching conf keys and values in its UI, event logs and logs; FileIO key names
 # are added to its defaults so a credential set by an operator never shows.
-REDACTION_REGEX = "(?i)secret|password|token|access[.-]?key|credential|session"
+REDACTION_REGEX = (
+    "(?i)secret|password|token|access[.-]?key|account[.-]?key|connection[.-]?string|credential|session"
+)
 # What a purge task imports from this project; executors get it from the driver.
 TASK_PACKAGES = ("activities", "workflows")
 

@@ -1,0 +1,35 @@
+"""A purge of an abfs:// table on Azurite, checked against Iceberg's dropTableData set: shared by
+the local engine's tests and the Spark engine's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyiceberg.table import Table
+
+from api.client import PurgeClient
+from tests.blob_store import BlobStore
+from tests.expected import drop_table_data_set
+from tests.purge_helpers import assert_counts_add_up, purge, request_for
+from workflows.counts import Category
+from workflows.status import PurgeState
+
+
+async def assert_azure_parity(purges: PurgeClient, table: Table, blobs: BlobStore, **options: Any) -> None:
+    assert table.location().startswith("abfs://")
+    expected = drop_table_data_set(table.io, table.metadata_location)
+    before = blobs.list(table.location())
+    assert any(path.endswith(".puffin") for path in expected)
+    assert any("pos-deletes" in path for path in expected)
+
+    report = await purge(purges, request_for(table, blobs.properties, history_sweep=False, **options))
+
+    deleted = before - blobs.list(table.location())
+    assert report.status.state is PurgeState.SUCCEEDED
+    assert deleted == expected & before
+    counts = report.status.counts
+    assert counts.of(Category.METADATA_FILES).deleted == len(table.metadata.metadata_log) + 1
+    assert counts.of(Category.STATISTICS_FILES).deleted == 2
+    # Batches, not a request per file.
+    assert report.status.delete_requests < len(deleted) / 2
+    assert_counts_add_up(report.status)
