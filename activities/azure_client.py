@@ -5,6 +5,7 @@ client for its account. The SDK's own retries are off: ours are counted and visi
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ from requests.adapters import HTTPAdapter
 
 AZURE_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
 _SHARED_CLIENTS = 32
+# The SDK logs every request and response, headers included, at INFO: thousands of lines a
+# purge in the worker's log, and CPU spent formatting them.
+logging.getLogger("azure.core.pipeline.policies.http_logging_policy").setLevel(logging.WARNING)
 # A SAS token's signature, as it appears in a request URL an SDK error may quote.
 _SAS_SIGNATURE = re.compile(r"(sig=)[^&\s'\"]+", re.IGNORECASE)
 _BUILDING = threading.Lock()

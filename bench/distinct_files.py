@@ -25,7 +25,7 @@ from pyiceberg.table import Table
 
 from activities.s3_client import s3_client
 from api.client import PurgeClient
-from bench.compare_engines import LOCAL_QUEUE, SPARK_QUEUE, _workers
+from bench.compare_engines import LOCAL_QUEUE, SPARK_QUEUE, start_workers
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import S3Template
 from devstack.ports import StackPorts
@@ -85,7 +85,7 @@ def run_shape(stack: EmbeddedStack, catalog: SqlCatalog, label: str, shape: Rewr
         f" (generated in {time.perf_counter() - started:.0f} s)",
         flush=True,
     )
-    workers = _workers(stack, template.objects)
+    workers = start_workers(stack, str(template.objects))
     try:
         rows = [_measure(stack, table, template, engine) for engine in ("local", "spark")]
     finally:

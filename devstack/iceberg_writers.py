@@ -29,3 +29,11 @@ class AppendManifests(_FastAppendFiles):
 
     def _manifests(self) -> list[ManifestFile]:
         return [*super()._manifests(), *self._prewritten]
+
+
+class ReplaceManifests(AppendManifests):
+    """A commit whose snapshot lists exactly the manifests written beforehand: what a
+    merge-append or a copy-on-write rewrite leaves (earlier manifests merged or replaced)."""
+
+    def _existing_manifests(self) -> list[ManifestFile]:
+        return []

@@ -4,8 +4,10 @@ metadata written with PyIceberg's manifest writers, real (tiny) objects in the s
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.io import FileIO
@@ -30,6 +32,8 @@ from devstack.iceberg_writers import AppendManifests, DeleteManifestWriter
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
 OBJECT_BODY = b"icepurge synthetic data file"
+# Writes a tiny object at each path (the store's fastest way).
+ObjectWriter = Callable[[list[str]], None]
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class TableShape:
         return self.manifests * self.files_per_manifest + self.snapshots * self.delete_files_per_snapshot
 
 
-def _content_file(path: str, content: DataFileContent) -> DataFile:
+def content_file(path: str, content: DataFileContent) -> DataFile:
     return DataFile.from_args(
         content=content,
         file_path=path,
@@ -73,17 +77,22 @@ def _fill(
                     snapshot_id=snapshot_id,
                     sequence_number=None,
                     file_sequence_number=None,
-                    data_file=_content_file(path, content),
+                    data_file=content_file(path, content),
                 )
             )
     return writer.to_manifest_file()
 
 
 def synthetic_table(
-    catalog: Catalog, identifier: tuple[str, ...], shape: TableShape, threads: int = 32
+    catalog: Catalog,
+    identifier: tuple[str, ...],
+    shape: TableShape,
+    threads: int = 32,
+    write_objects: ObjectWriter | None = None,
 ) -> Table:
     """Data manifests spread over `shape.snapshots` appends; each append also commits a delete
-    manifest of position-delete files."""
+    manifest of position-delete files. `write_objects` writes the tiny objects (by default
+    through the table's FileIO)."""
     catalog.create_namespace_if_not_exists(identifier[:-1])
     table = catalog.create_table(identifier, schema=SCHEMA, partition_spec=UNPARTITIONED_PARTITION_SPEC)
     io, location = table.io, table.location()
@@ -94,7 +103,7 @@ def synthetic_table(
         snapshot_id = snapshot_ids[index % shape.snapshots]
         prefix = f"{location}/data/{batch}-{index:06d}"
         paths = [f"{prefix}-{n:05d}.parquet" for n in range(shape.files_per_manifest)]
-        _write_objects(io, paths)
+        (write_objects or partial(_write_objects, io))(paths)
         output = io.new_output(f"{location}/metadata/{batch}-m{index:06d}.avro")
         writer = write_manifest(
             format_version=2,
@@ -110,7 +119,7 @@ def synthetic_table(
         snapshot_id = snapshot_ids[snapshot]
         prefix = f"{location}/data/{batch}-deletes-{snapshot:04d}"
         paths = [f"{prefix}-{n:05d}.parquet" for n in range(shape.delete_files_per_snapshot)]
-        _write_objects(io, paths)
+        (write_objects or partial(_write_objects, io))(paths)
         output = io.new_output(f"{location}/metadata/{batch}-d{snapshot:04d}.avro")
         writer = DeleteManifestWriter(UNPARTITIONED_PARTITION_SPEC, SCHEMA, output, snapshot_id, "deflate")
         return _fill(writer, snapshot_id, paths, DataFileContent.POSITION_DELETES)
