@@ -113,7 +113,7 @@ class PurgeActivities:
             chunk_count=len(plan.content_chunks),
             planned=planned,
             gc_enabled=plan.gc_enabled,
-            engine=self._choose_engine(request.options.engine, planned),
+            engine=self._choose_engine(request.options.engine, planned, plan.metadata_location),
             planning_counts=_foreign_counts(plan),
             unreadable_files=len(plan.unreadable),
             locations=plan.locations,
@@ -223,12 +223,12 @@ class PurgeActivities:
             )
         return self._spark
 
-    def _choose_engine(self, requested: Engine, planned: PlannedTotals) -> Engine:
+    def _choose_engine(self, requested: Engine, planned: PlannedTotals, location: str) -> Engine:
         if requested is Engine.SPARK:
             self._spark_engine()
             return Engine.SPARK
         if requested is Engine.AUTO and self._spark is not None:
-            big = planned.content_files >= self._settings.auto_spark_min_files
+            big = self._settings.auto_spark.picks_spark(location, planned.content_files)
             return Engine.SPARK if big else Engine.LOCAL
         return Engine.LOCAL
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from activities.bulk_delete import DeleteTuning
+from activities.engine_choice import AutoSparkThresholds
 from activities.planner import ChunkSizing
 
 
@@ -14,6 +15,6 @@ class ActivitySettings:
     state_properties: dict[str, str] = field(default_factory=dict, repr=False)
     sizing: ChunkSizing = field(default_factory=ChunkSizing)
     tuning: DeleteTuning = field(default_factory=DeleteTuning)
-    auto_spark_min_files: int = 100_000
+    auto_spark: AutoSparkThresholds = field(default_factory=AutoSparkThresholds)
     # How long an unreachable store (configuration fault) is retried before the run fails.
     config_fault_seconds: float = 300.0

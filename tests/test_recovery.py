@@ -5,14 +5,14 @@ worker retries them without waiting for a heartbeat timeout."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
+from pathlib import PurePosixPath
 
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
 
-from activities.planner import CHECKPOINT_SECONDS
+from activities.plan_model import PlanCheckpoint
 from api.client import PurgeClient
 from devstack.process import ServiceProcess
 from devstack.s3_proxy import s3_proxy, through_proxy
@@ -21,7 +21,7 @@ from devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import assert_counts_add_up, request_for
 from tests.store import S3Store, key_of
 from tests.tables import many_files_table
-from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY
+from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 from workflows.status import PurgeReport, PurgeState
 
 QUEUE = "icepurge-recovery"
@@ -56,44 +56,59 @@ async def _retried_attempts(client: Client, purge_id: str, activity_type: str) -
     return causes
 
 
+async def _recorded_checkpoint(client: Client, purge_id: str) -> PlanCheckpoint | None:
+    """The planning checkpoint the server holds, which is what a retried attempt resumes from."""
+    description = await client.get_workflow_handle(purge_id).describe()
+    for pending in description.raw_description.pending_activities:
+        if pending.activity_type.name == PLAN_ACTIVITY and pending.heartbeat_details.payloads:
+            details = await client.data_converter.decode(pending.heartbeat_details.payloads)
+            return PlanCheckpoint.model_validate(details[0])
+    return None
+
+
 async def test_killed_planning_resumes_from_its_checkpoint(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     table = synthetic_table(
         catalog, ("recovery", "plan_kill"), TableShape(manifests=MANIFESTS, files_per_manifest=1)
     )
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    in_plan_order = [PurePosixPath(m.manifest_path).name for m in snapshot.manifests(table.io)]
     purges = PurgeClient(temporal_client, QUEUE)
     with s3_proxy(stack.ports.s3) as (port, faults):
-        # Slow enough that checkpoints (every CHECKPOINT_SECONDS from the manifest list's read)
-        # fall while manifests are read: 8 readers take 200 x 0.6 / 8 = 15 s. The kill comes
-        # well into the plan and just after a checkpoint, so most of what was read is covered.
+        # Slow enough that a checkpoint (every CHECKPOINT_SECONDS) falls while manifests are read:
+        # 8 readers take 200 x 0.6 / 8 = 15 s. The worker dies once the server holds a checkpoint
+        # that covers a quarter of the manifests, with most of the rest still unread.
         faults.read_delay = 0.6
         properties = through_proxy(s3.properties, port)
         worker = _worker(stack, "recovery-plan-0")
         try:
             purge_id = await purges.start(request_for(table, properties))
-            while not any(".avro" in path for path in faults.reads):
-                await asyncio.sleep(0.02)
-            first_read = time.monotonic()
-
-            def after_a_checkpoint() -> bool:
-                elapsed = time.monotonic() - first_read
-                return elapsed > CHECKPOINT_SECONDS and 1.0 <= elapsed % CHECKPOINT_SECONDS <= 2.0
-
-            while sum(".avro" in path for path in faults.reads) < MANIFESTS // 2 or not after_a_checkpoint():
-                await asyncio.sleep(0.02)
+            recorded = PlanCheckpoint()
+            while recorded.manifests_done < MANIFESTS // 4:
+                await asyncio.sleep(0.1)
+                recorded = await _recorded_checkpoint(temporal_client, purge_id) or recorded
             worker.kill()
-            read_before_kill = Counter(path for path in faults.reads if ".avro" in path)
+            read_before_kill = _manifests_read(faults.reads, in_plan_order)
             worker = _worker(stack, "recovery-plan-1")
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
         finally:
             worker.stop()
 
     _assert_purged(report, s3, table)
-    read_after_kill = Counter(path for path in faults.reads if ".avro" in path) - read_before_kill
-    read_again = set(read_before_kill) & set(read_after_kill)
-    # The checkpoint (every 5 s) covered most of what the killed attempt had read.
-    assert len(read_again) < len(read_before_kill) // 2, (len(read_again), len(read_before_kill))
+    assert recorded.manifests_done < MANIFESTS, "the kill came after planning had read every manifest"
+    read_after_kill = _manifests_read(faults.reads, in_plan_order) - read_before_kill
+    covered = set(in_plan_order[: recorded.manifests_done])
+    assert covered <= set(read_before_kill)
+    # The retried attempt starts where the checkpoint ends: what it covered is never read again.
+    assert not covered & set(read_after_kill), sorted(covered & set(read_after_kill))
+    assert set(read_after_kill) <= set(in_plan_order[recorded.manifests_done :])
+
+
+def _manifests_read(reads: list[str], manifests: list[str]) -> Counter[str]:
+    names = set(manifests)
+    return Counter(name for name in (PurePosixPath(path).name for path in reads) if name in names)
 
 
 async def test_a_stopped_worker_hands_its_chunk_back_at_once(

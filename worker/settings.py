@@ -6,6 +6,7 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from activities.bulk_delete import DeleteTuning
+from activities.engine_choice import STORE_KINDS, AutoSparkThresholds
 from activities.planner import ChunkSizing
 from activities.settings import ActivitySettings
 from worker.payload_codec import AesGcmCodec, CodecKeyError, parse_key
@@ -63,8 +64,16 @@ class WorkerSettings(TemporalSettings):
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description="Extra Spark conf (JSON); no secrets."
     )
-    auto_spark_min_files: int = Field(
-        100_000, ge=0, description="Engine 'auto' uses Spark from this many files."
+    auto_spark_min_files: int | None = Field(
+        None,
+        ge=0,
+        description="Engine 'auto' uses Spark from this many content files, on every store; unset = "
+        "each store's default, measured (see ICEPURGE_AUTO_SPARK_MIN_FILES_BY_STORE).",
+    )
+    auto_spark_min_files_by_store: dict[str, int | None] = Field(
+        default_factory=dict,
+        description="Per kind of store (s3, azure, file, other), JSON: the content files from which "
+        "'auto' uses Spark; null = never. Wins over ICEPURGE_AUTO_SPARK_MIN_FILES.",
     )
     progress_signal_seconds: float = Field(
         2.0, gt=0, description="Least time between a running chunk's progress signals to its workflow."
@@ -117,6 +126,16 @@ class WorkerSettings(TemporalSettings):
             raise ValueError("ICEPURGE_WEBHOOK_URL must be an http:// or https:// URL")
         return self
 
+    @model_validator(mode="after")
+    def _known_store_kinds(self) -> WorkerSettings:
+        unknown = sorted(set(self.auto_spark_min_files_by_store) - set(STORE_KINDS))
+        if unknown:
+            raise ValueError(
+                f"ICEPURGE_AUTO_SPARK_MIN_FILES_BY_STORE names unknown stores {unknown}; "
+                f"use {', '.join(STORE_KINDS)}"
+            )
+        return self
+
     def delete_tuning(self) -> DeleteTuning:
         return DeleteTuning(max_attempts=self.delete_max_attempts, batch_files=self.delete_batch_files)
 
@@ -126,6 +145,6 @@ class WorkerSettings(TemporalSettings):
             state_properties=self.state_io_properties,
             sizing=ChunkSizing(target_files=self.chunk_target_files, memory_files=self.plan_memory_files),
             tuning=self.delete_tuning(),
-            auto_spark_min_files=self.auto_spark_min_files,
+            auto_spark=AutoSparkThresholds(self.auto_spark_min_files, self.auto_spark_min_files_by_store),
             config_fault_seconds=self.config_fault_seconds,
         )

@@ -67,7 +67,8 @@ def project_archive(directory: Path) -> Path:
 
 def ship_project_code(spark: SparkSession) -> None:
     """Executors on other hosts import the task code from this worker, so the two never differ;
-    they need the dependencies (PyIceberg, PyArrow, boto3) installed, as the worker image has."""
+    they need the dependencies (PyIceberg, PyArrow, boto3, azure-storage-blob) installed, as the
+    worker image has."""
     archive = project_archive(Path(tempfile.mkdtemp(prefix="icepurge-spark-")))
     if is_connect(spark):
         spark.addArtifacts(str(archive), pyfile=True)
