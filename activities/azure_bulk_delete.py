@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from azure.core.exceptions import AzureError, HttpResponseError, ServiceRequestError, ServiceResponseError
 
-from activities.azure_client import blob_address, blob_service, safe_message
+from activities.azure_client import blob_service, safe_message
 from activities.backoff import full_jitter
+from activities.blob_address import blob_address
 from activities.bulk_delete import DeleteOutcome, DeleteTuning, LatencyObserver, observed
 from activities.rate_budget import BucketRateLimits
 

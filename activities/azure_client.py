@@ -8,9 +8,7 @@ import functools
 import logging
 import re
 import threading
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 from azure.core.pipeline.transport import RequestsTransport
@@ -18,7 +16,6 @@ from azure.identity import ClientSecretCredential
 from azure.storage.blob import BlobServiceClient
 from requests.adapters import HTTPAdapter
 
-AZURE_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
 _SHARED_CLIENTS = 32
 # The SDK logs every request and response, headers included, at INFO: thousands of lines a
 # purge in the worker's log, and CPU spent formatting them.
@@ -26,22 +23,6 @@ logging.getLogger("azure.core.pipeline.policies.http_logging_policy").setLevel(l
 # A SAS token's signature, as it appears in a request URL an SDK error may quote.
 _SAS_SIGNATURE = re.compile(r"(sig=)[^&\s'\"]+", re.IGNORECASE)
 _BUILDING = threading.Lock()
-
-
-@dataclass(frozen=True)
-class BlobAddress:
-    """`abfs[s]://container@account.dfs.core.windows.net/path` (or wasb[s] with .blob.), or
-    adlfs's short `abfs://container/path`, whose account comes from the properties."""
-
-    account: str | None
-    container: str
-    name: str
-
-
-def blob_address(uri: str) -> BlobAddress:
-    parts = urlsplit(uri)
-    container, at, host = parts.netloc.partition("@")
-    return BlobAddress(host.split(".", 1)[0] if at else None, container, parts.path.lstrip("/"))
 
 
 def blob_service(properties: dict[str, str], account: str | None, max_connections: int) -> BlobServiceClient:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from activities.azure_client import AZURE_SCHEMES
+from activities.blob_address import AZURE_SCHEMES
 from activities.locations import S3_SCHEMES, scheme_of
 
 STORE_KINDS = ("s3", "azure", "file", "other")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from activities.azure_client import AZURE_SCHEMES, blob_address
+from activities.blob_address import AZURE_SCHEMES, blob_address
 
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 # Table properties that move where a table writes; all of them are the table's own locations.

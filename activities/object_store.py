@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from pyiceberg.io import load_file_io
 
-from activities.azure_bulk_delete import AzureBatchDeleter
-from activities.azure_client import AZURE_SCHEMES
+from activities.blob_address import AZURE_SCHEMES
 from activities.bulk_delete import (
     DeleteOutcome,
     DeleteTuning,
@@ -24,6 +24,9 @@ from activities.rate_budget import BucketRateLimits
 from activities.s3_client import s3_client
 
 LOCAL_SCHEME = "file"
+
+if TYPE_CHECKING:
+    from activities.azure_bulk_delete import AzureBatchDeleter
 
 
 class ObjectStore:
@@ -74,6 +77,9 @@ class ObjectStore:
             return self._s3
         if scheme in AZURE_SCHEMES:
             if self._azure is None:
+                # Here rather than at the top: the Azure SDK takes half a second to import.
+                from activities.azure_bulk_delete import AzureBatchDeleter
+
                 self._azure = AzureBatchDeleter(
                     self._properties,
                     self._pool,

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from pyiceberg.catalog.sql import SqlCatalog
 
 from activities.azure_bulk_delete import AZURE_BATCH
-from activities.azure_client import blob_address
+from activities.blob_address import blob_address
 from activities.s3_client import s3_client
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import DiskTemplate, S3Template, TableTemplate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from activities.azure_client import blob_address
+from activities.blob_address import blob_address
 from devstack.azurite import AzuriteEndpoint
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -32,6 +32,9 @@ from worker.settings import WorkerSettings
 from workflows.constants import ERROR_ENGINE_UNAVAILABLE
 from workflows.counts import Category
 from workflows.status import PurgeState
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 QUEUE = "icepurge-spark"
 AUTO_THRESHOLD = 50
@@ -260,3 +263,26 @@ async def test_a_spark_sweep_lists_the_location_in_parallel_parts(
     assert sweep.listing_location is not None
     listed = {uri for page in s3.list(sweep.listing_location) for uri in json.loads(s3.read(page))["objects"]}
     assert listed == orphans
+
+
+async def test_spark_python_workers_start_with_the_task_code_imported(spark_purges: PurgeClient) -> None:
+    """Regression: a fresh Python worker (Spark stops idle ones after a minute) imported the task
+    code, PyIceberg's PyArrow FileIO included, inside a purge's first tasks."""
+    from pyspark.sql import SparkSession
+
+    def probe(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import os
+        import sys
+        from pathlib import Path
+
+        import pyarrow as pa
+
+        parent = Path(f"/proc/{os.getppid()}/cmdline").read_text().replace("\0", " ")
+        inherited = "activities.spark_engine" in sys.modules
+        for _ in batches:
+            yield pa.RecordBatch.from_pydict({"daemon": [parent], "inherited": [inherited]})
+
+    spark = SparkSession.builder.getOrCreate()
+    rows = spark.range(0, 2, 1, 2).mapInArrow(probe, "daemon string, inherited boolean").collect()
+    assert all("worker.spark_daemon" in row["daemon"] for row in rows), rows
+    assert all(row["inherited"] for row in rows)

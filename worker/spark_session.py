@@ -46,6 +46,9 @@ def build_spark_session(master: str, extra_conf: dict[str, str]) -> SparkSession
             .config("spark.pyspark.python", sys.executable)
             .config("spark.task.maxFailures", "4")
         )
+        if master.startswith("local"):
+            # Only this host's executors are sure to have the worker's own modules installed.
+            builder = builder.config("spark.python.daemon.module", "worker.spark_daemon")
     for key, value in extra_conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
