@@ -173,7 +173,7 @@ def _row(label: str, name: str, measured: Measured, ceiling: float, baseline: Me
     versus = f"{measured.rate / baseline.rate:.1f}×" if baseline else "–"
     cells = [label, name, f"{measured.rate:,.0f}", f"{measured.rate / ceiling:.2f}×", versus]
     if measured.keys_sent is None:
-        cells += ["–"] * 5
+        cells += ["–"] * 4
     else:
         assert measured.peak_rss_mib is not None
         own, tree = measured.peak_rss_mib
