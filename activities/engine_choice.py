@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 from activities.blob_address import AZURE_SCHEMES
 from activities.locations import S3_SCHEMES, scheme_of
 
-STORE_KINDS = ("s3", "azure", "file", "other")
 DEFAULT_AUTO_SPARK_MIN_FILES: dict[str, int | None] = {
     # On SeaweedFS the local engine was the faster at every size and shape measured (2 cores).
     "s3": None,
-    # The local engine's bulk unlinks reach plain Python's ceiling on a local disk.
-    "file": None,
     # Measured only on Azurite, an emulator whose single process sets the pace, and other stores
     # not at all: the threshold icepurge had before it measured per store.
     "azure": 100_000,
+    # The local engine's bulk unlinks reach plain Python's ceiling on a local disk.
+    "file": None,
     "other": 100_000,
 }
+STORE_KINDS = tuple(DEFAULT_AUTO_SPARK_MIN_FILES)
 
 
 def store_kind(location: str) -> str:

@@ -66,6 +66,14 @@ async def _recorded_checkpoint(client: Client, purge_id: str) -> PlanCheckpoint 
     return None
 
 
+async def _checkpoint_covering(client: Client, purge_id: str, manifests: int) -> PlanCheckpoint:
+    recorded = PlanCheckpoint()
+    while recorded.manifests_done < manifests:
+        await asyncio.sleep(0.1)
+        recorded = await _recorded_checkpoint(client, purge_id) or recorded
+    return recorded
+
+
 async def test_killed_planning_resumes_from_its_checkpoint(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
@@ -85,10 +93,8 @@ async def test_killed_planning_resumes_from_its_checkpoint(
         worker = _worker(stack, "recovery-plan-0")
         try:
             purge_id = await purges.start(request_for(table, properties))
-            recorded = PlanCheckpoint()
-            while recorded.manifests_done < MANIFESTS // 4:
-                await asyncio.sleep(0.1)
-                recorded = await _recorded_checkpoint(temporal_client, purge_id) or recorded
+            covering = _checkpoint_covering(temporal_client, purge_id, MANIFESTS // 4)
+            recorded = await asyncio.wait_for(covering, timeout=120)
             worker.kill()
             read_before_kill = _manifests_read(faults.reads, in_plan_order)
             worker = _worker(stack, "recovery-plan-1")
