@@ -19,7 +19,13 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from activities.plan_model import ContentChunk, ContentFile, content_chunk_uri
+from activities.plan_model import (
+    ContentChunk,
+    ContentFile,
+    PlanCheckpoint,
+    UnreadableFile,
+    content_chunk_uri,
+)
 from activities.state_store import StateStore
 from workflows.counts import Category
 
@@ -40,9 +46,9 @@ class ContentPartitioner:
         memory_files: int,
         chunk_files: int,
         beat: Callable[[], None],
-        spills: int = 0,
+        resumed: PlanCheckpoint | None = None,
     ) -> None:
-        """`spills` resumes a partitioner whose first parts an earlier attempt wrote."""
+        """`resumed` is the checkpoint of an earlier attempt, whose spilled parts this one merges."""
         self._state = state
         self._plan_uri = plan_uri
         self._spill_dir = f"{plan_uri.rsplit('/', 1)[0]}/spill"
@@ -54,7 +60,8 @@ class ContentPartitioner:
         count = max(1, math.ceil(expected_entries / memory_files))
         self._buckets: list[dict[str, ContentFile]] = [{} for _ in range(count)]
         self._held = 0
-        self.spills = spills
+        self.resumed = resumed or PlanCheckpoint(reach_saved=True)
+        self.spills = self.resumed.spills
 
     def add(self, files: Iterable[ContentFile]) -> None:
         buckets = self._buckets
@@ -65,6 +72,17 @@ class ContentPartitioner:
                 self._held += 1
         if self._held > self._memory_files and len(buckets) > 1:
             self.spill()
+
+    def boundary(
+        self, manifests_done: int, unreadable: list[UnreadableFile], due: bool
+    ) -> PlanCheckpoint | None:
+        """After manifest `manifests_done - 1`: spills when a checkpoint is due, and returns it."""
+        if not due:
+            return None
+        self.spill()
+        return PlanCheckpoint(
+            reach_saved=True, manifests_done=manifests_done, spills=self.spills, unreadable=list(unreadable)
+        )
 
     def finish(self) -> ContentSummary:
         """Writes the chunk objects, bucket by bucket, and removes the spilled parts."""

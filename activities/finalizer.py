@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from activities.chunk_deleter import ChunkOutcome, chunk_outcome_uri
 from activities.locations import parent_dir
 from activities.object_store import ObjectStore
-from activities.plan_model import Plan, UnreadableFile, content_chunk_uri
+from activities.plan_model import Plan, UnreadableFile, content_chunk_uri, context_uri, emitted_uri
 from activities.state_store import StateStore
 from workflows.constants import FAILURE_SAMPLE_SIZE
 from workflows.counts import Category, FileCounts, SkipReason
@@ -104,7 +104,8 @@ def finalize(
     # Removal is idempotent: a retry after a crash here finds the report and finishes it.
     chunk_uris = [chunk_outcome_uri(plan_uri, index) for index in range(chunk_count)]
     content_uris = [content_chunk_uri(plan_uri, index) for index in range(len(plan.content_chunks))]
-    for uri in [*chunk_uris, *content_uris, progress_uri(plan_uri), plan_uri]:
+    planning_uris = [context_uri(plan_uri), emitted_uri(plan_uri)]
+    for uri in [*chunk_uris, *content_uris, *planning_uris, progress_uri(plan_uri), plan_uri]:
         state.delete(uri)
         beat()
     return done

@@ -78,6 +78,22 @@ class PlanCheckpoint(BaseModel):
     manifests_done: int = 0
     spills: int = 0
     unreadable: list[UnreadableFile] = Field(default_factory=list)
+    chunks_emitted: int = Field(
+        0,
+        description="Chunk objects [0, chunks_emitted) hold the distinct files of manifests "
+        "[0, manifests_done).",
+    )
+
+
+class ChunkContext(BaseModel):
+    """What a chunk needs besides its files, written before the first chunk object: chunks can
+    start while planning still runs, before the plan object exists."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    gc_enabled: bool
+    locations: list[str]
 
 
 class Plan(BaseModel):
@@ -87,6 +103,9 @@ class Plan(BaseModel):
     metadata_location: str
     gc_enabled: bool
     locations: list[str]
+    content_entries: int = Field(
+        0, description="Entries the manifest lists record: a bound on the content files, known early."
+    )
     content_chunks: list[int] = Field(description="Distinct content files in each chunk object.")
     content_by_category: dict[Category, int] = Field(default_factory=dict)
     manifests: list[str]
@@ -109,6 +128,15 @@ class Plan(BaseModel):
         if self.current_metadata_file:
             groups.append((Category.METADATA_FILES, [self.current_metadata_file]))
         return groups
+
+
+def context_uri(plan_uri: str) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/context.json"
+
+
+def emitted_uri(plan_uri: str) -> str:
+    """Where planning records the chunks it has handed out early (see `EarlyChunks`)."""
+    return f"{plan_uri.rsplit('/', 1)[0]}/emitted.json"
 
 
 def reach_uri(plan_uri: str) -> str:

@@ -19,15 +19,18 @@ from pyiceberg.manifest import ManifestFile
 from pyiceberg.table.metadata import TableMetadata
 
 from activities.content_partitions import ContentPartitioner
+from activities.early_chunks import EarlyChunks
 from activities.locations import LocationGuard, normalize, parent_dir, table_locations
 from activities.manifest_reader import UnparsableFileError, fetch, parse_manifest_entries, parse_manifest_list
 from activities.metadata_reader import TerminalMetadataError, read_metadata
 from activities.plan_model import (
+    ChunkContext,
     Plan,
     PlanCheckpoint,
     PlannedFile,
     UnreadableFile,
     UnreadableReason,
+    context_uri,
     reach_uri,
 )
 from activities.read_retry import read_retrying
@@ -164,11 +167,22 @@ def build_plan(
     sizing: ChunkSizing,
     checkpoint: PlanCheckpoint | None = None,
     heartbeat: Callable[[PlanCheckpoint], None] = lambda _: None,
+    announce: Callable[[ReadyChunks], None] = lambda _: None,
 ) -> Plan:
     """Reads the metadata, writes the content chunk objects beside `plan_uri` and returns the
-    plan (which the caller writes at `plan_uri`), resuming from `checkpoint`."""
+    plan (which the caller writes at `plan_uri`), resuming from `checkpoint`. When the entries fit
+    the memory budget, chunks are handed out (`announce`) as they are written, before the plan."""
     beat = _Heartbeat(checkpoint or PlanCheckpoint(), heartbeat)
     current = read_metadata(io, request.snapshot_location(), beat)
+    guard = LocationGuard(
+        table_locations(current.location, current.properties), request.options.location_guard
+    )
+    context = ChunkContext(
+        purge_id=purge_id,
+        gc_enabled=current.properties.get(GC_ENABLED, "true").strip().lower() != "false",
+        locations=guard.prefixes,
+    )
+    state.write(context_uri(plan_uri), context)
     saved = state.read(reach_uri(plan_uri)) if beat.checkpoint.reach_saved else None
     if saved is None:
         reachable = _reach(io, current, request, sizing.readers, beat)
@@ -177,24 +191,21 @@ def build_plan(
     else:
         reachable = ReachableFiles.model_validate_json(saved)
 
-    partitioner = ContentPartitioner(
+    entries = sum(reachable.manifests.values())
+    chunks = _chunk_cutter(
         state,
         plan_uri,
-        expected_entries=sum(reachable.manifests.values()),
-        memory_files=sizing.memory_files,
-        chunk_files=sizing.target_files,
-        beat=beat,
-        spills=beat.checkpoint.spills,
+        entries,
+        sizing,
+        beat,
+        announce=lambda ready: announce(ReadyChunks(plan_uri, ready, entries, context)),
     )
     unreadable_manifests = _enumerate_content(
-        io, list(reachable.manifests), partitioner=partitioner, readers=sizing.readers, beat=beat
+        io, list(reachable.manifests), chunks=chunks, readers=sizing.readers, beat=beat
     )
-    content = partitioner.finish()
+    content = chunks.finish()
     state.delete(reach_uri(plan_uri))
 
-    guard = LocationGuard(
-        table_locations(current.location, current.properties), request.options.location_guard
-    )
     foreign: list[PlannedFile] = []
 
     def owned(paths: dict[str, None] | dict[str, int], category: Category) -> list[str]:
@@ -214,8 +225,9 @@ def build_plan(
     return Plan(
         purge_id=purge_id,
         metadata_location=request.snapshot_location(),
-        gc_enabled=current.properties.get(GC_ENABLED, "true").strip().lower() != "false",
-        locations=guard.prefixes,
+        gc_enabled=context.gc_enabled,
+        locations=context.locations,
+        content_entries=entries,
         content_chunks=content.chunk_sizes,
         content_by_category=content.by_category,
         manifests=manifests,
@@ -225,6 +237,40 @@ def build_plan(
         current_metadata_file=current_file[0] if current_file else None,
         foreign_files=foreign,
         unreadable=[*reachable.unreadable, *unreadable_manifests],
+    )
+
+
+@dataclass(frozen=True)
+class ReadyChunks:
+    """Chunk objects [0, chunks) are written and recorded: they may start deleting."""
+
+    plan_location: str
+    chunks: int
+    content_entries: int
+    context: ChunkContext
+
+
+def _chunk_cutter(
+    state: StateStore,
+    plan_uri: str,
+    entries: int,
+    sizing: ChunkSizing,
+    beat: _Heartbeat,
+    *,
+    announce: Callable[[int], None],
+) -> EarlyChunks | ContentPartitioner:
+    """Early chunks while the seen paths fit the budget; above it, hashed buckets, spilled and
+    merged at the end (no chunk exists before every manifest is read)."""
+    if entries <= sizing.memory_files:
+        return EarlyChunks(state, plan_uri, chunk_files=sizing.target_files, beat=beat, announce=announce)
+    return ContentPartitioner(
+        state,
+        plan_uri,
+        expected_entries=entries,
+        memory_files=sizing.memory_files,
+        chunk_files=sizing.target_files,
+        beat=beat,
+        resumed=beat.checkpoint,
     )
 
 
@@ -288,34 +334,27 @@ def _enumerate_content(
     io: FileIO,
     manifests: list[str],
     *,
-    partitioner: ContentPartitioner,
+    chunks: EarlyChunks | ContentPartitioner,
     readers: int,
     beat: _Heartbeat,
 ) -> list[UnreadableFile]:
-    """Reads every manifest from the checkpoint on, a bounded window at a time, in order, into
-    the partitioner; spills and checkpoints every few seconds. Returns the manifests it found
-    absent or corrupt (the checkpoint's included)."""
-    first = beat.checkpoint.manifests_done
-    unreadable = list(beat.checkpoint.unreadable)
+    """Reads every manifest from where an earlier attempt stopped, a bounded window at a time,
+    in order, into `chunks`, which checkpoint every few seconds. Returns the manifests found
+    absent or corrupt (the earlier attempts' included)."""
+    first = chunks.resumed.manifests_done
+    unreadable = list(chunks.resumed.unreadable)
     with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-read") as pool:
         reads = OrderedReads(io, pool, 2 * readers, beat)
         for index, (path, read) in enumerate(reads.in_order(reads.fetch, manifests[first:]), start=first):
             try:
-                partitioner.add(parse_manifest_entries(path, read()))
+                chunks.add(parse_manifest_entries(path, read()))
             except FileNotFoundError:
                 unreadable.append(_unreadable(path, Category.MANIFESTS, UnreadableReason.MISSING))
             except UnparsableFileError as error:
                 unreadable.append(_unreadable(path, Category.MANIFESTS, UnreadableReason.CORRUPT, str(error)))
-            if beat.due():
-                partitioner.spill()
-                beat.save(
-                    PlanCheckpoint(
-                        reach_saved=True,
-                        manifests_done=index + 1,
-                        spills=partitioner.spills,
-                        unreadable=unreadable,
-                    )
-                )
+            checkpoint = chunks.boundary(index + 1, unreadable, beat.due())
+            if checkpoint is not None:
+                beat.save(checkpoint)
     return unreadable
 
 

@@ -1,10 +1,12 @@
 """Signals to a purge's workflow what it can't see of its activities: a running chunk's counts,
-so status moves during a long chunk, and an attempt that failed and will be retried, so status,
-events and the Web UI say what the purge is waiting for.
+so status moves during a long chunk; an attempt that failed and will be retried, so status,
+events and the Web UI say what the purge is waiting for; chunks planning has made ready, so
+deletes start before the plan is done.
 
 Sync activities have no client of their own: signals are sent on the worker's event loop,
 without waiting; progress at most once per interval per chunk. A lost signal costs nothing: the
-chunk's result supersedes its progress, and the server's pending activity still shows a retry.
+chunk's result supersedes its progress, the server's pending activity still shows a retry, and
+a chunk not announced starts when the plan is done.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from concurrent.futures import Future
 from temporalio import activity
 from temporalio.client import Client
 
-from workflows.constants import CHUNK_PROGRESS_SIGNAL, STEP_RETRYING_SIGNAL
+from workflows.constants import CHUNK_PROGRESS_SIGNAL, CHUNKS_READY_SIGNAL, STEP_RETRYING_SIGNAL
 from workflows.counts import FileCounts
-from workflows.steps import ChunkProgress, StepAttemptFailed
+from workflows.steps import ChunkProgress, ChunksReady, StepAttemptFailed
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,15 @@ class ProgressSignals:
         handle = self._client.get_workflow_handle(info.workflow_id, run_id=info.workflow_run_id)
         failed = StepAttemptFailed(step=step, attempt=info.attempt, error=error[:_ERROR_LIMIT])
         sent = asyncio.run_coroutine_threadsafe(handle.signal(STEP_RETRYING_SIGNAL, failed), self._loop)
+        sent.add_done_callback(_log_failure)
+
+    def chunks_ready(self, ready: ChunksReady) -> None:
+        """Tells the current (planning) activity's workflow that chunks may start."""
+        info = activity.info()
+        if info.workflow_id is None or self._loop.is_closed():
+            return
+        handle = self._client.get_workflow_handle(info.workflow_id, run_id=info.workflow_run_id)
+        sent = asyncio.run_coroutine_threadsafe(handle.signal(CHUNKS_READY_SIGNAL, ready), self._loop)
         sent.add_done_callback(_log_failure)
 
     def for_chunk(self, chunk_index: int) -> ProgressReport:

@@ -24,8 +24,16 @@ from activities.config_faults import configuration_faults_bounded
 from activities.finalizer import finalize, finalized_before
 from activities.local_engine import run_files
 from activities.object_store import ObjectStore
-from activities.plan_model import ContentChunk, ContentFile, Plan, PlanCheckpoint, content_chunk_uri
-from activities.planner import build_plan
+from activities.plan_model import (
+    ChunkContext,
+    ContentChunk,
+    ContentFile,
+    Plan,
+    PlanCheckpoint,
+    content_chunk_uri,
+    context_uri,
+)
+from activities.planner import ReadyChunks, build_plan
 from activities.progress_signals import ProgressReport, ProgressSignals
 from activities.rate_budget import task_share
 from activities.request_metrics import RequestMetrics
@@ -47,6 +55,7 @@ from workflows.steps import (
     ChunkCheckpoint,
     ChunkInput,
     ChunkResult,
+    ChunksReady,
     FinalizeInput,
     FinalizeResult,
     PlanInput,
@@ -55,7 +64,7 @@ from workflows.steps import (
 )
 
 log = logging.getLogger(__name__)
-_PLAN_CACHE_SIZE = 8
+_CONTEXT_CACHE_SIZE = 8
 
 
 def _table_io(request: PurgeRequest) -> FileIO:
@@ -73,8 +82,8 @@ class PurgeActivities:
         self._spark = spark
         self._signals = signals
         self._state = StateStore(settings.state_location, settings.state_properties)
-        self._plans: OrderedDict[str, Plan] = OrderedDict()
-        self._plans_lock = threading.Lock()
+        self._contexts: OrderedDict[str, ChunkContext] = OrderedDict()
+        self._contexts_lock = threading.Lock()
 
     @property
     def all(self) -> list[Callable[..., Any]]:
@@ -102,6 +111,7 @@ class PurgeActivities:
                 sizing=self._settings.sizing,
                 checkpoint=PlanCheckpoint.model_validate(details[0]) if details else None,
                 heartbeat=activity.heartbeat,
+                announce=lambda ready: self._announce(request, ready),
             )
         try:
             self._state.write(plan_uri, plan, compress=True)
@@ -116,10 +126,25 @@ class PurgeActivities:
             chunk_count=len(plan.content_chunks),
             planned=planned,
             gc_enabled=plan.gc_enabled,
-            engine=self._choose_engine(request.options.engine, planned, plan.metadata_location),
+            engine=self._choose_engine(request.options.engine, plan.content_entries, plan.metadata_location),
             planning_counts=_foreign_counts(plan),
             unreadable_files=len(plan.unreadable),
             locations=plan.locations,
+        )
+
+    def _announce(self, request: PurgeRequest, ready: ReadyChunks) -> None:
+        if self._signals is None:
+            return
+        engine = self._choose_engine(
+            request.options.engine, ready.content_entries, request.snapshot_location()
+        )
+        self._signals.chunks_ready(
+            ChunksReady(
+                plan_location=ready.plan_location,
+                chunks=ready.chunks,
+                engine=engine,
+                locations=ready.context.locations,
+            )
         )
 
     @activity.defn(name=CHUNK_ACTIVITY)
@@ -130,7 +155,8 @@ class PurgeActivities:
     def _delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
         details = activity.info().heartbeat_details
         checkpoint = ChunkCheckpoint.model_validate(details[0]) if details else ChunkCheckpoint()
-        plan = self._plan(step.plan_location)
+        context = self._context(step.plan_location)
+        files = self._chunk_files(step.plan_location, step.chunk_index)
         outcome_uri = chunk_outcome_uri(step.plan_location, step.chunk_index)
         options = step.request.options
         metrics = RequestMetrics(step.engine.value)
@@ -138,7 +164,8 @@ class PurgeActivities:
         with self._progress_report(step.chunk_index) as report:
             if step.engine == Engine.SPARK:
                 outcome, stats = self._spark_engine().run_chunk(
-                    plan=plan,
+                    context=context,
+                    files=len(files),
                     plan_location=step.plan_location,
                     chunk_index=step.chunk_index,
                     request=step.request,
@@ -154,9 +181,9 @@ class PurgeActivities:
                     report(checkpoint.counts)
 
                 outcome, stats = run_files(
-                    files=self._chunk_files(step.plan_location, step.chunk_index),
-                    gc_enabled=plan.gc_enabled,
-                    locations=plan.locations,
+                    files=files,
+                    gc_enabled=context.gc_enabled,
+                    locations=context.locations,
                     request=step.request,
                     state=self._state,
                     outcome_uri=outcome_uri,
@@ -208,8 +235,8 @@ class PurgeActivities:
                 beat=activity.heartbeat,
                 guards=step.guards,
             )
-        with self._plans_lock:
-            self._plans.pop(step.plan_location, None)
+        with self._contexts_lock:
+            self._contexts.pop(step.plan_location, None)
         return result
 
     def _progress_report(self, chunk_index: int) -> ProgressReport:
@@ -226,12 +253,14 @@ class PurgeActivities:
             )
         return self._spark
 
-    def _choose_engine(self, requested: Engine, planned: PlannedTotals, location: str) -> Engine:
+    def _choose_engine(self, requested: Engine, content_entries: int, location: str) -> Engine:
+        """On the manifest lists' entry count, known before any manifest is read: chunks
+        handed out early and the plan's last ones run on one engine."""
         if requested is Engine.SPARK:
             self._spark_engine()
             return Engine.SPARK
         if requested is Engine.AUTO and self._spark is not None:
-            big = self._settings.auto_spark.picks_spark(location, planned.content_files)
+            big = self._settings.auto_spark.picks_spark(location, content_entries)
             return Engine.SPARK if big else Engine.LOCAL
         return Engine.LOCAL
 
@@ -261,17 +290,17 @@ class PurgeActivities:
             )
         return raw
 
-    def _plan(self, uri: str) -> Plan:
-        with self._plans_lock:
-            if uri in self._plans:
-                self._plans.move_to_end(uri)
-                return self._plans[uri]
-        plan = Plan.model_validate_json(self._required(uri, "plan"))
-        with self._plans_lock:
-            self._plans[uri] = plan
-            while len(self._plans) > _PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
-        return plan
+    def _context(self, plan_uri: str) -> ChunkContext:
+        with self._contexts_lock:
+            if plan_uri in self._contexts:
+                self._contexts.move_to_end(plan_uri)
+                return self._contexts[plan_uri]
+        context = ChunkContext.model_validate_json(self._required(context_uri(plan_uri), "chunk context"))
+        with self._contexts_lock:
+            self._contexts[plan_uri] = context
+            while len(self._contexts) > _CONTEXT_CACHE_SIZE:
+                self._contexts.popitem(last=False)
+        return context
 
 
 def _totals(plan: Plan) -> PlannedTotals:

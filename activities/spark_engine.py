@@ -20,7 +20,7 @@ from activities.bulk_delete import DeleteTuning, RequestStats
 from activities.chunk_deleter import ChunkOutcome, group_size
 from activities.local_engine import run_files
 from activities.locations import parent_dir
-from activities.plan_model import ContentChunk, Plan, content_chunk_uri
+from activities.plan_model import ChunkContext, ContentChunk, content_chunk_uri
 from activities.progress_signals import ProgressReport
 from activities.rate_budget import task_share
 from activities.spark_jobs import spark_jobs
@@ -122,7 +122,8 @@ class SparkEngine:
     def run_chunk(
         self,
         *,
-        plan: Plan,
+        context: ChunkContext,
+        files: int,
         plan_location: str,
         chunk_index: int,
         request: PurgeRequest,
@@ -132,7 +133,6 @@ class SparkEngine:
         report: ProgressReport,
     ) -> tuple[ChunkOutcome, RequestStats]:
         chunk_uri = content_chunk_uri(plan_location, chunk_index)
-        files = plan.content_chunks[chunk_index]
         saved = self._state.read(outcome_uri)
         if saved:
             done = ChunkOutcome.model_validate_json(saved)
@@ -152,8 +152,8 @@ class SparkEngine:
                 chunk_uri=chunk_uri,
                 start=start,
                 end=end,
-                gc_enabled=plan.gc_enabled,
-                locations=plan.locations,
+                gc_enabled=context.gc_enabled,
+                locations=context.locations,
                 request=request,
                 state_location=self._state_location,
                 state_properties=self._state_properties,
@@ -163,7 +163,7 @@ class SparkEngine:
             )
             for task, (start, end) in enumerate(groups)
         ]
-        tag = f"{plan.purge_id}-chunk-{chunk_index}"
+        tag = f"{context.purge_id}-chunk-{chunk_index}"
         rows = self.run_job(
             _task_function(specs),
             len(specs),

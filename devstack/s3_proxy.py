@@ -86,6 +86,9 @@ class FaultPlan:
         self.requests: Counter[str] = Counter()
         self.head_delay = 0.0
         self.random_faults: RandomFaults | None = None
+        # (monotonic time, "read" or "delete", path or key): a GET when its answer went out, a
+        # key of a bulk delete when the request arrived. Orders a purge's reads and deletes.
+        self.timeline: list[tuple[float, str, str]] = []
 
     async def deletes_reached(self, at_least: int) -> None:
         """Returns once `at_least` bulk deletes have arrived (to kill a worker mid-purge)."""
@@ -141,6 +144,9 @@ def _handler(
             if self.command != "HEAD":
                 self.wfile.write(payload)
             connection.close()
+            if self.command == "GET" and response.status == 200:
+                with faults.lock:
+                    faults.timeline.append((time.monotonic(), "read", self.path.split("?", 1)[0]))
 
         def _inject_delete_fault(self, body: bytes) -> bool:
             keys = [key.decode() for key in _KEY.findall(body)]
@@ -157,6 +163,8 @@ def _handler(
                 else:
                     faults.delete_requests += 1
                     faults.deleted_keys.extend(keys)
+                    arrived = time.monotonic()
+                    faults.timeline.extend((arrived, "delete", key) for key in keys)
                 delay = faults.delete_delay
             if poisoned or transient:
                 self._slow_down()

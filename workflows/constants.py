@@ -10,6 +10,7 @@ WORKFLOW_ID_PREFIX: Final = "icepurge-"
 STATUS_QUERY: Final = "status"
 CHUNK_PROGRESS_SIGNAL: Final = "chunk_progress"
 STEP_RETRYING_SIGNAL: Final = "step_retrying"
+CHUNKS_READY_SIGNAL: Final = "chunks_ready"
 # Sent to the workflow a request names in notify_workflow_id, one per event.
 EVENT_SIGNAL: Final = "icepurge_event"
 PAUSE_UPDATE: Final = "pause"

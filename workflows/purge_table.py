@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from functools import partial
 from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
@@ -15,9 +16,11 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from workflows.catalog_steps import TableRef, guard_not_applied
+from workflows.chunk_window import ChunkTarget, ChunkWindow
 from workflows.constants import (
     CHUNK_ACTIVITY,
     CHUNK_PROGRESS_SIGNAL,
+    CHUNKS_READY_SIGNAL,
     DROP_TABLE_ACTIVITY,
     ERROR_INVALID_REQUEST,
     ERROR_LIVE_TABLE,
@@ -60,13 +63,13 @@ from workflows.step_outcomes import (
     failure_reason,
     failure_type,
     settled,
-    was_cancelled,
 )
 from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
 from workflows.steps import (
     ChunkInput,
     ChunkProgress,
     ChunkResult,
+    ChunksReady,
     FinalizeInput,
     FinalizeResult,
     PlanInput,
@@ -107,6 +110,11 @@ class PurgeTableWorkflow:
         self._window = SoftDeleteWindow()
         # A namespace purge's control that came before this run had a status to apply it to.
         self._early_control: TableControl | None = None
+        self._chunks = ChunkWindow(self._chunk, self._chunk_started, self._chunk_done)
+        self._target: ChunkTarget | None = None
+        # The most chunks planning has announced, while it runs.
+        self._ready: ChunksReady | None = None
+        self._guarded = False
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PurgeStatus:
@@ -118,6 +126,11 @@ class PurgeTableWorkflow:
             self._progress.chunk_progress(update.chunk_index, update.counts, workflow.now())
             workflow.set_current_details(details_markdown(self._progress.status))
             self._events.progress()
+
+    @workflow.signal(name=CHUNKS_READY_SIGNAL)
+    def chunks_ready(self, ready: ChunksReady) -> None:
+        if self._ready is None or ready.chunks > self._ready.chunks:
+            self._ready = ready
 
     @workflow.signal(name=STEP_RETRYING_SIGNAL)
     def step_retrying(self, failed: StepAttemptFailed) -> None:
@@ -250,11 +263,13 @@ class PurgeTableWorkflow:
             if plan is None:
                 await self._close_events(EventKind.UNDROPPED)
                 return _report(progress.status)
-            next_chunk = carried.next_chunk if carried else 0
-            next_chunk = await self._delete_chunks(plan, next_chunk, progress)
-            if next_chunk < plan.chunk_count:
+            if carried:
+                self._chunks.next_chunk = carried.next_chunk
+                self._target = ChunkTarget(plan.plan_location, plan.engine, plan.chunk_count)
+            await self._delete_chunks(plan, progress)
+            if self._chunks.next_chunk < plan.chunk_count:
                 await events.close()
-                self._continue(progress, plan, next_chunk, events.cursor)
+                self._continue(progress, plan, self._chunks.next_chunk, events.cursor)
             report = await self._finalize(plan, progress)
             success = EventKind.COMPLETED_WITH_ERRORS if status.failures_total else EventKind.COMPLETED
             await self._close_events(success)
@@ -326,7 +341,8 @@ class PurgeTableWorkflow:
             status.guards.append(loaded.protection)
             status.metadata_location = loaded.metadata_location
             self._request = resolved(self._current_request(), loaded)
-        plan = await self._plan(progress)
+        window = request.options.purge_after_seconds
+        plan = await self._plan(progress, overlap=not request.by_name and not window)
         if request.options.dry_run:
             status.guards.append(guard_not_applied("a dry run deletes nothing"))
             return plan
@@ -339,10 +355,10 @@ class PurgeTableWorkflow:
             if dropped.storage_gone:
                 status.storage_deleted_by_catalog = True
                 self._request = checking_existence(self._current_request())
-        window = request.options.purge_after_seconds
         if window and not await self._wait_window(progress, window):
             return None
-        await self._check_live_tables(plan, progress)
+        if not self._guarded:
+            await self._check_live_tables(plan.locations, progress)
         return plan
 
     async def _wait_window(self, progress: Progress, seconds: int) -> bool:
@@ -356,9 +372,10 @@ class PurgeTableWorkflow:
             self._events.emit(EventKind.SCHEDULED)
         return await self._window.wait_until(due)
 
-    async def _check_live_tables(self, plan: PlanSummary, progress: Progress) -> None:
+    async def _check_live_tables(self, locations: list[str], progress: Progress) -> None:
         status = progress.status
-        outcome = await live_table_outcome(self._current_request(), status.purge_id, plan.locations)
+        outcome = await live_table_outcome(self._current_request(), status.purge_id, locations)
+        self._guarded = True
         settled(status, LIVE_TABLE_GUARD_ACTIVITY)
         status.guards.append(outcome)
         workflow.set_current_details(details_markdown(status))
@@ -368,101 +385,119 @@ class PurgeTableWorkflow:
                 ERROR_LIVE_TABLE,
             )
 
-    async def _plan(self, progress: Progress) -> PlanSummary:
+    async def _plan(self, progress: Progress, overlap: bool) -> PlanSummary:
+        """With `overlap`, chunks planning announces start deleting while it goes on, once the
+        live-table guard has passed: nothing stands between the plan and the deletes."""
         progress.move_to(PurgeState.PLANNING, workflow.now())
-        plan: PlanSummary = await workflow.execute_activity(
-            PLAN_ACTIVITY,
-            PlanInput(purge_id=progress.status.purge_id, request=self._current_request()),
-            result_type=PlanSummary,
-            start_to_close_timeout=timedelta(hours=1),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=TRANSIENT_RETRY,
+        planning = asyncio.ensure_future(
+            workflow.execute_activity(
+                PLAN_ACTIVITY,
+                PlanInput(purge_id=progress.status.purge_id, request=self._current_request()),
+                result_type=PlanSummary,
+                start_to_close_timeout=timedelta(hours=1),
+                heartbeat_timeout=HEARTBEAT_TIMEOUT,
+                retry_policy=TRANSIENT_RETRY,
+            )
         )
+        try:
+            if overlap:
+                await self._delete_while_planning(planning, progress)
+            plan: PlanSummary = await planning
+        except BaseException:
+            await cancel_all([planning])
+            await self._chunks.abandon()
+            raise
         settled(progress.status, PLAN_ACTIVITY)
         progress.planned(plan, workflow.now())
+        self._target = ChunkTarget(plan.plan_location, plan.engine, plan.chunk_count)
         record_step(plan.planning_counts, 0)
         return plan
 
-    async def _delete_chunks(self, plan: PlanSummary, next_chunk: int, progress: Progress) -> int:
-        """Runs chunks in a sliding window; returns the first chunk not yet run, which is below
-        the chunk count when the run should continue as new first."""
+    async def _delete_while_planning(self, planning: asyncio.Task[PlanSummary], progress: Progress) -> None:
+        """A pause or a budget change stops the early chunks; they run again after the plan."""
+        options = self._current_request().options
+        # A dry run deletes nothing: its guard is not applied, and its chunks need none.
+        cleared = options.dry_run
+        while not planning.done():
+            ready = self._ready
+            if ready is not None and not cleared:
+                await self._check_live_tables(ready.locations, progress)
+                cleared = True
+            if self._interrupt:
+                self._interrupt = False
+                await self._chunks.stop()
+            if ready is not None and cleared and not progress.status.paused:
+                self._target = ChunkTarget(ready.plan_location, ready.engine, None)
+                progress.status.chunks_total = max(progress.status.chunks_total, ready.chunks)
+                self._chunks.fill(options.chunk_window, ready.chunks)
+            await workflow.wait_condition(partial(self._woken_while_planning, planning, ready))
+            self._chunks.collect()
+
+    def _woken_while_planning(self, planning: asyncio.Task[PlanSummary], seen: ChunksReady | None) -> bool:
+        more = self._ready is not None and self._ready is not seen
+        return planning.done() or more or self._interrupt or self._chunks.any_done()
+
+    async def _delete_chunks(self, plan: PlanSummary, progress: Progress) -> None:
+        """Runs chunks in a sliding window until every one ran, or until the run should continue
+        as new first (then `self._chunks.next_chunk` is below the chunk count)."""
         progress.move_to(PurgeState.DELETING, workflow.now())
-        in_flight: dict[asyncio.Task[ChunkResult], int] = {}
-        # Chunks stopped by a pause or a budget change, to run again before any new one.
-        stopped: list[int] = []
         window = self._current_request().options.chunk_window
         try:
             while True:
                 if self._interrupt:
                     self._interrupt = False
-                    stopped.extend(await self._stop_chunks(in_flight, progress))
+                    await self._chunks.stop()
                 if progress.status.paused:
                     await self._stay_paused(progress)
                 suggested = workflow.info().is_continue_as_new_suggested()
-                while len(in_flight) < window and (
-                    stopped or (next_chunk < plan.chunk_count and not suggested)
-                ):
-                    index = stopped.pop(0) if stopped else next_chunk
-                    next_chunk = max(next_chunk, index + 1)
-                    progress.chunk_started(index)
-                    in_flight[asyncio.ensure_future(self._chunk(plan, index, progress))] = index
-                if not in_flight:
-                    return next_chunk
-                await workflow.wait_condition(
-                    lambda: self._interrupt or any(task.done() for task in in_flight)
-                )
-                for task in [task for task in in_flight if task.done()]:
-                    del in_flight[task]
-                    self._chunk_done(task.result(), progress)
+                self._chunks.fill(window, self._chunks.next_chunk if suggested else plan.chunk_count)
+                if not self._chunks.running:
+                    return
+                await workflow.wait_condition(lambda: self._interrupt or self._chunks.any_done())
+                self._chunks.collect()
         except asyncio.CancelledError:
-            await cancel_all(list(in_flight))
+            await self._chunks.abandon()
             raise
-
-    async def _stop_chunks(
-        self, in_flight: dict[asyncio.Task[ChunkResult], int], progress: Progress
-    ) -> list[int]:
-        """Cancels the running chunks; returns those that stopped before finishing."""
-        tasks = list(in_flight)
-        outcomes = await cancel_all(tasks)
-        stopped: list[int] = []
-        for task, outcome in zip(tasks, outcomes, strict=True):
-            index = in_flight.pop(task)
-            if isinstance(outcome, ChunkResult):
-                self._chunk_done(outcome, progress)
-            elif was_cancelled(outcome):
-                stopped.append(index)
-            else:
-                raise outcome
-        return sorted(stopped)
 
     async def _stay_paused(self, progress: Progress) -> None:
         progress.move_to(PurgeState.PAUSED, workflow.now())
         await workflow.wait_condition(lambda: not progress.status.paused)
         progress.move_to(PurgeState.DELETING, workflow.now())
 
-    def _chunk_done(self, result: ChunkResult, progress: Progress) -> None:
+    def _chunk_done(self, result: ChunkResult) -> None:
+        progress = self._progress
+        if progress is None:
+            return
         settled(progress.status, chunk_step(result.chunk_index))
         progress.chunk_done(result, workflow.now())
         record_step(result.counts, result.throttled_requests)
         if self._events is not None:
             self._events.progress()
 
-    async def _chunk(self, plan: PlanSummary, index: int, progress: Progress) -> ChunkResult:
+    def _chunk_started(self, index: int) -> None:
+        if self._progress is not None:
+            self._progress.chunk_started(index)
+
+    async def _chunk(self, index: int) -> ChunkResult:
+        target = self._target
+        if target is None:
+            raise ApplicationError("a chunk started before any chunk was ready", non_retryable=True)
+        of = f"/{target.chunk_count}" if target.chunk_count is not None else " (while planning)"
         result: ChunkResult = await workflow.execute_activity(
             CHUNK_ACTIVITY,
             ChunkInput(
-                purge_id=progress.status.purge_id,
+                purge_id=self._status().purge_id,
                 request=self._current_request(),
-                plan_location=plan.plan_location,
+                plan_location=target.plan_location,
                 chunk_index=index,
-                engine=plan.engine,
+                engine=target.engine,
             ),
             result_type=ChunkResult,
             start_to_close_timeout=timedelta(hours=2),
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
             retry_policy=TRANSIENT_RETRY,
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            summary=f"chunk {index + 1}/{plan.chunk_count}",
+            summary=f"chunk {index + 1}{of}",
         )
         return result
 

@@ -72,6 +72,18 @@ class ChunkProgress(BaseModel):
     counts: FileCounts
 
 
+class ChunksReady(BaseModel):
+    """Signalled by planning: chunk objects [0, chunks) are written and recorded, and may start
+    deleting before the plan is done. Signals may be lost or overtaken: the highest count holds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    plan_location: str
+    chunks: int
+    engine: Engine = Field(description="The engine for every chunk of this plan (never auto).")
+    locations: list[str] = Field(description="The table's locations, for the live-table guard.")
+
+
 class StepAttemptFailed(BaseModel):
     """An activity attempt that failed and will be retried, signalled by the attempt itself: the
     workflow can't see its pending activities' failures otherwise."""

@@ -1,0 +1,127 @@
+"""Content chunks handed out while planning still reads manifests, so deletes start early.
+
+When the table's manifest entries fit planning's memory budget, one set of seen paths
+deduplicates them and chunks are cut in the order manifests are read: after a manifest, once a
+chunk's worth of new files is pending (or a checkpoint is due), they are written as chunk
+objects, then recorded in the emitted object, and only then announced to the workflow.
+
+A retried attempt resumes from that record, not from its heartbeat: every chunk a workflow may
+have started is in it. The attempt rebuilds the seen paths from the chunk objects recorded and
+never rewrites one, so a chunk already deleting keeps its files and each distinct file stays in
+exactly one chunk. Chunks written after the record (by an attempt that died before recording
+them) were never announced, and are written again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from temporalio.exceptions import ApplicationError
+
+from activities.content_partitions import ContentSummary
+from activities.plan_model import (
+    ContentChunk,
+    ContentFile,
+    PlanCheckpoint,
+    UnreadableFile,
+    content_chunk_uri,
+    emitted_uri,
+)
+from activities.state_store import StateStore
+from workflows.constants import ERROR_STATE_LOCATION
+
+
+class EarlyChunks:
+    def __init__(
+        self,
+        state: StateStore,
+        plan_uri: str,
+        *,
+        chunk_files: int,
+        beat: Callable[[], None],
+        announce: Callable[[int], None],
+    ) -> None:
+        """`announce` hears how many chunk objects are ready, each time there are more."""
+        self._state = state
+        self._plan_uri = plan_uri
+        self._chunk_files = chunk_files
+        self._beat = beat
+        self._announce = announce
+        saved = state.read(emitted_uri(plan_uri))
+        self.resumed = (
+            PlanCheckpoint.model_validate_json(saved) if saved else PlanCheckpoint(reach_saved=True)
+        )
+        self._summary = ContentSummary()
+        self._seen: set[str] = set()
+        self._pending: list[ContentFile] = []
+        self._manifests_done = self.resumed.manifests_done
+        self._unreadable = list(self.resumed.unreadable)
+        for index in range(self.resumed.chunks_emitted):
+            self._take_back(index)
+
+    def add(self, files: Iterable[ContentFile]) -> None:
+        seen = self._seen
+        for file in files:
+            if file.path not in seen:
+                seen.add(file.path)
+                self._pending.append(file)
+
+    def boundary(
+        self, manifests_done: int, unreadable: list[UnreadableFile], due: bool
+    ) -> PlanCheckpoint | None:
+        """After manifest `manifests_done - 1`: cuts the pending files into chunks when a chunk's
+        worth is pending or a checkpoint is due; returns the checkpoint when it recorded one."""
+        self._manifests_done = manifests_done
+        self._unreadable = list(unreadable)
+        if len(self._pending) < self._chunk_files and not due:
+            return None
+        return self._emit()
+
+    def finish(self) -> ContentSummary:
+        """Writes the last chunks. The record stays until finalize removes the plan's objects:
+        an attempt retried after this one finished must find every chunk it announced."""
+        self._emit()
+        return self._summary
+
+    def _emit(self) -> PlanCheckpoint:
+        before = len(self._summary.chunk_sizes)
+        pending = sorted(self._pending, key=lambda file: file.path)
+        for start in range(0, len(pending), self._chunk_files):
+            self._write_chunk(pending[start : start + self._chunk_files])
+        self._pending = []
+        record = PlanCheckpoint(
+            reach_saved=True,
+            manifests_done=self._manifests_done,
+            unreadable=self._unreadable,
+            chunks_emitted=len(self._summary.chunk_sizes),
+        )
+        self._state.write(emitted_uri(self._plan_uri), record)
+        if record.chunks_emitted > before:
+            self._announce(record.chunks_emitted)
+        return record
+
+    def _write_chunk(self, files: list[ContentFile]) -> None:
+        uri = content_chunk_uri(self._plan_uri, len(self._summary.chunk_sizes))
+        self._state.write(uri, ContentChunk.of(files), compress=True)
+        self._count(files)
+        self._beat()
+
+    def _take_back(self, index: int) -> None:
+        uri = content_chunk_uri(self._plan_uri, index)
+        raw = self._state.read(uri)
+        if raw is None:
+            raise ApplicationError(
+                f"chunk object missing at {uri} while planning resumed; was the state location cleaned?",
+                type=ERROR_STATE_LOCATION,
+                non_retryable=True,
+            )
+        files = ContentChunk.model_validate_json(raw).files()
+        self._seen.update(file.path for file in files)
+        self._count(files)
+        self._beat()
+
+    def _count(self, files: list[ContentFile]) -> None:
+        summary = self._summary
+        summary.chunk_sizes.append(len(files))
+        for file in files:
+            summary.by_category[file.category] = summary.by_category.get(file.category, 0) + 1

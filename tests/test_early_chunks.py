@@ -1,0 +1,114 @@
+"""Chunks handed out while planning reads manifests: every distinct file in exactly one chunk,
+announced only once recorded, and never rewritten by an attempt that resumes after a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from activities.early_chunks import EarlyChunks
+from activities.plan_model import ContentChunk, ContentFile, PlanCheckpoint, content_chunk_uri, emitted_uri
+from activities.state_store import StateStore
+from workflows.counts import Category
+
+
+def _listing(start: int, count: int) -> list[ContentFile]:
+    return [
+        ContentFile(f"s3://b/t/data/{index:05d}.parquet", Category.DATA_FILES, index)
+        for index in range(start, start + count)
+    ]
+
+
+# Overlapping as rewrites do: 300 distinct files in 700 listings.
+MANIFESTS = [_listing(0, 100), _listing(50, 150), _listing(0, 200), _listing(150, 150), _listing(100, 100)]
+
+
+def _chunk(state: StateStore, plan_uri: str, index: int) -> list[str]:
+    raw = state.read(content_chunk_uri(plan_uri, index))
+    assert raw is not None
+    return ContentChunk.model_validate_json(raw).paths
+
+
+def _recorded(state: StateStore, plan_uri: str) -> PlanCheckpoint:
+    raw = state.read(emitted_uri(plan_uri))
+    assert raw is not None
+    return PlanCheckpoint.model_validate_json(raw)
+
+
+def _cutter(state: StateStore, plan_uri: str, announced: list[int]) -> EarlyChunks:
+    def announce(ready: int) -> None:
+        # What is announced may start deleting: it must already be in the record.
+        assert _recorded(state, plan_uri).chunks_emitted >= ready
+        announced.append(ready)
+
+    return EarlyChunks(state, plan_uri, chunk_files=70, beat=lambda: None, announce=announce)
+
+
+def _read(cutter: EarlyChunks, manifests: range, stop_after: int | None = None) -> None:
+    for index in manifests:
+        cutter.add(MANIFESTS[index])
+        cutter.boundary(index + 1, [], due=False)
+        if index == stop_after:
+            return
+
+
+def test_chunks_are_cut_as_manifests_arrive_and_hold_each_file_once(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    announced: list[int] = []
+    cutter = _cutter(state, plan_uri, announced)
+
+    cutter.add(MANIFESTS[0])
+    cutter.boundary(1, [], due=False)
+    assert announced == [2], "100 new files after the first manifest: two chunks of up to 70"
+    _read(cutter, range(1, len(MANIFESTS)))
+    summary = cutter.finish()
+
+    paths = [path for index in range(len(summary.chunk_sizes)) for path in _chunk(state, plan_uri, index)]
+    assert sorted(paths) == sorted({file.path for file in _listing(0, 300)})
+    assert len(paths) == len(set(paths)) == sum(summary.chunk_sizes) == 300
+    assert max(summary.chunk_sizes) <= 70
+    assert summary.by_category == {Category.DATA_FILES: 300}
+    assert announced == sorted(announced) and announced[-1] == len(summary.chunk_sizes)
+
+
+def test_a_resumed_attempt_keeps_every_recorded_chunk_and_adds_no_file_twice(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    first: list[int] = []
+    crashed = _cutter(state, plan_uri, first)
+    _read(crashed, range(len(MANIFESTS)), stop_after=2)
+    recorded = _recorded(state, plan_uri)
+    # Manifest 2 lists no new file: the record is still the one cut after manifest 1.
+    assert recorded.manifests_done == 2 and recorded.chunks_emitted == first[-1] == 4
+    started = {index: _chunk(state, plan_uri, index) for index in range(recorded.chunks_emitted)}
+    # The crashed attempt read one more manifest and wrote a chunk it never recorded.
+    crashed.add(MANIFESTS[3])
+    state.write(content_chunk_uri(plan_uri, recorded.chunks_emitted), ContentChunk.of(_listing(200, 5)))
+
+    again: list[int] = []
+    resumed = _cutter(state, plan_uri, again)
+    assert resumed.resumed == recorded
+    _read(resumed, range(resumed.resumed.manifests_done, len(MANIFESTS)))
+    summary = resumed.finish()
+
+    for index, paths in started.items():
+        assert _chunk(state, plan_uri, index) == paths, f"chunk {index} may be deleting: never rewritten"
+    paths = [path for index in range(len(summary.chunk_sizes)) for path in _chunk(state, plan_uri, index)]
+    assert len(paths) == len(set(paths)) == 300
+    assert summary.by_category == {Category.DATA_FILES: 300}
+    assert again and again[0] > recorded.chunks_emitted
+
+
+def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    announced: list[int] = []
+    cutter = _cutter(state, plan_uri, announced)
+    cutter.add(_listing(0, 10))
+
+    assert cutter.boundary(1, [], due=False) is None
+    checkpoint = cutter.boundary(1, [], due=True)
+
+    assert checkpoint is not None and checkpoint.chunks_emitted == 1 and checkpoint.manifests_done == 1
+    assert announced == [1]
+    assert _chunk(state, plan_uri, 0) == [file.path for file in _listing(0, 10)]
