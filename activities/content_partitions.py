@@ -1,4 +1,6 @@
-"""Deduplicates a table's content files into chunk objects with bounded memory.
+"""Deduplicates a table's content files into chunk objects with bounded memory, for tables whose
+manifest entries exceed planning's memory budget (below it, `EarlyChunks` cuts chunks as
+manifests arrive, so deletes start before planning ends).
 
 Real tables list one file in many manifests (copy-on-write rewrites, merge-append, manifest
 rewrites), so manifest entries are not files. Planning hashes every entry by path into buckets;

@@ -414,7 +414,9 @@ class PurgeTableWorkflow:
         return plan
 
     async def _delete_while_planning(self, planning: asyncio.Task[PlanSummary], progress: Progress) -> None:
-        """A pause or a budget change stops the early chunks; they run again after the plan."""
+        """A pause or a budget change stops the early chunks; they run again after the plan. No
+        chunk starts here once the server suggests continuing as new (planning can't move to a
+        new run): the rest wait for the plan, so history stays bounded."""
         options = self._current_request().options
         # A dry run deletes nothing: its guard is not applied, and its chunks need none.
         cleared = options.dry_run
@@ -429,7 +431,9 @@ class PurgeTableWorkflow:
             if ready is not None and cleared and not progress.status.paused:
                 self._target = ChunkTarget(ready.plan_location, ready.engine, None)
                 progress.status.chunks_total = max(progress.status.chunks_total, ready.chunks)
-                self._chunks.fill(options.chunk_window, ready.chunks)
+                suggested = workflow.info().is_continue_as_new_suggested()
+                limit = self._chunks.next_chunk if suggested else ready.chunks
+                self._chunks.fill(options.chunk_window, limit)
             await workflow.wait_condition(partial(self._woken_while_planning, planning, ready))
             self._chunks.collect()
 
