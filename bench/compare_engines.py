@@ -56,6 +56,7 @@ class Measured:
     planning: float | None = None
     chunks: float | None = None
     finalize: float | None = None
+    overlapped: float | None = None
     history_events: int | None = None
     peak_rss_mib: tuple[float, float] | None = None
 
@@ -140,6 +141,7 @@ async def icepurge_purge(
         planning=timeline.seconds(PLAN_ACTIVITY),
         chunks=timeline.seconds(CHUNK_ACTIVITY),
         finalize=timeline.seconds(FINALIZE_ACTIVITY),
+        overlapped=timeline.overlap(PLAN_ACTIVITY, CHUNK_ACTIVITY),
         history_events=events,
         peak_rss_mib=peak_rss_mib(worker.pid),
     )
@@ -180,7 +182,7 @@ def _row(label: str, name: str, measured: Measured, ceiling: float, baseline: Me
         cells += [
             f"{measured.keys_sent / measured.objects:.2f}",
             f"{measured.planning:.2f} / {measured.chunks:.2f} / {measured.finalize:.2f}"
-            f" of {measured.seconds:.2f}",
+            f" of {measured.seconds:.2f} ({measured.overlapped:.2f} overlapped)",
             str(measured.history_events),
             f"{own:.0f} MiB" + (f" ({tree:.0f} MiB)" if tree > own + 1 else ""),
         ]
@@ -245,7 +247,7 @@ def main() -> None:
     azurite = _azurite(root) if "azure" in args.stores else None
     print(
         "| table | contender | distinct objects/s | vs (d) | vs (a) | keys/distinct"
-        " | planning / chunks / finalize of total (s) | history events"
+        " | planning / chunks / finalize of total (s), planning and chunks overlapped | history events"
         " | worker peak RSS (with Spark) | left |\n"
         "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
         flush=True,
