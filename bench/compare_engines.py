@@ -155,7 +155,7 @@ def pyiceberg_purge(store: BenchStore, identifier: tuple[str, str], template: Ta
     )
 
 
-def _table(store: BenchStore, shape: str, size: int) -> tuple[Table, tuple[str, str]]:
+def table_of(store: BenchStore, shape: str, size: int) -> tuple[Table, tuple[str, str]]:
     identifier = ("bench", f"{shape}_{size}_{uuid.uuid4().hex[:6]}")
     if shape == "rewrite_heavy":
         table = synthetic_rewrite_heavy_table(
@@ -192,7 +192,7 @@ def _row(label: str, name: str, measured: Measured, ceiling: float, baseline: Me
 
 def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, with_pyiceberg: bool) -> None:
     started = time.perf_counter()
-    table, identifier = _table(store, shape, size)
+    table, identifier = table_of(store, shape, size)
     template = store.template(table.location())
     label = f"{store.name}, {shape}, {size // 1000}k ({template.objects:,} objects)"
     print(f"<!-- {label}: generated and kept in {time.perf_counter() - started:.0f} s -->", flush=True)
