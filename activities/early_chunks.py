@@ -86,8 +86,11 @@ class EarlyChunks:
     def _emit(self) -> PlanCheckpoint:
         before = len(self._summary.chunk_sizes)
         pending = sorted(self._pending, key=lambda file: file.path)
-        for start in range(0, len(pending), self._chunk_files):
-            self._write_chunk(pending[start : start + self._chunk_files])
+        # Even pieces of at most 1.5 chunks: a sliver left over would cost a chunk activity of
+        # its own for a handful of files.
+        pieces = max(1, round(len(pending) / self._chunk_files))
+        for piece in range(pieces if pending else 0):
+            self._write_chunk(pending[piece * len(pending) // pieces : (piece + 1) * len(pending) // pieces])
         self._pending = []
         record = PlanCheckpoint(
             reach_saved=True,

@@ -59,14 +59,14 @@ def test_chunks_are_cut_as_manifests_arrive_and_hold_each_file_once(tmp_path: Pa
 
     cutter.add(MANIFESTS[0])
     cutter.boundary(1, [], due=False)
-    assert announced == [2], "100 new files after the first manifest: two chunks of up to 70"
+    assert announced == [1], "100 new files after the first manifest: one chunk (up to 1.5 x 70)"
     _read(cutter, range(1, len(MANIFESTS)))
     summary = cutter.finish()
 
     paths = [path for index in range(len(summary.chunk_sizes)) for path in _chunk(state, plan_uri, index)]
     assert sorted(paths) == sorted({file.path for file in _listing(0, 300)})
     assert len(paths) == len(set(paths)) == sum(summary.chunk_sizes) == 300
-    assert max(summary.chunk_sizes) <= 70
+    assert max(summary.chunk_sizes) <= 105
     assert summary.by_category == {Category.DATA_FILES: 300}
     assert announced == sorted(announced) and announced[-1] == len(summary.chunk_sizes)
 
@@ -79,7 +79,7 @@ def test_a_resumed_attempt_keeps_every_recorded_chunk_and_adds_no_file_twice(tmp
     _read(crashed, range(len(MANIFESTS)), stop_after=2)
     recorded = _recorded(state, plan_uri)
     # Manifest 2 lists no new file: the record is still the one cut after manifest 1.
-    assert recorded.manifests_done == 2 and recorded.chunks_emitted == first[-1] == 4
+    assert recorded.manifests_done == 2 and recorded.chunks_emitted == first[-1] == 2
     started = {index: _chunk(state, plan_uri, index) for index in range(recorded.chunks_emitted)}
     # The crashed attempt read one more manifest and wrote a chunk it never recorded.
     crashed.add(MANIFESTS[3])
@@ -97,6 +97,18 @@ def test_a_resumed_attempt_keeps_every_recorded_chunk_and_adds_no_file_twice(tmp
     assert len(paths) == len(set(paths)) == 300
     assert summary.by_category == {Category.DATA_FILES: 300}
     assert again and again[0] > recorded.chunks_emitted
+
+
+def test_what_is_pending_is_cut_in_even_pieces_without_slivers(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    cutter = _cutter(state, plan_uri, [])
+    cutter.add(_listing(0, 71))
+    cutter.boundary(1, [], due=False)
+    cutter.add(_listing(71, 160))
+    cutter.boundary(2, [], due=False)
+
+    assert cutter.finish().chunk_sizes == [71, 80, 80]
 
 
 def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) -> None:
