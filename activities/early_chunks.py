@@ -70,10 +70,12 @@ class EarlyChunks:
         self, manifests_done: int, unreadable: list[UnreadableFile], due: bool
     ) -> PlanCheckpoint | None:
         """After manifest `manifests_done - 1`: cuts the pending files into chunks when a chunk's
-        worth is pending or a checkpoint is due; returns the checkpoint when it recorded one."""
+        worth is pending (a quarter for the first: the store waits idle until it comes) or a
+        checkpoint is due; returns the checkpoint when it recorded one."""
         self._manifests_done = manifests_done
         self._unreadable = list(unreadable)
-        if len(self._pending) < self._chunk_files and not due:
+        worth = self._chunk_files if self._summary.chunk_sizes else max(1, self._chunk_files // 4)
+        if len(self._pending) < worth and not due:
             return None
         return self._emit()
 

@@ -111,6 +111,20 @@ def test_what_is_pending_is_cut_in_even_pieces_without_slivers(tmp_path: Path) -
     assert cutter.finish().chunk_sizes == [71, 80, 80]
 
 
+def test_the_first_chunk_goes_at_a_quarter_of_a_chunk_the_next_at_a_whole_one(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    announced: list[int] = []
+    cutter = _cutter(state, plan_uri, announced)
+    cutter.add(_listing(0, 18))
+    cutter.boundary(1, [], due=False)
+    cutter.add(_listing(18, 60))
+    cutter.boundary(2, [], due=False)
+
+    assert announced == [1]
+    assert cutter.finish().chunk_sizes == [18, 60]
+
+
 def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) -> None:
     state = StateStore(tmp_path.as_uri(), {})
     plan_uri = state.uri("purge", "run", "plan.json")
