@@ -116,6 +116,8 @@ def start_workers(stack: EmbeddedStack, tag: str) -> dict[str, ServiceProcess]:
 class Contender:
     engine: str
     worker: ServiceProcess
+    # Deletes start while planning runs (the default), or once the plan is complete.
+    overlap: bool = True
 
 
 async def icepurge_purge(
@@ -124,8 +126,15 @@ async def icepurge_purge(
     engine, worker = contender.engine, contender.worker
     temporal = await connect(stack.temporal_settings())
     client = PurgeClient(temporal, SPARK_QUEUE if engine == "spark" else LOCAL_QUEUE)
-    # A catalog name per engine, so each contender's purge of the same table has its own id.
-    request = request_for_table(f"bench-{engine}", table, store.properties, "bench", engine=engine)
+    # A catalog name per contender, so each one's purge of the same table has its own id.
+    request = request_for_table(
+        f"bench-{engine}-{'overlap' if contender.overlap else 'after'}",
+        table,
+        store.properties,
+        "bench",
+        engine=engine,
+        delete_while_planning=contender.overlap,
+    )
     started = time.perf_counter()
     purge_id = await client.start(request)
     report = await client.wait(purge_id)
@@ -210,11 +219,12 @@ def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, with
     rows: dict[str, Measured] = {}
     try:
         contenders = {
-            name: Contender(engine, workers[engine])
-            for engine, name in (("local", "(b) icepurge local"), ("spark", "(c) icepurge spark"))
+            "(b) icepurge local": Contender("local", workers["local"]),
+            "(b0) local, deletes after planning": Contender("local", workers["local"], overlap=False),
+            "(c) icepurge spark": Contender("spark", workers["spark"]),
         }
         # Workers serve for days: what is measured is a warm worker's purge, not its first one.
-        first = {contender.engine: warm_up(stack, store, contender) for contender in contenders.values()}
+        first = {engine: warm_up(stack, store, Contender(engine, workers[engine])) for engine in workers}
         print(
             f"<!-- each worker's first purge ({WARM_UP_FILES} files, not measured): "
             + ", ".join(f"{engine} {seconds:.2f} s" for engine, seconds in first.items())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
@@ -53,10 +54,11 @@ def _last_read(faults: FaultPlan) -> float:
     return max(at for at, kind, _ in faults.timeline if kind == "read")
 
 
+@pytest.mark.parametrize("overlap", [True, False], ids=["while_planning", "after_planning"])
 async def test_deletes_start_while_planning_and_finalize_keeps_its_order(
-    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack, overlap: bool
 ) -> None:
-    table = synthetic_table(catalog, ("early", "ordered"), SHAPE)
+    table = synthetic_table(catalog, ("early", f"ordered_{overlap}"), SHAPE)
     current = key_of(table.metadata_location)
     purges = PurgeClient(temporal_client, QUEUE)
     seen: list[tuple[PurgeState, int]] = []
@@ -64,7 +66,8 @@ async def test_deletes_start_while_planning_and_finalize_keeps_its_order(
     try:
         with s3_proxy(stack.ports.s3) as (port, faults):
             faults.read_delay = READ_DELAY
-            purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+            request = request_for(table, through_proxy(s3.properties, port), delete_while_planning=overlap)
+            purge_id = await purges.start(request)
             waiting = asyncio.ensure_future(purges.wait(purge_id))
             while not waiting.done():
                 status = await purges.status(purge_id)
@@ -81,8 +84,12 @@ async def test_deletes_start_while_planning_and_finalize_keeps_its_order(
     metadata = [(at, key) for at, key in deletes if key.endswith(".metadata.json")]
     planning_ended = _last_read(faults)
     early = [at for at in content if at < planning_ended]
-    assert early, "no content file was deleted before planning's last read"
-    assert any(state is PurgeState.PLANNING and done > 0 for state, done in seen), seen
+    deleting_while_planning = any(state is PurgeState.PLANNING and done > 0 for state, done in seen)
+    if overlap:
+        assert early, "no content file was deleted before planning's last read"
+        assert deleting_while_planning, seen
+    else:
+        assert not early and not deleting_while_planning, "deletes began before the plan was complete"
     # A manifest (or a manifest list) goes only once every content file is gone.
     assert manifests and min(manifests) > max(content)
     # A metadata file goes only after planning read all it reaches; the current one goes last.

@@ -342,7 +342,8 @@ class PurgeTableWorkflow:
             status.metadata_location = loaded.metadata_location
             self._request = resolved(self._current_request(), loaded)
         window = request.options.purge_after_seconds
-        plan = await self._plan(progress, overlap=not request.by_name and not window)
+        overlap = request.options.delete_while_planning and not request.by_name and not window
+        plan = await self._plan(progress, overlap=overlap)
         if request.options.dry_run:
             status.guards.append(guard_not_applied("a dry run deletes nothing"))
             return plan

@@ -38,6 +38,11 @@ class PurgeOptions(BaseModel):
     )
     concurrency: int = Field(8, ge=1, le=64, description="Delete requests in flight per chunk.")
     chunk_window: int = Field(2, ge=1, le=16, description="Chunk activities running at once.")
+    delete_while_planning: bool = Field(
+        True,
+        description="Start deleting content files as soon as planning hands out its first chunks "
+        "(purges by snapshot without a soft-delete window); off = only once the plan is complete.",
+    )
     bucket_requests_per_second: float | None = Field(
         None,
         gt=0,
