@@ -40,13 +40,16 @@ class EarlyChunks:
         chunk_files: int,
         beat: Callable[[], None],
         announce: Callable[[int], None],
+        last_pieces: int = 1,
     ) -> None:
-        """`announce` hears how many chunk objects are ready, each time there are more."""
+        """`announce` hears how many chunk objects are ready, each time there are more. What is
+        pending when planning ends is cut in at least `last_pieces`, so the chunk window fills."""
         self._state = state
         self._plan_uri = plan_uri
         self._chunk_files = chunk_files
         self._beat = beat
         self._announce = announce
+        self._last_pieces = last_pieces
         saved = state.read(emitted_uri(plan_uri))
         self.resumed = (
             PlanCheckpoint.model_validate_json(saved) if saved else PlanCheckpoint(reach_saved=True)
@@ -82,16 +85,16 @@ class EarlyChunks:
     def finish(self) -> ContentSummary:
         """Writes the last chunks. The record stays until finalize removes the plan's objects:
         an attempt retried after this one finished must find every chunk it announced."""
-        self._emit()
+        self._emit(self._last_pieces)
         return self._summary
 
-    def _emit(self) -> PlanCheckpoint:
+    def _emit(self, least_pieces: int = 1) -> PlanCheckpoint:
         before = len(self._summary.chunk_sizes)
         pending = sorted(self._pending, key=lambda file: file.path)
         # Even pieces of at most 1.5 chunks: a sliver left over would cost a chunk activity of
         # its own for a handful of files.
-        pieces = max(1, round(len(pending) / self._chunk_files))
-        for piece in range(pieces if pending else 0):
+        pieces = min(len(pending), max(least_pieces, round(len(pending) / self._chunk_files)))
+        for piece in range(pieces):
             self._write_chunk(pending[piece * len(pending) // pieces : (piece + 1) * len(pending) // pieces])
         self._pending = []
         record = PlanCheckpoint(

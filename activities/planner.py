@@ -199,6 +199,7 @@ def build_plan(
         sizing,
         beat,
         announce=lambda ready: announce(ReadyChunks(plan_uri, ready, entries, context)),
+        window=request.options.chunk_window,
     )
     unreadable_manifests = _enumerate_content(
         io, list(reachable.manifests), chunks=chunks, readers=sizing.readers, beat=beat
@@ -258,11 +259,14 @@ def _chunk_cutter(
     beat: _Heartbeat,
     *,
     announce: Callable[[int], None],
+    window: int,
 ) -> EarlyChunks | ContentPartitioner:
     """Early chunks while the seen paths fit the budget; above it, hashed buckets, spilled and
     merged at the end (no chunk exists before every manifest is read)."""
     if entries <= sizing.memory_files:
-        return EarlyChunks(state, plan_uri, chunk_files=sizing.target_files, beat=beat, announce=announce)
+        return EarlyChunks(
+            state, plan_uri, chunk_files=sizing.target_files, beat=beat, announce=announce, last_pieces=window
+        )
     return ContentPartitioner(
         state,
         plan_uri,

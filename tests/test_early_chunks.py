@@ -125,6 +125,19 @@ def test_the_first_chunk_goes_at_a_quarter_of_a_chunk_the_next_at_a_whole_one(tm
     assert cutter.finish().chunk_sizes == [18, 60]
 
 
+def test_what_is_left_when_planning_ends_fills_the_chunk_window(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    cutter = EarlyChunks(
+        state, plan_uri, chunk_files=70, beat=lambda: None, announce=lambda _: None, last_pieces=2
+    )
+    cutter.add(_listing(0, 20))
+    cutter.boundary(1, [], due=False)
+    cutter.add(_listing(20, 60))
+
+    assert cutter.finish().chunk_sizes == [20, 30, 30]
+
+
 def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) -> None:
     state = StateStore(tmp_path.as_uri(), {})
     plan_uri = state.uri("purge", "run", "plan.json")

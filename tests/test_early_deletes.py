@@ -21,7 +21,7 @@ from devstack.process import ServiceProcess
 from devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
-from tests.purge_helpers import assert_counts_add_up, request_for
+from tests.purge_helpers import assert_counts_add_up, eventually, request_for
 from tests.store import S3Store, key_of
 from workflows.status import PurgeReport, PurgeState
 
@@ -122,4 +122,33 @@ async def test_a_worker_killed_while_early_chunks_delete_loses_and_doubles_nothi
         "the kill came after planning had ended"
     )
     # Each distinct content file is counted once, in one chunk, though planning ran twice.
+    _assert_purged(report, s3, table)
+
+
+async def test_a_pause_while_planning_stops_the_early_chunks_until_resumed(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = synthetic_table(catalog, ("early", "paused"), SHAPE)
+    purges = PurgeClient(temporal_client, QUEUE)
+    worker = _worker(stack, "early-paused")
+    try:
+        with s3_proxy(stack.ports.s3) as (port, faults):
+            faults.read_delay = READ_DELAY
+            purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+            await asyncio.wait_for(faults.deletes_reached(1), timeout=120)
+            paused = await purges.pause(purge_id)
+            assert paused.state is PurgeState.PLANNING and paused.paused
+            # The plan completes, and the purge waits in PAUSED with its chunks stopped.
+            status = await eventually(
+                lambda: purges.status(purge_id), lambda status: status.state is PurgeState.PAUSED
+            )
+            sent = faults.delete_requests
+            await asyncio.sleep(2)
+            assert faults.delete_requests == sent, "a chunk went on deleting while the purge was paused"
+            assert status.files_done < SHAPE.content_files
+            await purges.resume(purge_id)
+            report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
+    finally:
+        worker.stop()
+
     _assert_purged(report, s3, table)

@@ -48,6 +48,10 @@ class ChunkWindow:
             self._started(index)
             self._in_flight[asyncio.ensure_future(self._run(index))] = index
 
+    @property
+    def stopped(self) -> bool:
+        return bool(self._stopped)
+
     def any_done(self) -> bool:
         return any(task.done() for task in self._in_flight)
 

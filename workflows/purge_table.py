@@ -440,7 +440,8 @@ class PurgeTableWorkflow:
 
     def _woken_while_planning(self, planning: asyncio.Task[PlanSummary], seen: ChunksReady | None) -> bool:
         more = self._ready is not None and self._ready is not seen
-        return planning.done() or more or self._interrupt or self._chunks.any_done()
+        resumed = self._chunks.stopped and self._progress is not None and not self._progress.status.paused
+        return planning.done() or more or resumed or self._interrupt or self._chunks.any_done()
 
     async def _delete_chunks(self, plan: PlanSummary, progress: Progress) -> None:
         """Runs chunks in a sliding window until every one ran, or until the run should continue
