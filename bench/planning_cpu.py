@@ -21,23 +21,14 @@ from activities.state_store import StateStore
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import table_of
 from devstack.ports import StackPorts
+from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
-from workflows.validation import parse_request
 
 RUNS = 5
 
 
 def _plan_seconds(table: Table, properties: dict[str, str], state: StateStore, run: str) -> tuple[float, int]:
-    request = parse_request(
-        {
-            "catalog": "bench",
-            "namespace": list(table.name()[:-1]),
-            "table": table.name()[-1],
-            "metadata_location": table.metadata_location,
-            "file_io_properties": properties,
-            "requested_by": "bench",
-        }
-    )
+    request = request_for_table("bench", table, properties, "bench")
     started = time.perf_counter()
     plan = build_plan(
         run,

@@ -21,26 +21,17 @@ from pyiceberg.table import Table
 from activities.planner import ChunkSizing, build_plan
 from activities.state_store import StateStore
 from devstack.ports import StackPorts
+from devstack.requests import request_for_table
 from devstack.rewrite_heavy_table import compared_shapes, rewrite_heavy_table
 from devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
-from workflows.validation import parse_request
 
 RUNS = 3
 ORDER = ("append_only", "rewrite_heavy")
 
 
 def _plan_once(table: Table, properties: dict[str, str], state_dir: Path, run: int) -> float:
-    request = parse_request(
-        {
-            "catalog": "bench",
-            "namespace": list(table.name()[:-1]),
-            "table": table.name()[-1],
-            "metadata_location": table.metadata_location,
-            "file_io_properties": properties,
-            "requested_by": "bench",
-        }
-    )
+    request = request_for_table("bench", table, properties, "bench")
     state = StateStore(f"file://{state_dir}", {})
     started = time.perf_counter()
     build_plan(
