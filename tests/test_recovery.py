@@ -120,7 +120,8 @@ def _manifests_read(reads: list[str], manifests: list[str]) -> Counter[str]:
 async def test_a_stopped_worker_hands_its_chunk_back_at_once(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
-    table = many_files_table(catalog, ("recovery",), "sigterm", manifests=4, files=10)
+    # One manifest of 40 files: planning cuts it into two chunks of 20 (four groups of 5 each).
+    table = many_files_table(catalog, ("recovery",), "sigterm", manifests=1, files=40)
     purges = PurgeClient(temporal_client, QUEUE)
     tuning = {
         "ICEPURGE_CHUNK_TARGET_FILES": "20",

@@ -145,7 +145,7 @@ async def test_a_task_that_fails_once_is_retried_without_double_counting(
     table = many_files_table(catalog, ("spark",), "task_retry", manifests=manifests, files=files)
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.fail_puts_containing = "-tasks/"
-        faults.fail_puts_left = 4  # more than PyArrow's own retries of one PUT
+        faults.fail_puts_left = 4  # more than the state store's 3 attempts at one PUT
         proxied = through_proxy(s3.properties, port)
         settings = worker_settings.model_copy(
             update={
@@ -157,7 +157,8 @@ async def test_a_task_that_fails_once_is_retried_without_double_counting(
         with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
             async with build_worker(temporal_client, settings, pool):
                 client = PurgeClient(temporal_client, settings.task_queue)
-                report = await purge(client, request_for(table, proxied, engine="spark"))
+                # One chunk at a time, so the failing PUTs all fall on one task's checkpoint.
+                report = await purge(client, request_for(table, proxied, engine="spark", chunk_window=1))
     assert faults.fail_puts_left == 0
     # The failed attempt had deleted its files already: the retry sent them again.
     assert len(faults.deleted_keys) > len(set(faults.deleted_keys))
