@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.attempt_reports import reporting_failed_attempts
 from activities.bulk_delete import LatencyObserver
+from activities.chunk_context import read_chunk_context
 from activities.chunk_deleter import chunk_outcome_uri
 from activities.config_faults import configuration_faults_bounded
 from activities.finalizer import finalize, finalized_before
@@ -295,7 +296,14 @@ class PurgeActivities:
             if plan_uri in self._contexts:
                 self._contexts.move_to_end(plan_uri)
                 return self._contexts[plan_uri]
-        context = ChunkContext.model_validate_json(self._required(context_uri(plan_uri), "chunk context"))
+        context = read_chunk_context(self._state, plan_uri)
+        if context is None:
+            raise ApplicationError(
+                f"neither chunk context nor plan object at {context_uri(plan_uri)}; "
+                "was the state location cleaned?",
+                type=ERROR_STATE_LOCATION,
+                non_retryable=True,
+            )
         with self._contexts_lock:
             self._contexts[plan_uri] = context
             while len(self._contexts) > _CONTEXT_CACHE_SIZE:
