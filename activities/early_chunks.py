@@ -5,6 +5,11 @@ deduplicates them and chunks are cut in the order manifests are read: after a ma
 chunk's worth of new files is pending (or a checkpoint is due), they are written as chunk
 objects, then recorded in the emitted object, and only then announced to the workflow.
 
+Deleting beside planning costs CPU that planning's decoding needs (on a small host the store
+shares it too), so the first chunk is cut early only when the manifests left would take planning
+long enough to pay for it: projected from how fast the entries read so far went, at least
+`overlap_min_seconds`. Otherwise chunks are cut when planning ends, as if there were no overlap.
+
 A retried attempt resumes from that record, not from its heartbeat: every chunk a workflow may
 have started is in it. The attempt rebuilds the seen paths from the chunk objects recorded and
 never rewrites one, so a chunk already deleting keeps its files and each distinct file stays in
@@ -14,7 +19,9 @@ them) were never announced, and are written again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate
 
 from temporalio.exceptions import ApplicationError
 
@@ -41,9 +48,13 @@ class EarlyChunks:
         beat: Callable[[], None],
         announce: Callable[[int], None],
         last_pieces: int = 1,
+        manifest_entries: Sequence[int] = (),
+        overlap_min_seconds: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`announce` hears how many chunk objects are ready, each time there are more. What is
-        pending when planning ends is cut in at least `last_pieces`, so the chunk window fills."""
+        pending when planning ends is cut in at least `last_pieces`, so the chunk window fills.
+        `manifest_entries` are the entries each manifest lists, in the order they are read."""
         self._state = state
         self._plan_uri = plan_uri
         self._chunk_files = chunk_files
@@ -61,6 +72,10 @@ class EarlyChunks:
         self._unreadable = list(self.resumed.unreadable)
         for index in range(self.resumed.chunks_emitted):
             self._take_back(index)
+        self._entries_before = [0, *accumulate(manifest_entries)]
+        self._overlap_min_seconds = overlap_min_seconds
+        self._clock = clock
+        self._started = clock()
 
     def add(self, files: Iterable[ContentFile]) -> None:
         seen = self._seen
@@ -73,14 +88,31 @@ class EarlyChunks:
         self, manifests_done: int, unreadable: list[UnreadableFile], due: bool
     ) -> PlanCheckpoint | None:
         """After manifest `manifests_done - 1`: cuts the pending files into chunks when a chunk's
-        worth is pending (a quarter for the first: the store waits idle until it comes) or a
-        checkpoint is due; returns the checkpoint when it recorded one."""
+        worth is pending (a quarter for the first: the store waits idle until it comes, and only
+        when planning has long enough left) or a checkpoint is due; returns the checkpoint when it
+        recorded one."""
         self._manifests_done = manifests_done
         self._unreadable = list(unreadable)
-        worth = self._chunk_files if self._summary.chunk_sizes else max(1, self._chunk_files // 4)
-        if len(self._pending) < worth and not due:
+        if due:
+            return self._emit()
+        first = not self._summary.chunk_sizes
+        worth = max(1, self._chunk_files // 4) if first else self._chunk_files
+        if len(self._pending) < worth:
+            return None
+        if first and self.seconds_left() < self._overlap_min_seconds:
             return None
         return self._emit()
+
+    def seconds_left(self) -> float:
+        """Planning's time still to come, projected from the entries read since this attempt
+        began; 0 when the manifests' entry counts are unknown or none were read yet."""
+        counts = self._entries_before
+        done = min(self._manifests_done, len(counts) - 1)
+        start = min(self.resumed.manifests_done, done)
+        read = counts[done] - counts[start]
+        if read == 0:
+            return 0.0
+        return (self._clock() - self._started) * (counts[-1] - counts[done]) / read
 
     def finish(self) -> ContentSummary:
         """Writes the last chunks. The record stays until finalize removes the plan's objects:

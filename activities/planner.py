@@ -57,6 +57,10 @@ class ChunkSizing:
     memory_files: int = 500_000
     # Manifests read at once while planning.
     readers: int = 8
+    # Deletes start while planning only when it projects at least this long still to read: on a
+    # 2-core host sharing the store, overlapping a shorter rest cost more CPU than it hid
+    # (BENCHMARKS.md, "Deleting while planning").
+    overlap_min_seconds: float = 0.5
 
 
 class ReachableFiles(BaseModel):
@@ -195,7 +199,7 @@ def build_plan(
     chunks = _chunk_cutter(
         state,
         plan_uri,
-        entries,
+        list(reachable.manifests.values()),
         sizing,
         beat,
         announce=lambda ready: announce(ReadyChunks(plan_uri, ready, entries, context)),
@@ -254,7 +258,7 @@ class ReadyChunks:
 def _chunk_cutter(
     state: StateStore,
     plan_uri: str,
-    entries: int,
+    manifest_entries: list[int],
     sizing: ChunkSizing,
     beat: _Heartbeat,
     *,
@@ -263,9 +267,17 @@ def _chunk_cutter(
 ) -> EarlyChunks | ContentPartitioner:
     """Early chunks while the seen paths fit the budget; above it, hashed buckets, spilled and
     merged at the end (no chunk exists before every manifest is read)."""
+    entries = sum(manifest_entries)
     if entries <= sizing.memory_files:
         return EarlyChunks(
-            state, plan_uri, chunk_files=sizing.target_files, beat=beat, announce=announce, last_pieces=window
+            state,
+            plan_uri,
+            chunk_files=sizing.target_files,
+            beat=beat,
+            announce=announce,
+            last_pieces=window,
+            manifest_entries=manifest_entries,
+            overlap_min_seconds=sizing.overlap_min_seconds,
         )
     return ContentPartitioner(
         state,

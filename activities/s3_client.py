@@ -35,10 +35,24 @@ def s3_client(properties: dict[str, str], max_connections: int, max_attempts: in
 
     Clients are shared by everything in the process that asks with the same properties: building
     one loads botocore's service model (a third of a small table purge's worker CPU, measured
-    with py-spy in bench.namespace_purge), and boto3 clients are thread-safe."""
+    with py-spy in bench.namespace_purge), and boto3 clients are thread-safe. Clients for other
+    properties come from the same session, which loaded the model once."""
     # One builder at a time: concurrent first requests would each build their own.
     with _BUILDING:
         return _shared_client(tuple(sorted(properties.items())), max_connections, max_attempts)
+
+
+@functools.cache
+def _session() -> boto3.session.Session:
+    # Sessions are not thread-safe: clients are only built under _BUILDING.
+    return boto3.session.Session()
+
+
+def load_s3_model() -> None:
+    """Loads botocore's S3 model into the process's session ahead of the first client (a Spark
+    Python worker's first task builds two, measured in bench.spark_chunk_profile)."""
+    with _BUILDING:
+        _session().client("s3", region_name="us-east-1")
 
 
 @functools.lru_cache(maxsize=_SHARED_CLIENTS)
@@ -56,8 +70,7 @@ def _shared_client(items: tuple[tuple[str, str], ...], max_connections: int, max
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
     )
-    session = boto3.session.Session()
-    return session.client(
+    return _session().client(
         "s3",
         config=config,
         region_name=arguments["region_name"] or "us-east-1",

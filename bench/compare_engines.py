@@ -15,7 +15,14 @@ Workers start per table, so their peak RSS is per table; each worker purges a sm
 (its duration is printed, not measured), so what is measured is a warm worker's purge, as in
 service.
 
+(b) starts deleting while planning only when planning projects enough left to read
+(ICEPURGE_OVERLAP_MIN_SECONDS, 0.5 s); (b0) never does, (b1) always does. With
+`--read-latency-ms`, the icepurge contenders reach SeaweedFS through a loopback proxy that holds
+each GET that long, as a store across a network would; deletes pass without delay.
+
     .venv/bin/python -m bench.compare_engines --sizes 6000 20000 100000 --stores s3 azure
+    .venv/bin/python -m bench.compare_engines --sizes 6000 20000 --stores s3 --contenders b b0 b1 \
+        --read-latency-ms 20 --pyiceberg-max 0
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import asyncio
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,13 +47,14 @@ from devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailabl
 from devstack.ports import StackPorts
 from devstack.process import WORKER_READY, ServiceProcess, free_ports
 from devstack.requests import request_for_table
+from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
 from devstack.synthetic_rewrites import RewriteHeavyShape, synthetic_rewrite_heavy_table
 from devstack.synthetic_table import TableShape, synthetic_table
 from worker.connect import connect
 from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 
-LOCAL_QUEUE, SPARK_QUEUE = "bench-local", "bench-spark"
+LOCAL_QUEUE, EAGER_QUEUE, SPARK_QUEUE = "bench-local", "bench-eager", "bench-spark"
 FILES_PER_MANIFEST, SNAPSHOTS, DELETE_FILES_PER_SNAPSHOT = 500, 10, 10
 WARM_UP_FILES = 100
 SHAPES = ("append_only", "rewrite_heavy")
@@ -95,16 +105,44 @@ def peak_rss_mib(pid: int) -> tuple[float, float]:
     return own, total
 
 
-def start_workers(stack: EmbeddedStack, tag: str) -> dict[str, ServiceProcess]:
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    engine: str
+    queue: str
+    # Deletes may start while planning runs (the default), or only once the plan is complete.
+    overlap: bool = True
+
+    @property
+    def slug(self) -> str:
+        return self.name.split(")")[0].strip("(")
+
+
+CONTENDERS = {
+    contender.slug: contender
+    for contender in (
+        Contender("(b) icepurge local", "local", LOCAL_QUEUE),
+        Contender("(b0) local, deletes after planning", "local", LOCAL_QUEUE, overlap=False),
+        Contender("(b1) local, deletes while planning from the first chunk", "local", EAGER_QUEUE),
+        Contender("(c) icepurge spark", "spark", SPARK_QUEUE),
+    )
+}
+
+
+def start_workers(stack: EmbeddedStack, tag: str, queues: set[str]) -> dict[str, ServiceProcess]:
     workers = {
-        "local": stack.worker_process(f"bench-local-{tag}", ICEPURGE_TASK_QUEUE=LOCAL_QUEUE),
-        "spark": stack.worker_process(
+        LOCAL_QUEUE: stack.worker_process(f"bench-local-{tag}", ICEPURGE_TASK_QUEUE=LOCAL_QUEUE),
+        EAGER_QUEUE: stack.worker_process(
+            f"bench-eager-{tag}", ICEPURGE_TASK_QUEUE=EAGER_QUEUE, ICEPURGE_OVERLAP_MIN_SECONDS="0"
+        ),
+        SPARK_QUEUE: stack.worker_process(
             f"bench-spark-{tag}",
             ICEPURGE_TASK_QUEUE=SPARK_QUEUE,
             ICEPURGE_SPARK_MASTER="local[2,4]",
             ICEPURGE_SPARK_CONF='{"spark.ui.enabled": "false"}',
         ),
     }
+    workers = {queue: worker for queue, worker in workers.items() if queue in queues}
     for worker in workers.values():
         worker.start()
     for worker in workers.values():
@@ -112,27 +150,25 @@ def start_workers(stack: EmbeddedStack, tag: str) -> dict[str, ServiceProcess]:
     return workers
 
 
-@dataclass(frozen=True)
-class Contender:
-    engine: str
-    worker: ServiceProcess
-    # Deletes start while planning runs (the default), or once the plan is complete.
-    overlap: bool = True
-
-
 async def icepurge_purge(
-    stack: EmbeddedStack, contender: Contender, table: Table, store: BenchStore, template: TableTemplate
+    stack: EmbeddedStack,
+    contender: Contender,
+    *,
+    worker: ServiceProcess,
+    table: Table,
+    properties: dict[str, str],
+    template: TableTemplate,
+    attempt: int = 0,
 ) -> Measured:
-    engine, worker = contender.engine, contender.worker
     temporal = await connect(stack.temporal_settings())
-    client = PurgeClient(temporal, SPARK_QUEUE if engine == "spark" else LOCAL_QUEUE)
-    # A catalog name per contender, so each one's purge of the same table has its own id.
+    client = PurgeClient(temporal, contender.queue)
+    # A catalog name per contender and attempt, so each purge of the same table has its own id.
     request = request_for_table(
-        f"bench-{engine}-{'overlap' if contender.overlap else 'after'}",
+        f"bench-{contender.slug}-{attempt}",
         table,
-        store.properties,
+        properties,
         "bench",
-        engine=engine,
+        engine=contender.engine,
         delete_while_planning=contender.overlap,
     )
     started = time.perf_counter()
@@ -202,48 +238,86 @@ def _row(label: str, name: str, measured: Measured, ceiling: float, baseline: Me
     return "| " + " | ".join(cells) + " |"
 
 
-def warm_up(stack: EmbeddedStack, store: BenchStore, contender: Contender) -> float:
+@dataclass(frozen=True)
+class Run:
+    contenders: list[Contender]
+    # FileIO properties the icepurge contenders purge with (through the latency proxy, if any).
+    properties: dict[str, str]
+    with_pyiceberg: bool
+    # Purges per contender, taken in turns; the median one is reported.
+    repeat: int = 1
+
+
+def warm_up(
+    stack: EmbeddedStack, store: BenchStore, contender: Contender, worker: ServiceProcess, run: Run
+) -> float:
     """A small purge on a fresh worker, which pays what only a worker's first purge pays."""
     table, _ = table_of(store, "append_only", WARM_UP_FILES)
     template = store.template(table.location())
-    return asyncio.run(icepurge_purge(stack, contender, table, store, template)).seconds
+    purge = icepurge_purge(
+        stack, contender, worker=worker, table=table, properties=run.properties, template=template
+    )
+    return asyncio.run(purge).seconds
 
 
-def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, with_pyiceberg: bool) -> None:
+def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, run: Run) -> None:
     started = time.perf_counter()
     table, identifier = table_of(store, shape, size)
     template = store.template(table.location())
     label = f"{store.name}, {shape}, {size // 1000}k ({template.objects:,} objects)"
     print(f"<!-- {label}: generated and kept in {time.perf_counter() - started:.0f} s -->", flush=True)
-    workers = start_workers(stack, f"{shape}-{size}-{uuid.uuid4().hex[:4]}")
-    rows: dict[str, Measured] = {}
+    workers = start_workers(
+        stack, f"{shape}-{size}-{uuid.uuid4().hex[:4]}", {contender.queue for contender in run.contenders}
+    )
+    measured: dict[str, list[Measured]] = {contender.name: [] for contender in run.contenders}
     try:
-        contenders = {
-            "(b) icepurge local": Contender("local", workers["local"]),
-            "(b0) local, deletes after planning": Contender("local", workers["local"], overlap=False),
-            "(c) icepurge spark": Contender("spark", workers["spark"]),
-        }
         # Workers serve for days: what is measured is a warm worker's purge, not its first one.
-        first = {engine: warm_up(stack, store, Contender(engine, workers[engine])) for engine in workers}
+        warmed = {contender.queue: contender for contender in run.contenders}
+        firsts = {queue: warm_up(stack, store, first, workers[queue], run) for queue, first in warmed.items()}
         print(
             f"<!-- each worker's first purge ({WARM_UP_FILES} files, not measured): "
-            + ", ".join(f"{engine} {seconds:.2f} s" for engine, seconds in first.items())
+            + ", ".join(f"{queue} {seconds:.2f} s" for queue, seconds in firsts.items())
             + " -->",
             flush=True,
         )
-        for name, contender in contenders.items():
-            rows[name] = asyncio.run(icepurge_purge(stack, contender, table, store, template))
-            template.restore()
+        for attempt in range(run.repeat):
+            for contender in run.contenders:
+                purge = icepurge_purge(
+                    stack,
+                    contender,
+                    worker=workers[contender.queue],
+                    table=table,
+                    properties=run.properties,
+                    template=template,
+                    attempt=attempt,
+                )
+                measured[contender.name].append(asyncio.run(purge))
+                template.restore()
     finally:
         for worker in workers.values():
             worker.stop()
-    baseline = pyiceberg_purge(store, identifier, template) if with_pyiceberg else None
+    baseline = pyiceberg_purge(store, identifier, template) if run.with_pyiceberg else None
     ceiling = store.ceiling(template.objects)
     print(f"| {label} | (d) raw ceiling | {ceiling:,.0f} | 1.00× | | | | | | |", flush=True)
     if baseline is not None:
         print(_row(label, "(a) PyIceberg purge_table", baseline, ceiling, None), flush=True)
-    for name, measured in rows.items():
-        print(_row(label, name, measured, ceiling, baseline), flush=True)
+    for name, purges in measured.items():
+        if len(purges) > 1:
+            seconds = ", ".join(f"{purge.seconds:.2f}" for purge in purges)
+            print(f"<!-- {name}: {seconds} s; the median is shown -->", flush=True)
+        median = sorted(purges, key=lambda purge: purge.seconds)[len(purges) // 2]
+        print(_row(label, name, median, ceiling, baseline), flush=True)
+
+
+@contextmanager
+def _read_latency(stack: EmbeddedStack, store: BenchStore, milliseconds: float) -> Iterator[dict[str, str]]:
+    if not milliseconds or not isinstance(store, S3BenchStore):
+        yield store.properties
+        return
+    print(f"<!-- {store.name}: each GET of the icepurge contenders held {milliseconds:g} ms -->", flush=True)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.read_delay = milliseconds / 1000
+        yield through_proxy(store.properties, port)
 
 
 def _azurite(root: Path) -> tuple[AzuriteEndpoint, ServiceProcess] | None:
@@ -271,6 +345,14 @@ def main() -> None:
         default=20_000,
         help="(a) only up to this size: it deletes a file at a time",
     )
+    parser.add_argument("--contenders", nargs="*", default=list(CONTENDERS), choices=list(CONTENDERS))
+    parser.add_argument("--repeat", type=int, default=1, help="purges per contender; the median is shown")
+    parser.add_argument(
+        "--read-latency-ms",
+        type=float,
+        default=0.0,
+        help="SeaweedFS only: each GET the icepurge contenders send is held this long",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="icepurge-bench-"))
     stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
@@ -291,10 +373,13 @@ def main() -> None:
             stores.append((AzureBenchStore(azurite[0], root), args.sizes))
         if args.disk_sizes:
             stores.append((DiskBenchStore(root), args.disk_sizes))
+        contenders = [CONTENDERS[slug] for slug in args.contenders]
         for store, sizes in stores:
-            for shape in args.shapes:
-                for size in sizes:
-                    compare(stack, store, shape, size, with_pyiceberg=size <= args.pyiceberg_max)
+            with _read_latency(stack, store, args.read_latency_ms) as properties:
+                for shape in args.shapes:
+                    for size in sizes:
+                        run = Run(contenders, properties, size <= args.pyiceberg_max, args.repeat)
+                        compare(stack, store, shape, size, run)
     finally:
         if azurite is not None:
             azurite[1].stop()

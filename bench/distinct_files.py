@@ -85,7 +85,7 @@ def run_shape(stack: EmbeddedStack, catalog: SqlCatalog, label: str, shape: Rewr
         f" (generated in {time.perf_counter() - started:.0f} s)",
         flush=True,
     )
-    workers = start_workers(stack, str(template.objects))
+    workers = start_workers(stack, str(template.objects), {LOCAL_QUEUE, SPARK_QUEUE})
     try:
         rows = [_measure(stack, table, template, engine) for engine in ("local", "spark")]
     finally:

@@ -55,6 +55,9 @@ WORKER_ENV = {
     "ICEPURGE_CHUNK_TARGET_FILES": "20",
     "ICEPURGE_DELETE_BATCH_FILES": "10",
     "ICEPURGE_SHUTDOWN_GRACE_SECONDS": "2",
+    # Chaos tables plan in well under a second: without this their chunks would never delete
+    # while planning runs, and kills would never land in that overlap.
+    "ICEPURGE_OVERLAP_MIN_SECONDS": "0",
 }
 PLANTED = "data/never-referenced-chaos.parquet"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from activities.early_chunks import EarlyChunks
 from activities.plan_model import ContentChunk, ContentFile, PlanCheckpoint, content_chunk_uri, emitted_uri
 from activities.state_store import StateStore
@@ -151,3 +153,81 @@ def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) ->
     assert checkpoint is not None and checkpoint.chunks_emitted == 1 and checkpoint.manifests_done == 1
     assert announced == [1]
     assert _chunk(state, plan_uri, 0) == [file.path for file in _listing(0, 10)]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _timed_cutter(state: StateStore, plan_uri: str, announced: list[int], clock: _Clock) -> EarlyChunks:
+    return EarlyChunks(
+        state,
+        plan_uri,
+        chunk_files=70,
+        beat=lambda: None,
+        announce=announced.append,
+        manifest_entries=[len(listing) for listing in MANIFESTS],
+        overlap_min_seconds=0.5,
+        clock=clock,
+    )
+
+
+def _read_timed(cutter: EarlyChunks, clock: _Clock, seconds_each: float) -> None:
+    for index, listing in enumerate(MANIFESTS):
+        clock.now += seconds_each
+        cutter.add(listing)
+        cutter.boundary(index + 1, [], due=False)
+
+
+def test_a_plan_with_little_left_to_read_cuts_nothing_until_it_ends(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    announced: list[int] = []
+    clock = _Clock()
+    cutter = _timed_cutter(state, plan_uri, announced, clock)
+    # 100 of 700 entries in 0.05 s: 0.3 s projected for the other 600, under the 0.5 s that pays.
+    _read_timed(cutter, clock, 0.05)
+
+    assert announced == [], "a chunk was cut while planning had too little left to overlap"
+    summary = cutter.finish()
+    assert announced == [len(summary.chunk_sizes)]
+    paths = [path for index in range(len(summary.chunk_sizes)) for path in _chunk(state, plan_uri, index)]
+    assert len(paths) == len(set(paths)) == 300
+
+
+def test_a_plan_with_long_left_to_read_cuts_its_first_chunk_at_once(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    announced: list[int] = []
+    clock = _Clock()
+    cutter = _timed_cutter(state, plan_uri, announced, clock)
+    clock.now += 0.1
+    cutter.add(MANIFESTS[0])
+    cutter.boundary(1, [], due=False)
+
+    assert cutter.seconds_left() == pytest.approx(0.1 * 600 / 100)
+    assert announced == [1]
+
+
+def test_the_projection_counts_entries_left_and_only_this_attempts_reads(tmp_path: Path) -> None:
+    state = StateStore(tmp_path.as_uri(), {})
+    plan_uri = state.uri("purge", "run", "plan.json")
+    clock = _Clock()
+    crashed = _timed_cutter(state, plan_uri, [], clock)
+    clock.now += 2.0
+    crashed.add(MANIFESTS[0])
+    crashed.boundary(1, [], due=True)
+    crashed.add(MANIFESTS[1])
+    crashed.boundary(2, [], due=True)
+
+    resumed = _timed_cutter(state, plan_uri, [], clock)
+    clock.now += 0.4
+    resumed.add(MANIFESTS[2])
+    resumed.boundary(3, [], due=False)
+
+    # 200 entries in this attempt's 0.4 s; 250 entries left, however long the first attempt took.
+    assert resumed.seconds_left() == pytest.approx(0.4 * 250 / 200)

@@ -51,6 +51,12 @@ class WorkerSettings(TemporalSettings):
     plan_memory_files: int = Field(
         500_000, ge=1_000, description="Distinct content files planning holds in memory before it spills."
     )
+    overlap_min_seconds: float = Field(
+        0.5,
+        ge=0,
+        description="Deletes start while planning only when planning projects at least this many "
+        "seconds still to read; 0 = as soon as a first chunk is ready.",
+    )
     max_concurrent_activities: int = Field(8, ge=1, le=256)
     delete_max_attempts: int = Field(
         8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."
@@ -143,7 +149,11 @@ class WorkerSettings(TemporalSettings):
         return ActivitySettings(
             state_location=self.state_location,
             state_properties=self.state_io_properties,
-            sizing=ChunkSizing(target_files=self.chunk_target_files, memory_files=self.plan_memory_files),
+            sizing=ChunkSizing(
+                target_files=self.chunk_target_files,
+                memory_files=self.plan_memory_files,
+                overlap_min_seconds=self.overlap_min_seconds,
+            ),
             tuning=self.delete_tuning(),
             auto_spark=AutoSparkThresholds(self.auto_spark_min_files, self.auto_spark_min_files_by_store),
             config_fault_seconds=self.config_fault_seconds,

@@ -81,12 +81,15 @@ def ship_project_code(spark: SparkSession) -> None:
 
 def _import_task_modules(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     import activities.spark_engine  # noqa: F401  # what every purge task imports first
+    from activities.s3_client import load_s3_model
 
+    load_s3_model()
     yield from batches
 
 
 def warm_up(spark: SparkSession) -> None:
     """Runs one tiny job so that Spark's reused Python workers have imported PyIceberg, PyArrow
-    and boto3 before the first purge needs them (seconds on a small machine)."""
+    and boto3, and loaded botocore's S3 model, before the first purge needs them (seconds on a
+    small machine)."""
     slots = spark_jobs(spark).slots() or 2
     spark.range(0, slots, 1, slots).mapInArrow(_import_task_modules, "id long").collect()

@@ -41,7 +41,9 @@ class PurgeOptions(BaseModel):
     delete_while_planning: bool = Field(
         True,
         description="Start deleting content files as soon as planning hands out its first chunks "
-        "(purges by snapshot without a soft-delete window); off = only once the plan is complete.",
+        "(purges by snapshot without a soft-delete window), which it does when it has long enough "
+        "left to read to pay for it (the worker's ICEPURGE_OVERLAP_MIN_SECONDS); off = only once "
+        "the plan is complete.",
     )
     bucket_requests_per_second: float | None = Field(
         None,
