@@ -50,7 +50,7 @@ def _session() -> boto3.session.Session:
 
 def load_s3_model() -> None:
     """Loads botocore's S3 model into the process's session ahead of the first client (a Spark
-    Python worker's first task builds two, measured in bench.spark_chunk_profile)."""
+    Python worker's first task builds two: bench.s3_client_build)."""
     with _BUILDING:
         _session().client("s3", region_name="us-east-1")
 

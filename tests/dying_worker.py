@@ -18,7 +18,8 @@ from temporalio.worker import (
     Interceptor,
 )
 
-from devstack.process import WORKER_READY
+from devstack.process import WORKER_READY, ServiceProcess
+from devstack.stack import EmbeddedStack
 from worker.connect import connect
 from worker.run import build_worker
 from worker.settings import WorkerSettings
@@ -44,6 +45,22 @@ class DieAfter(Interceptor):
 
     def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
         return _DieAfter(next, self._activity_name)
+
+
+def start_dying_worker(stack: EmbeddedStack, queue: str, activity_name: str) -> ServiceProcess:
+    worker = ServiceProcess(
+        f"dying-{activity_name}",
+        [sys.executable, "-m", "tests.dying_worker", activity_name],
+        stack.state_dir / "logs" / f"dying-{activity_name}.log",
+        env=stack.worker_env(ICEPURGE_TASK_QUEUE=queue),
+    )
+    worker.start()
+    return worker
+
+
+async def died(worker: ServiceProcess) -> None:
+    while worker.running():
+        await asyncio.sleep(0.1)
 
 
 async def _serve(activity_name: str) -> None:

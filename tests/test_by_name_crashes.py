@@ -5,16 +5,15 @@ once, and there is one purge for it."""
 from __future__ import annotations
 
 import asyncio
-import sys
 
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from api.client import PurgeClient
 from api.listing import PurgeFilter
-from devstack.process import ServiceProcess
 from devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
+from tests.dying_worker import died, start_dying_worker
 from tests.purge_helpers import assert_counts_add_up
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -24,30 +23,14 @@ from workflows.status import PurgeState
 NAMESPACE = ("crashy",)
 
 
-def _dying_worker(stack: EmbeddedStack, queue: str, activity_name: str) -> ServiceProcess:
-    worker = ServiceProcess(
-        f"dying-{activity_name}",
-        [sys.executable, "-m", "tests.dying_worker", activity_name],
-        stack.state_dir / "logs" / f"dying-{activity_name}.log",
-        env=stack.worker_env(ICEPURGE_TASK_QUEUE=queue),
-    )
-    worker.start()
-    return worker
-
-
-async def _died(worker: ServiceProcess) -> None:
-    while worker.running():
-        await asyncio.sleep(0.1)
-
-
 async def _crash_then_finish(
     stack: EmbeddedStack, client: Client, activity_name: str, table: str
 ) -> tuple[str, PurgeClient]:
     queue = f"icepurge-dying-{activity_name}"
-    dying = _dying_worker(stack, queue, activity_name)
+    dying = start_dying_worker(stack, queue, activity_name)
     purges = PurgeClient(client, queue)
     purge_id = await purges.purge_by_name(LAKE_CATALOG, list(NAMESPACE), table, requested_by="pytest")
-    await asyncio.wait_for(_died(dying), timeout=120)
+    await asyncio.wait_for(died(dying), timeout=120)
     survivor = stack.worker_process(f"survivor-{activity_name}", ICEPURGE_TASK_QUEUE=queue)
     survivor.start()
     try:

@@ -80,6 +80,10 @@ from workflows.validation import InvalidPurgeRequestError
 # What a table purge's failure type means to the namespace purge: left alone, not failed.
 _SKIP_REASONS = {ERROR_PROTECTED: "protected", ERROR_TABLE_NOT_FOUND: "gone"}
 
+# A page is one read of the table list (cached per worker) and no heartbeat: a worker killed
+# while reading one holds the namespace purge up for this long before the read is retried.
+TABLE_PAGE_TIMEOUT = timedelta(seconds=30)
+
 
 class CarriedNamespaceState(BaseModel):
     """What one run hands the next through continue-as-new: no table names, whatever the tree."""
@@ -340,7 +344,7 @@ class PurgeNamespaceWorkflow:
                 TABLE_PAGE_ACTIVITY,
                 TablePageInput(tree_location=tree.tree_location, offset=index, limit=TABLE_PAGE_SIZE),
                 result_type=TablePage,
-                start_to_close_timeout=timedelta(minutes=5),
+                start_to_close_timeout=TABLE_PAGE_TIMEOUT,
                 retry_policy=TRANSIENT_RETRY,
             )
             self._page, self._page_offset = page.tables, index
