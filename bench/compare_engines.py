@@ -65,6 +65,7 @@ class Measured:
     objects: int
     seconds: float
     left: int = 0
+    purge_id: str = ""
     keys_sent: int | None = None
     planning: float | None = None
     chunks: float | None = None
@@ -185,6 +186,7 @@ async def icepurge_purge(
         objects=template.objects,
         seconds=seconds,
         left=template.remaining(),
+        purge_id=purge_id,
         keys_sent=total.deleted + total.already_missing + total.failed,
         planning=timeline.seconds(PLAN_ACTIVITY),
         chunks=timeline.seconds(CHUNK_ACTIVITY),
@@ -260,15 +262,12 @@ def warm_up(
     return asyncio.run(purge).seconds
 
 
-def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, run: Run) -> None:
-    started = time.perf_counter()
-    table, identifier = table_of(store, shape, size)
-    template = store.template(table.location())
-    label = f"{store.name}, {shape}, {size // 1000}k ({template.objects:,} objects)"
-    print(f"<!-- {label}: generated and kept in {time.perf_counter() - started:.0f} s -->", flush=True)
-    workers = start_workers(
-        stack, f"{shape}-{size}-{uuid.uuid4().hex[:4]}", {contender.queue for contender in run.contenders}
-    )
+def purges_in_turns(
+    stack: EmbeddedStack, store: BenchStore, run: Run, table: Table, *, template: TableTemplate, tag: str
+) -> dict[str, list[Measured]]:
+    """Each contender purges `table` `run.repeat` times, in turns, restored after each purge."""
+    queues = {contender.queue for contender in run.contenders}
+    workers = start_workers(stack, f"{tag}-{uuid.uuid4().hex[:4]}", queues)
     measured: dict[str, list[Measured]] = {contender.name: [] for contender in run.contenders}
     try:
         # Workers serve for days: what is measured is a warm worker's purge, not its first one.
@@ -296,6 +295,16 @@ def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, run:
     finally:
         for worker in workers.values():
             worker.stop()
+    return measured
+
+
+def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, run: Run) -> None:
+    started = time.perf_counter()
+    table, identifier = table_of(store, shape, size)
+    template = store.template(table.location())
+    label = f"{store.name}, {shape}, {size // 1000}k ({template.objects:,} objects)"
+    print(f"<!-- {label}: generated and kept in {time.perf_counter() - started:.0f} s -->", flush=True)
+    measured = purges_in_turns(stack, store, run, table, template=template, tag=f"{shape}-{size}")
     baseline = pyiceberg_purge(store, identifier, template) if run.with_pyiceberg else None
     ceiling = store.ceiling(template.objects)
     print(f"| {label} | (d) raw ceiling | {ceiling:,.0f} | 1.00× | | | | | | |", flush=True)
