@@ -6,7 +6,6 @@ import gzip
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from pyiceberg.io import FileIO
@@ -23,7 +22,6 @@ from workflows.constants import (
 )
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
-_DENIED_MARKERS = ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403")
 
 
 class TerminalMetadataError(ApplicationError):
@@ -34,29 +32,11 @@ class TerminalMetadataError(ApplicationError):
         self.location = location
 
 
-def _is_denied(error: OSError, location: str) -> bool:
-    # The file's own name is left out: a UUID like 8835-4033-… holds "403", and a transient 503
-    # on it must not become a final "access denied".
-    text = str(error).replace(location, "").replace(urlsplit(location).path.lstrip("/"), "")
-    return any(marker in text for marker in _DENIED_MARKERS)
-
-
-def _read_all(io: FileIO, location: str) -> bytes:
-    try:
-        return read_object(io, location)
-    except (FileNotFoundError, PermissionError):
-        raise
-    except OSError as error:
-        if _is_denied(error, location):
-            raise PermissionError(str(error)) from error
-        raise
-
-
 def read_bytes(io: FileIO, location: str, beat: Callable[[], None] = lambda: None) -> bytes:
     """Reads a whole file through transient faults; missing and forbidden files raise a
     TerminalMetadataError."""
     try:
-        return read_retrying(lambda: _read_all(io, location), location, beat)
+        return read_retrying(lambda: read_object(io, location), location, beat)
     except FileNotFoundError:
         raise TerminalMetadataError(ERROR_METADATA_NOT_FOUND, location, "metadata file not found") from None
     except PermissionError:

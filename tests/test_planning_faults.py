@@ -4,14 +4,17 @@ deleted while they fail; only a truly absent file is skipped, and then it is rep
 from __future__ import annotations
 
 import asyncio
+import socket
 from urllib.parse import urlsplit
 
+import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io import load_file_io
 from temporalio.client import Client
 
 from activities.finalizer import PurgeReportObject
 from activities.metadata_reader import read_bytes
+from activities.object_reads import names_a_refusal
 from api.client import PurgeClient
 from devstack.s3_proxy import s3_proxy, through_proxy
 from devstack.stack import EmbeddedStack
@@ -123,3 +126,36 @@ async def test_a_slow_down_on_a_file_whose_name_holds_403_is_retried_not_denied(
         faults.failing_reads = set()
         assert await asyncio.wait_for(reading, 60) == b"{}"
     assert faults.failed_reads >= 1
+
+
+def _free_port_holding_403() -> int:
+    holding_403: list[int] = [port for port in range(1024, 65536) if "403" in str(port)]
+    for port in holding_403:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port holding 403 on this machine")
+
+
+def test_an_endpoint_whose_port_holds_403_is_unreachable_not_denied(s3: S3Store) -> None:
+    """Regression: the endpoint's address was in the connection error's text, and a free port
+    such as 40312 made "nobody listens" a final "access denied", failing CI's stuck-purge test."""
+    location = "s3://warehouse/lake/plan_faults/port/metadata/00001.metadata.json"
+    nobody = {**s3.properties, "s3.endpoint": f"http://127.0.0.1:{_free_port_holding_403()}"}
+    with pytest.raises(OSError, match="Could not connect") as failed:
+        read_bytes(load_file_io(nobody, location), location)
+    assert not isinstance(failed.value, PermissionError)
+
+
+def test_a_refusal_is_read_from_the_text_only_outside_addresses() -> None:
+    location = "gs://bucket/t/metadata/00005-0c26a133-8835-4033-b4e7-ccebf6dfcaea.metadata.json"
+    assert names_a_refusal("AWS Error ACCESS_DENIED during GetObject operation", location)
+    assert names_a_refusal("GET failed with 403 Forbidden", location)
+    assert names_a_refusal(f"error (403) reading {location}", location)
+    assert not names_a_refusal(f"HTTP 503 reading {location}", location)
+    assert not names_a_refusal('Could not connect to "http://127.0.0.1:40312/bucket/t"', location)
+    assert not names_a_refusal("Failed to connect to 127.0.0.1 port 40312", location)
+    assert not names_a_refusal("503 for https://store-403.example/bucket/x", location)
