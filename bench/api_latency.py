@@ -13,18 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import httpx
 from pyiceberg.catalog.sql import SqlCatalog
 
 from api.client import PurgeClient
-from devstack.ports import StackPorts
+from bench.bench_stack import bench_stack
 from devstack.requests import request_for_table
-from devstack.stack import EmbeddedStack
 from devstack.synthetic_table import TableShape, synthetic_table
 from worker.connect import connect
 from worker.settings import TemporalSettings
@@ -81,10 +78,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20, help="start requests per client")
     parser.add_argument("--large-files", type=int, default=500_000)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-latency-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    try:
+    with bench_stack("icepurge-latency-") as (root, stack):
         s3_catalog = stack.catalog("bench")
         small = synthetic_table(
             s3_catalog, ("latency", "small"), TableShape(manifests=1, files_per_manifest=10)
@@ -121,8 +115,6 @@ def main() -> None:
                     )
         finally:
             api.stop()
-    finally:
-        stack.stop()
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -40,11 +39,11 @@ from pathlib import Path
 from pyiceberg.table import Table
 
 from api.client import PurgeClient
+from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
 from bench.purge_timeline import purge_timeline
 from bench.table_templates import TableTemplate
 from devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
-from devstack.ports import StackPorts
 from devstack.process import WORKER_READY, ServiceProcess, free_ports
 from devstack.requests import request_for_table
 from devstack.s3_proxy import s3_proxy, through_proxy
@@ -363,36 +362,33 @@ def main() -> None:
         help="SeaweedFS only: each GET the icepurge contenders send is held this long",
     )
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    azurite = _azurite(root) if "azure" in args.stores else None
-    print(
-        "| table | contender | distinct objects/s | vs (d) | vs (a) | keys/distinct"
-        " | planning / chunks / finalize of total (s), planning and chunks overlapped | history events"
-        " | worker peak RSS (with Spark) | left |\n"
-        "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
-        flush=True,
-    )
-    try:
-        stores: list[tuple[BenchStore, list[int]]] = []
-        if "s3" in args.stores:
-            stores.append((S3BenchStore(stack), args.sizes))
-        if azurite is not None:
-            stores.append((AzureBenchStore(azurite[0], root), args.sizes))
-        if args.disk_sizes:
-            stores.append((DiskBenchStore(root), args.disk_sizes))
-        contenders = [CONTENDERS[slug] for slug in args.contenders]
-        for store, sizes in stores:
-            with _read_latency(stack, store, args.read_latency_ms) as properties:
-                for shape in args.shapes:
-                    for size in sizes:
-                        run = Run(contenders, properties, size <= args.pyiceberg_max, args.repeat)
-                        compare(stack, store, shape, size, run)
-    finally:
-        if azurite is not None:
-            azurite[1].stop()
-        stack.stop()
+    with bench_stack("icepurge-bench-") as (root, stack):
+        azurite = _azurite(root) if "azure" in args.stores else None
+        print(
+            "| table | contender | distinct objects/s | vs (d) | vs (a) | keys/distinct"
+            " | planning / chunks / finalize of total (s), planning and chunks overlapped | history events"
+            " | worker peak RSS (with Spark) | left |\n"
+            "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+            flush=True,
+        )
+        try:
+            stores: list[tuple[BenchStore, list[int]]] = []
+            if "s3" in args.stores:
+                stores.append((S3BenchStore(stack), args.sizes))
+            if azurite is not None:
+                stores.append((AzureBenchStore(azurite[0], root), args.sizes))
+            if args.disk_sizes:
+                stores.append((DiskBenchStore(root), args.disk_sizes))
+            contenders = [CONTENDERS[slug] for slug in args.contenders]
+            for store, sizes in stores:
+                with _read_latency(stack, store, args.read_latency_ms) as properties:
+                    for shape in args.shapes:
+                        for size in sizes:
+                            run = Run(contenders, properties, size <= args.pyiceberg_max, args.repeat)
+                            compare(stack, store, shape, size, run)
+        finally:
+            if azurite is not None:
+                azurite[1].stop()
 
 
 if __name__ == "__main__":

@@ -13,22 +13,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 from activities.s3_client import s3_client
 from api.client import PurgeClient
+from bench.bench_stack import bench_stack
 from bench.compare_engines import LOCAL_QUEUE, SPARK_QUEUE, start_workers
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import S3Template
-from devstack.ports import StackPorts
 from devstack.requests import request_for_table
 from devstack.rewrite_heavy_table import RewriteShape, compared_shapes, rewrite_heavy_table
 from devstack.s3_proxy import s3_proxy, through_proxy
@@ -109,15 +107,10 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100)
     parser.add_argument("--appends", type=int, default=40)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    try:
+    with bench_stack("icepurge-bench-") as (_, stack):
         catalog = stack.catalog("bench")
         for label, shape in compared_shapes(args.partitions, args.appends).items():
             run_shape(stack, catalog, label, shape)
-    finally:
-        stack.stop()
 
 
 if __name__ == "__main__":

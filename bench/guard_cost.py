@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import tempfile
 import time
-from pathlib import Path
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.table import Table
@@ -21,9 +19,9 @@ from pyiceberg.table import Table
 from activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
 from activities.locations import table_locations
 from api.client import PurgeClient
+from bench.bench_stack import bench_stack
 from devstack.catalog_env import pyiceberg_catalog_env
 from devstack.demo_tables import SCHEMA, create_demo_table
-from devstack.ports import StackPorts
 from devstack.process import ServiceProcess
 from devstack.stack import EmbeddedStack
 from worker.connect import connect
@@ -96,34 +94,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tables", type=int, default=100, help="Tables in the namespace besides the purged.")
     arguments = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-guard-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    worker: ServiceProcess | None = None
-    try:
-        stack.create_table_bucket(TABLE_BUCKET)
-        configured = {SQL: stack.catalog_properties(SQL), REST: stack.rest_catalog_properties(TABLE_BUCKET)}
-        for name, properties in configured.items():
-            os.environ.update(pyiceberg_catalog_env(name, properties))
-        worker = stack.worker_process("bench-guard-worker", ICEPURGE_TASK_QUEUE=QUEUE)
-        worker.start()
-        print(f"namespace {'.'.join(NAMESPACE)} with {arguments.tables} other tables, guard concurrency 8")
-        for name, properties in configured.items():
-            catalog = load_catalog(name, **properties)
-            started = time.perf_counter()
-            _populate(catalog, arguments.tables)
-            took = time.perf_counter() - started
-            print(f"  {name:<10} created {arguments.tables} tables in {took:.1f} s")
-            victims = {
-                guarded: create_demo_table(catalog, NAMESPACE, f"victim_{'on' if guarded else 'off'}")
-                for guarded in (False, True)
+    with bench_stack("icepurge-bench-guard-") as (_, stack):
+        worker: ServiceProcess | None = None
+        try:
+            stack.create_table_bucket(TABLE_BUCKET)
+            configured = {
+                SQL: stack.catalog_properties(SQL),
+                REST: stack.rest_catalog_properties(TABLE_BUCKET),
             }
-            _scan_costs(name, catalog, create_demo_table(catalog, NAMESPACE, "scanned"))
-            asyncio.run(_purges(stack, name, victims))
-    finally:
-        if worker is not None:
-            worker.stop()
-        stack.stop()
+            for name, properties in configured.items():
+                os.environ.update(pyiceberg_catalog_env(name, properties))
+            worker = stack.worker_process("bench-guard-worker", ICEPURGE_TASK_QUEUE=QUEUE)
+            worker.start()
+            print(
+                f"namespace {'.'.join(NAMESPACE)} with {arguments.tables} other tables, guard concurrency 8"
+            )
+            for name, properties in configured.items():
+                catalog = load_catalog(name, **properties)
+                started = time.perf_counter()
+                _populate(catalog, arguments.tables)
+                took = time.perf_counter() - started
+                print(f"  {name:<10} created {arguments.tables} tables in {took:.1f} s")
+                victims = {
+                    guarded: create_demo_table(catalog, NAMESPACE, f"victim_{'on' if guarded else 'off'}")
+                    for guarded in (False, True)
+                }
+                _scan_costs(name, catalog, create_demo_table(catalog, NAMESPACE, "scanned"))
+                asyncio.run(_purges(stack, name, victims))
+        finally:
+            if worker is not None:
+                worker.stop()
 
 
 if __name__ == "__main__":

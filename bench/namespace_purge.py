@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,10 +19,10 @@ from temporalio.client import Client
 from api.client import PurgeClient
 from api.listing import PurgeFilter
 from api.namespace_client import namespace_request
+from bench.bench_stack import bench_stack
 from bench.purge_throughput import bulk_delete_ceiling
 from devstack.catalog_env import pyiceberg_catalog_env
 from devstack.demo_tables import create_demo_table
-from devstack.ports import StackPorts
 from devstack.process import ServiceProcess
 from devstack.stack import EmbeddedStack
 from worker.connect import connect
@@ -78,29 +77,26 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--window", type=int, default=16, help="max_concurrent_tables")
     arguments = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-namespace-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    worker: ServiceProcess | None = None
-    try:
-        os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
-        catalog = stack.catalog(CATALOG)
-        started = time.perf_counter()
-        for index in range(arguments.tables):
-            create_demo_table(catalog, NAMESPACE, f"t{index:05d}")
-        print(
-            f"namespace {'.'.join(NAMESPACE)}: {arguments.tables} tables of three appends "
-            f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, 2 cores"
-        )
-        worker = stack.worker_process("bench-namespace-worker", ICEPURGE_TASK_QUEUE=QUEUE)
-        worker.start()
-        worker.wait_for_log("icepurge worker polling")
-        asyncio.run(_purge(stack, arguments.tables, arguments.window))
-        print(f"  worker peak RSS: {_peak_rss_mib(worker):,.0f} MiB")
-    finally:
-        if worker is not None:
-            worker.stop()
-        stack.stop()
+    with bench_stack("icepurge-bench-namespace-") as (_, stack):
+        worker: ServiceProcess | None = None
+        try:
+            os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
+            catalog = stack.catalog(CATALOG)
+            started = time.perf_counter()
+            for index in range(arguments.tables):
+                create_demo_table(catalog, NAMESPACE, f"t{index:05d}")
+            print(
+                f"namespace {'.'.join(NAMESPACE)}: {arguments.tables} tables of three appends "
+                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, 2 cores"
+            )
+            worker = stack.worker_process("bench-namespace-worker", ICEPURGE_TASK_QUEUE=QUEUE)
+            worker.start()
+            worker.wait_for_log("icepurge worker polling")
+            asyncio.run(_purge(stack, arguments.tables, arguments.window))
+            print(f"  worker peak RSS: {_peak_rss_mib(worker):,.0f} MiB")
+        finally:
+            if worker is not None:
+                worker.stop()
 
 
 if __name__ == "__main__":

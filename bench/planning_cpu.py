@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from pyiceberg.io import load_file_io
 from pyiceberg.table import Table
 
 from activities.planner import ChunkSizing, build_plan
 from activities.state_store import StateStore
+from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import table_of
-from devstack.ports import StackPorts
 from devstack.requests import request_for_table
-from devstack.stack import EmbeddedStack
 
 RUNS = 5
 
@@ -45,10 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="*", default=[20_000])
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    try:
+    with bench_stack("icepurge-bench-") as (root, stack):
         store = S3BenchStore(stack)
         state = StateStore((root / "state").as_uri(), {})
         print("table                 distinct content   planning (median of 5)   runs (s)", flush=True)
@@ -65,8 +59,6 @@ def main() -> None:
                     f"               {' '.join(f'{second:.2f}' for second in seconds)}",
                     flush=True,
                 )
-    finally:
-        stack.stop()
 
 
 if __name__ == "__main__":

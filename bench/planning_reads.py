@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from pyiceberg.table import Table
 
 from activities.planner import ChunkSizing, build_plan
 from activities.state_store import StateStore
-from devstack.ports import StackPorts
+from bench.bench_stack import bench_stack
 from devstack.requests import request_for_table
 from devstack.rewrite_heavy_table import compared_shapes, rewrite_heavy_table
 from devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
@@ -72,10 +71,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=10)
     parser.add_argument("--latency-ms", type=float, default=20.0)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    try:
+    with bench_stack("icepurge-bench-") as (root, stack):
         catalog = stack.catalog("bench")
         shapes = compared_shapes(args.partitions, args.appends)
         tables = {label: rewrite_heavy_table(catalog, ("bench",), label, shapes[label]) for label in ORDER}
@@ -86,8 +82,6 @@ def main() -> None:
         for latency in (0.0, args.latency_ms / 1000):
             for label, table in tables.items():
                 _measure(label, table, stack, latency, root / "state")
-    finally:
-        stack.stop()
 
 
 if __name__ == "__main__":

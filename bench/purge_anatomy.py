@@ -17,18 +17,16 @@ import argparse
 import asyncio
 import itertools
 import statistics
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
-from pathlib import Path
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 
+from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import CONTENDERS, SHAPES, Measured, Run, purges_in_turns, table_of
-from devstack.ports import StackPorts
 from devstack.stack import EmbeddedStack
 from worker.connect import connect
 from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, LIVE_TABLE_GUARD_ACTIVITY, PLAN_ACTIVITY
@@ -127,10 +125,7 @@ def main() -> None:
     parser.add_argument("--contenders", nargs="*", default=["b0", "b"], choices=list(CONTENDERS))
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-anatomy-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    try:
+    with bench_stack("icepurge-anatomy-") as (_, stack):
         store = S3BenchStore(stack)
         table, _ = table_of(store, args.shape, args.size)
         template = store.template(table.location())
@@ -142,8 +137,6 @@ def main() -> None:
         }
         ceiling = template.objects / store.ceiling(template.objects)
         _print(f"{args.shape}, {template.objects:,} objects", ceiling, purges)
-    finally:
-        stack.stop()
 
 
 if __name__ == "__main__":

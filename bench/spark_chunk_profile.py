@@ -10,18 +10,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 import urllib.request
 import uuid
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from api.client import PurgeClient
+from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import FILES_PER_MANIFEST, LOCAL_QUEUE, SNAPSHOTS, SPARK_QUEUE
 from bench.purge_timeline import purge_timeline
-from devstack.ports import StackPorts
 from devstack.process import WORKER_READY, free_ports
 from devstack.requests import request_for_table
 from devstack.stack import EmbeddedStack
@@ -81,40 +79,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=6_000)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="icepurge-bench-"))
-    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
-    stack.start()
-    ui_port = free_ports(1)[0]
-    workers = [
-        stack.worker_process("profile-local", ICEPURGE_TASK_QUEUE=LOCAL_QUEUE),
-        stack.worker_process(
-            "profile-spark",
-            ICEPURGE_TASK_QUEUE=SPARK_QUEUE,
-            ICEPURGE_SPARK_MASTER="local[2,4]",
-            ICEPURGE_SPARK_CONF=json.dumps({"spark.ui.enabled": "true", "spark.ui.port": str(ui_port)}),
-        ),
-    ]
-    try:
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.wait_for_log(WORKER_READY)
-        store = S3BenchStore(stack)
-        shape = TableShape(
-            manifests=args.files // FILES_PER_MANIFEST,
-            files_per_manifest=FILES_PER_MANIFEST,
-            snapshots=SNAPSHOTS,
-        )
-        for engine in ("local", "spark"):
-            identifier = ("bench", f"profile_{engine}_{uuid.uuid4().hex[:6]}")
-            table = synthetic_table(store.catalog, identifier, shape, write_objects=store.write_objects)
-            asyncio.run(_purge(stack, store, table, engine))
-        print("spark jobs (the warm-up first):")
-        _spark_jobs(f"http://127.0.0.1:{ui_port}")
-    finally:
-        for worker in workers:
-            worker.stop()
-        stack.stop()
+    with bench_stack("icepurge-bench-") as (_, stack):
+        ui_port = free_ports(1)[0]
+        workers = [
+            stack.worker_process("profile-local", ICEPURGE_TASK_QUEUE=LOCAL_QUEUE),
+            stack.worker_process(
+                "profile-spark",
+                ICEPURGE_TASK_QUEUE=SPARK_QUEUE,
+                ICEPURGE_SPARK_MASTER="local[2,4]",
+                ICEPURGE_SPARK_CONF=json.dumps({"spark.ui.enabled": "true", "spark.ui.port": str(ui_port)}),
+            ),
+        ]
+        try:
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.wait_for_log(WORKER_READY)
+            store = S3BenchStore(stack)
+            shape = TableShape(
+                manifests=args.files // FILES_PER_MANIFEST,
+                files_per_manifest=FILES_PER_MANIFEST,
+                snapshots=SNAPSHOTS,
+            )
+            for engine in ("local", "spark"):
+                identifier = ("bench", f"profile_{engine}_{uuid.uuid4().hex[:6]}")
+                table = synthetic_table(store.catalog, identifier, shape, write_objects=store.write_objects)
+                asyncio.run(_purge(stack, store, table, engine))
+            print("spark jobs (the warm-up first):")
+            _spark_jobs(f"http://127.0.0.1:{ui_port}")
+        finally:
+            for worker in workers:
+                worker.stop()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,24 @@
+"""The embedded stack a benchmark runs on: free ports, its state in a new temporary folder."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from devstack.ports import StackPorts
+from devstack.stack import EmbeddedStack
+
+
+@contextmanager
+def bench_stack(prefix: str) -> Iterator[tuple[Path, EmbeddedStack]]:
+    """The run's folder and its started stack, stopped on the way out. The folder is kept: its
+    service logs are what explains an odd figure."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    stack = EmbeddedStack(state_dir=root / "stack", ports=StackPorts.free())
+    stack.start()
+    try:
+        yield root, stack
+    finally:
+        stack.stop()
