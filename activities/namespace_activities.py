@@ -99,7 +99,8 @@ class NamespaceActivities(CatalogCalls):
     ) -> None:
         super().__init__(registry, signals)
         self._state = state
-        # The last tree read: a namespace purge reads its pages one after another.
+        # The last tree read: a namespace purge reads its pages one after another. Its location
+        # names the purge's run chain, so no later purge under the same id can read it.
         self._cached: tuple[str, NamespaceTree] | None = None
         self._lock = threading.Lock()
 
@@ -114,7 +115,8 @@ class NamespaceActivities(CatalogCalls):
             root = tuple(step.namespace)
             self._check_root(catalog, step, root)
             tree = self._walk(catalog, step, root)
-            location = self._state.uri("namespace-purges", step.purge_id, "tree.json")
+            chain = [step.run_chain] if step.run_chain else []
+            location = self._state.uri("namespace-purges", step.purge_id, *chain, "tree.json")
             self._state.write(location, tree, compress=True)
             return EnumerationSummary(
                 tree_location=location,

@@ -10,6 +10,7 @@ Credentials travel in the task closure, never in Spark conf.
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -104,6 +105,13 @@ def merge(outcomes: list[ChunkOutcome]) -> ChunkOutcome:
     return merged
 
 
+def chunk_job_tag(purge_id: str, plan_location: str, chunk_index: int) -> str:
+    """Unique to one run chain's chunk: the plan's location names the run, so a run that is
+    cancelled (its jobs by their tag) never cancels a later run's chunk under the same purge id."""
+    run = hashlib.sha256(plan_location.encode()).hexdigest()[:12]
+    return f"{purge_id}-{run}-chunk-{chunk_index}"
+
+
 class SparkEngine:
     def __init__(
         self,
@@ -163,7 +171,7 @@ class SparkEngine:
             )
             for task, (start, end) in enumerate(groups)
         ]
-        tag = f"{context.purge_id}-chunk-{chunk_index}"
+        tag = chunk_job_tag(context.purge_id, plan_location, chunk_index)
         rows = self.run_job(
             _task_function(specs),
             len(specs),

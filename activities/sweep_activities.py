@@ -157,8 +157,8 @@ class SparkSweepTask:
 
     def run(self) -> SweepCheckpoint:
         state = StateStore(self.state_location, self.state_properties)
-        base = state.uri(self.step.purge_id, "sweep", f"spark-{self.index:04d}")
-        checkpoint = state.uri(self.step.purge_id, "sweep-tasks", f"{self.index:04d}.json")
+        base = state.uri(*self.step.state_parts("sweep", f"spark-{self.index:04d}"))
+        checkpoint = state.uri(*self.step.state_parts("sweep-tasks", f"{self.index:04d}.json"))
         saved = state.read(checkpoint)
         done = SweepCheckpoint.model_validate_json(saved) if saved else SweepCheckpoint()
         if done.prefix_index:
@@ -226,7 +226,7 @@ class SweepActivities:
                 kept_recent=done.kept_recent,
                 failed=done.failed,
                 by_prefix=done.by_prefix,
-                listing_location=self._state.uri(step.purge_id, "sweep"),
+                listing_location=self._state.uri(*step.state_parts("sweep")),
                 listings=listings,
             )
 
@@ -249,7 +249,7 @@ class SweepActivities:
         ) as store:
             for index in range(done.prefix_index, len(step.prefixes)):
                 location = normalize(step.prefixes[index])
-                record = self._state.uri(step.purge_id, "sweep", f"{index:04d}")
+                record = self._state.uri(*step.state_parts("sweep", f"{index:04d}"))
                 TargetSweep(step, self._state, planned, record, beat).run(
                     SweepTarget(location), done, store, location
                 )
@@ -281,7 +281,7 @@ class SweepActivities:
         rows = spark.run_job(
             _spark_function(tasks),
             len(tasks),
-            f"{step.purge_id}-sweep",
+            step.job_tag,
             heartbeat=activity.heartbeat,
             is_cancelled=activity.is_cancelled,
             schema=_ROW_SCHEMA,
@@ -297,7 +297,7 @@ class SweepActivities:
         return total, len(tasks)
 
     def _targets(self, step: SweepInput) -> list[tuple[str, bool, str]]:
-        uri = self._state.uri(step.purge_id, "sweep-tasks", "targets.json")
+        uri = self._state.uri(*step.state_parts("sweep-tasks", "targets.json"))
         saved = self._state.read(uri)
         if saved:
             return SweepTargets.model_validate_json(saved).targets

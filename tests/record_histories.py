@@ -81,7 +81,9 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
 def main() -> None:
     folder = Path(sys.argv[1])
     folder.mkdir(parents=True, exist_ok=True)
-    stack = EmbeddedStack(state_dir=Path(tempfile.mkdtemp(prefix="icepurge-record-")), ports=StackPorts.free())
+    stack = EmbeddedStack(
+        state_dir=Path(tempfile.mkdtemp(prefix="icepurge-record-")), ports=StackPorts.free()
+    )
     stack.start()
     try:
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ from workflows.constants import NAMESPACE_ID_PREFIX
 from workflows.namespace_request import namespace_purge_id_for, parse_namespace_request
 from workflows.purge_id import purge_id_for
 from workflows.request import PurgeRequest
+from workflows.validation import InvalidPurgeRequestError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,3 +65,24 @@ def test_purge_ids_begin_with_what_they_purge_and_never_like_a_namespace_purge()
         parse_namespace_request({"catalog": "prod", "namespace": ["sales", "eu"], "requested_by": "x"})
     )
     assert re.fullmatch(r"icepurge-ns-prod\.sales\.eu-[0-9a-f]{32}", namespace_id)
+
+
+def test_a_namespace_purge_id_tells_scopes_apart_and_keeps_earlier_ids() -> None:
+    base = {"catalog": "prod", "namespace": ["sales"], "requested_by": "x"}
+    flat = namespace_purge_id_for(parse_namespace_request(base))
+    recursive = namespace_purge_id_for(parse_namespace_request({**base, "recursive": True}))
+    assert flat != recursive
+    # Ids of non-recursive and whole-catalog purges are those earlier releases derived.
+    identity = json.dumps(["prod", ["sales"], None], separators=(",", ":"))
+    assert flat.endswith(hashlib.sha256(identity.encode()).hexdigest()[:32])
+    whole = {"catalog": "prod", "namespace": [], "confirm": "prod", "requested_by": "x"}
+    assert namespace_purge_id_for(parse_namespace_request(whole)) == namespace_purge_id_for(
+        parse_namespace_request({**whole, "recursive": True})
+    )
+
+
+def test_a_confirm_that_is_not_the_catalogs_name_is_refused_whatever_the_scope() -> None:
+    with pytest.raises(InvalidPurgeRequestError, match="confirm"):
+        parse_namespace_request(
+            {"catalog": "prod", "namespace": ["sales"], "confirm": "prdo", "requested_by": "x"}
+        )

@@ -77,6 +77,7 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
             cutoff=cutoff,
             engine=Engine(status.engine),
             dry_run_report=status.report_location if request.options.dry_run else None,
+            run_chain=workflow.info().first_execution_run_id,
         ),
         result_type=SweepResult,
         start_to_close_timeout=timedelta(hours=6),

@@ -12,6 +12,8 @@ from workflows.purge_id import derived_id
 from workflows.request import PurgeOptions, printable
 from workflows.validation import InvalidPurgeRequestError, describe_validation_error
 
+RECURSIVE_MARK = "recursive"
+
 
 class NamespacePurgeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
@@ -62,6 +64,8 @@ class NamespacePurgeRequest(BaseModel):
             raise ValueError(
                 f"purging the whole catalog needs confirm set to the catalog's name ({self.catalog!r})"
             )
+        if self.confirm is not None and self.confirm != self.catalog:
+            raise ValueError(f"confirm must be the catalog's name ({self.catalog!r}) when it is given")
         return self
 
     @property
@@ -88,7 +92,11 @@ def parse_namespace_request(raw: Any) -> NamespacePurgeRequest:
 
 def namespace_purge_id_for(request: NamespacePurgeRequest) -> str:
     """ "icepurge-ns-" + readable + "-" + hash, as workflows/purge_id.py says, over the names
-    catalog and levels and the identity ["<catalog>", [levels], "<request_id>" or null]."""
+    catalog and levels and the identity ["<catalog>", [levels], "<request_id>" or null], with
+    "recursive" appended for a recursive namespace purge: two scopes are two purges. (A whole
+    catalog is always walked whole, so `recursive` changes nothing there, and neither its id.)"""
     identity: list[object] = [request.catalog, request.namespace, request.request_id]
+    if request.namespace and request.recursive:
+        identity.append(RECURSIVE_MARK)
     names = [request.catalog, *request.namespace]
     return derived_id(NAMESPACE_ID_PREFIX, names, identity, request.options.dry_run)

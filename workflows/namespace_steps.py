@@ -25,6 +25,11 @@ class EnumerateInput(BaseModel):
     catalog: str
     namespace: list[str]
     nested: bool = Field(description="Walk nested namespaces too.")
+    run_chain: str | None = Field(
+        None,
+        description="The namespace purge's first run id: its table list is kept apart from any "
+        "other purge's under the same id. None: a purge started before run-scoped state.",
+    )
 
 
 class EnumerationSummary(BaseModel):

@@ -75,10 +75,14 @@ from workflows.search_attributes import namespace_updates, start_attributes
 from workflows.status import PurgeReport
 from workflows.step_outcomes import cancel_all, control_guard, error_memo, failure_reason, failure_type
 from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
+from workflows.upgrades import RUN_SCOPED_STATE
 from workflows.validation import InvalidPurgeRequestError
 
 # What a table purge's failure type means to the namespace purge: left alone, not failed.
 _SKIP_REASONS = {ERROR_PROTECTED: "protected", ERROR_TABLE_NOT_FOUND: "gone"}
+
+# Between a namespace purge's id and its run chain in its table purges' request ids.
+CHILD_REQUEST_SEPARATOR = "@"
 
 # A page is one read of the table list (cached per worker) and no heartbeat: a worker killed
 # while reading one holds the namespace purge up for this long before the read is retried.
@@ -103,6 +107,7 @@ class PurgeNamespaceWorkflow:
         self._events: EventStream | None = None
         self._page: list[TableName] = []
         self._page_offset = 0
+        self._run_scoped = False
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> NamespacePurgeStatus:
@@ -173,6 +178,7 @@ class PurgeNamespaceWorkflow:
     async def run(
         self, request: dict[str, Any], carried: CarriedNamespaceState | None = None
     ) -> NamespacePurgeReport:
+        self._run_scoped = workflow.patched(RUN_SCOPED_STATE)
         try:
             parsed = parse_namespace_request(request)
         except InvalidPurgeRequestError as error:
@@ -281,6 +287,7 @@ class PurgeNamespaceWorkflow:
                 catalog=request.catalog,
                 namespace=request.namespace,
                 nested=request.walks_nested,
+                run_chain=self._run_chain(),
             ),
             result_type=EnumerationSummary,
             start_to_close_timeout=timedelta(hours=2),
@@ -354,15 +361,17 @@ class PurgeNamespaceWorkflow:
         self, request: NamespacePurgeRequest, name: TableName, progress: NamespaceProgress
     ) -> None:
         parent_id = progress.status.purge_id
-        # The parent's id as request id: one purge per table per namespace purge, whatever
-        # retries, replays or continue-as-new happen.
+        # The parent's id and run chain as request id: one purge per table per namespace purge,
+        # whatever retries, replays or continue-as-new happen, and a new one when the namespace
+        # is purged again after this purge closed.
+        chain = self._run_chain()
         share = self._table_control().bucket_requests_per_second
         child = PurgeRequest(
             catalog=request.catalog,
             namespace=name.namespace,
             table=name.table,
             requested_by=request.requested_by,
-            request_id=parent_id,
+            request_id=f"{parent_id}{CHILD_REQUEST_SEPARATOR}{chain}" if chain else parent_id,
             notify_workflow_id=parent_id,
             options=request.options.model_copy(update={"bucket_requests_per_second": share}),
         )
@@ -413,6 +422,10 @@ class PurgeNamespaceWorkflow:
         message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
         failure = TableFailure(table=table, purge_id=child_id, error_type=error_type, error=message[:500])
         progress.finished(child_id, TableEnd.FAILED, now, failure=failure)
+
+    def _run_chain(self) -> str | None:
+        """What tells this purge's state from an earlier or later purge under the same id."""
+        return workflow.info().first_execution_run_id if self._run_scoped else None
 
     async def _drop_namespaces(
         self, request: NamespacePurgeRequest, tree: EnumerationSummary, progress: NamespaceProgress

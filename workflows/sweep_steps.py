@@ -20,6 +20,21 @@ class SweepInput(BaseModel):
     dry_run_report: str | None = Field(
         None, description="A dry run's report: its would-delete files are the plan's, not the sweep's."
     )
+    run_chain: str | None = Field(
+        None,
+        description="The purge's first run id: its listing and checkpoints are kept apart from any "
+        "other run under the same purge id (a table re-created and purged again, a re-run). None: "
+        "a sweep started before run-scoped state.",
+    )
+
+    def state_parts(self, *parts: str) -> list[str]:
+        """Where, under the state location, this sweep keeps `parts`."""
+        chain = [self.run_chain] if self.run_chain else []
+        return [self.purge_id, *chain, *parts]
+
+    @property
+    def job_tag(self) -> str:
+        return "-".join([self.purge_id, *([self.run_chain] if self.run_chain else []), "sweep"])
 
 
 class SweepCheckpoint(BaseModel):

@@ -1,0 +1,12 @@
+"""Changes to workflow code that a running purge must not see halfway: each is a
+`workflow.patched` id. A run started before the change replays and goes on as it began; runs
+started after it (continue-as-new included) take the new path. tests/test_replay.py replays
+histories recorded before each change."""
+
+from typing import Final
+
+# A namespace purge keeps its table list under its run chain and gives each table purge a request
+# id that carries the chain: a later purge of the same namespace shares neither.
+RUN_SCOPED_STATE: Final = "run-scoped-state"
+# A dry run (and a dry run's sweep) runs the live-table guard as a preview of the real run's.
+PREVIEW_GUARDS: Final = "preview-guards"
