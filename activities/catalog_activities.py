@@ -16,8 +16,8 @@ from pyiceberg.io import load_file_io
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.catalog_admission import CatalogAdmission, admitted
 from activities.catalog_calls import CatalogCalls, protected, protected_ancestor
-from activities.catalogs import CatalogRegistry
 from activities.live_tables import LiveTableScanner, PurgedTable, named
 from activities.progress_signals import ProgressSignals
 from workflows.catalog_steps import (
@@ -67,11 +67,12 @@ def file_io_properties(properties: dict[str, Any]) -> dict[str, str]:
 class CatalogActivities(CatalogCalls):
     def __init__(
         self,
-        registry: CatalogRegistry,
+        admission: CatalogAdmission,
         scanner: LiveTableScanner,
         signals: ProgressSignals | None = None,
     ) -> None:
-        super().__init__(registry, signals)
+        super().__init__(admission.registry, signals)
+        self._admission = admission
         self._scanner = scanner
 
     @property
@@ -155,8 +156,9 @@ class CatalogActivities(CatalogCalls):
     def check_live_tables(self, step: GuardInput) -> GuardOutcome:
         """Refusal is the workflow's to make: this reports what it found."""
         with self._step(LIVE_TABLE_GUARD_ACTIVITY):
-            if not self._registry.knows(step.table.catalog):
-                return guard_not_applied(f"catalog {step.table.catalog!r} is not configured on the worker")
+            unguarded = admitted(self._admission, step.table.catalog)
+            if unguarded is not None:
+                return guard_not_applied(unguarded)
             started = time.monotonic()
             purged = PurgedTable(
                 catalog=step.table.catalog,

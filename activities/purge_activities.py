@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.attempt_reports import reporting_failed_attempts
 from activities.bulk_delete import LatencyObserver
+from activities.catalog_admission import CatalogAdmission, admitted
 from activities.chunk_context import read_chunk_context
 from activities.chunk_deleter import chunk_outcome_uri
 from activities.config_faults import configuration_faults_bounded
@@ -78,10 +79,13 @@ class PurgeActivities:
         settings: ActivitySettings,
         spark: SparkEngine | None = None,
         signals: ProgressSignals | None = None,
+        admission: CatalogAdmission | None = None,
     ) -> None:
         self._settings = settings
         self._spark = spark
         self._signals = signals
+        # None: every catalog name is taken (tools that plan without a worker).
+        self._admission = admission
         self._state = StateStore(settings.state_location, settings.state_properties)
         self._contexts: OrderedDict[str, ChunkContext] = OrderedDict()
         self._contexts_lock = threading.Lock()
@@ -97,6 +101,7 @@ class PurgeActivities:
 
     def _plan_purge(self, step: PlanInput) -> PlanSummary:
         request = step.request
+        self._check_admitted(request.catalog)
         log.info("planning %s (%s)", step.purge_id, request.table_name)
         info = activity.info()
         details = info.heartbeat_details
@@ -132,6 +137,12 @@ class PurgeActivities:
             unreadable_files=len(plan.unreadable),
             locations=plan.locations,
         )
+
+    def _check_admitted(self, catalog: str) -> None:
+        """Before anything is read: a snapshot from a catalog this worker neither knows nor was
+        told to take would run without its live-table guard."""
+        if self._admission is not None:
+            admitted(self._admission, catalog)
 
     def _announce(self, request: PurgeRequest, ready: ReadyChunks) -> None:
         if self._signals is None:

@@ -8,11 +8,10 @@ import logging
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from activities.catalogs import CatalogRegistry
 from api.auth import Role
+from api.catalog_checks import known_catalog, usable_catalogs
 from api.client import by_name_request
 from api.dependencies import Caller, Purges, forbidden
-from api.errors import PurgeNotFoundError
 from api.routes import StartedPurge, authorize, started
 from workflows.request import PurgeOptions
 from workflows.status import PurgeStatus
@@ -49,23 +48,10 @@ class CatalogPurgeRequest(BaseModel):
     notify_workflow_id: str | None = Field(None, min_length=1, max_length=1000)
 
 
-def _registry(request: Request) -> CatalogRegistry:
-    registry: CatalogRegistry = request.app.state.catalogs
-    return registry
-
-
-def known_catalog(request: Request, catalog: str) -> None:
-    if not _registry(request).knows(catalog):
-        raise PurgeNotFoundError(
-            f"catalog {catalog!r} is not configured; GET /v1/catalogs lists those that are"
-        )
-
-
 @router.get("/catalogs", response_model=CatalogList)
 async def list_catalogs(caller: Caller, request: Request) -> CatalogList:
     """The catalogs configured on this API (PyIceberg configuration) that the token may use."""
-    names = [name for name in _registry(request).names() if any(caller.may(role, name) for role in Role)]
-    return CatalogList(catalogs=[CatalogName(name=name) for name in names])
+    return CatalogList(catalogs=[CatalogName(name=name) for name in usable_catalogs(request, caller)])
 
 
 @router.post("/catalogs/{catalog}/purges", status_code=202, response_model=StartedPurge)
@@ -82,7 +68,7 @@ async def purge_by_name(
     files; with options.purge_after_seconds, waits SCHEDULED first (undrop, expedite)."""
     if not caller.may(Role.DROP, catalog):
         raise forbidden(caller, Role.DROP, catalog)
-    known_catalog(request, catalog)
+    known_catalog(request, caller, catalog)
     purge_request = by_name_request(
         catalog,
         body.namespace,

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Role
-from api.catalog_routes import known_catalog
+from api.catalog_checks import known_catalog
 from api.dependencies import Caller, Purges, forbidden
 from api.listing import PurgeFilter, PurgePage
 from api.namespace_client import namespace_request
@@ -61,7 +61,7 @@ async def purge_namespace(
     a child purge, drops the namespaces left empty."""
     if not caller.may(Role.DROP, catalog):
         raise forbidden(caller, Role.DROP, catalog)
-    known_catalog(request, catalog)
+    known_catalog(request, caller, catalog)
     parsed = namespace_request(
         catalog,
         body.namespace,

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.auth import Principal, Role
+from api.catalog_checks import admitted_catalog, known_catalog
 from api.client import PurgeClient
 from api.dependencies import Caller, Purges, forbidden
 from api.errors import PurgeNotFoundError
@@ -92,9 +93,19 @@ def started(purge_id: str, request: Request, response: Response, collection: str
 async def start_purge(
     body: PurgeRequest, caller: Caller, client: Purges, request: Request, response: Response
 ) -> StartedPurge:
-    """Starts a purge, or returns the one already started for the same table snapshot."""
+    """Starts a purge of a dropped table's snapshot, or returns the one already started for it.
+    404 for a catalog neither configured nor declared snapshot-only; 422 without a metadata
+    location (a purge by name drops the table: `POST /v1/catalogs/{catalog}/purges`, role drop)."""
     if not caller.may(Role.START, body.catalog):
         raise forbidden(caller, Role.START, body.catalog)
+    if body.by_name:
+        known_catalog(request, caller, body.catalog)
+        raise InvalidPurgeRequestError(
+            "metadata_location is missing: POST /v1/purges takes a dropped table's snapshot; to "
+            f"drop and purge {body.table_name} by name, use POST /v1/catalogs/{body.catalog}/purges "
+            "(role drop)"
+        )
+    admitted_catalog(request, caller, body.catalog)
     purge_id = await client.start(body)
     log.info("purge %s of %s started by %s", purge_id, body.table_name, caller.name)
     return started(purge_id, request, response)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from worker.settings import TemporalSettings
+from worker.settings import CatalogPolicySettings, TemporalSettings
 
 
-class ApiSettings(TemporalSettings):
+class ApiSettings(TemporalSettings, CatalogPolicySettings):
     api_host: str = "127.0.0.1"
     api_port: int = Field(8000, ge=1, le=65535)
     api_auth_file: Path | None = Field(None, description="Token file (see api/auth.py).")

@@ -35,6 +35,8 @@ class EmbeddedStack:
     ports: StackPorts
     dynamic_config: dict[str, str] = field(default_factory=dict)
     credentials: S3Credentials = field(default_factory=S3Credentials)
+    # Catalogs its workers and API take snapshot purges from without knowing them ("*": any).
+    snapshot_only_catalogs: tuple[str, ...] = ()
     _services: list[ServiceProcess] = field(default_factory=list, init=False)
 
     @property
@@ -141,6 +143,8 @@ class EmbeddedStack:
             "ICEPURGE_STATE_IO_PROPERTIES": json.dumps(self.s3_properties),
             "ICEPURGE_CODEC_KEYS": json.dumps(self.codec_keys),
         }
+        if self.snapshot_only_catalogs:
+            env["ICEPURGE_SNAPSHOT_ONLY_CATALOGS"] = json.dumps(list(self.snapshot_only_catalogs))
         env.update(overrides)
         return env
 

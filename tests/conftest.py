@@ -23,7 +23,7 @@ from devstack.catalog_env import pyiceberg_catalog_env
 from devstack.ports import StackPorts
 from devstack.process import free_ports
 from devstack.stack import EmbeddedStack
-from tests.api_server import token_file
+from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore
 from tests.listener_workflow import EventListener
 from tests.store import S3Store
@@ -32,7 +32,9 @@ from worker.run import build_worker, sandboxed_runner
 from worker.settings import WorkerSettings
 
 # Catalogs the test workers and API know by name, the PyIceberg way (environment variables). The
-# other tests' catalog, "tests", stays unknown to them: its purges work from snapshots alone.
+# other tests' catalogs stay unknown to them, declared snapshot-only: their purges work from
+# snapshots alone. Any other name is refused.
+SNAPSHOT_ONLY_CATALOGS = ("tests", CATALOG_A, CATALOG_B, "api-paged")
 LAKE_CATALOG = "lake"
 REST_CATALOG = "tablebucket"
 # Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
@@ -53,6 +55,7 @@ def stack() -> Iterator[EmbeddedStack]:
         state_dir=root,
         ports=StackPorts.free(),
         dynamic_config={"limit.historyCount.suggestContinueAsNew": str(CONTINUE_AS_NEW_EVENTS)},
+        snapshot_only_catalogs=SNAPSHOT_ONLY_CATALOGS,
     )
     embedded.start()
     try:
@@ -116,6 +119,7 @@ def worker_settings(stack: EmbeddedStack) -> WorkerSettings:
         task_queue="icepurge-tests",
         delete_max_attempts=3,
         codec_keys=stack.codec_keys,
+        snapshot_only_catalogs=list(SNAPSHOT_ONLY_CATALOGS),
     )
 
 
@@ -161,6 +165,7 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         api_auth_file=token_file(tmp_path_factory.mktemp("api")),
         api_max_body_bytes=64 * 1024,
         codec_keys=worker_settings.codec_keys,
+        snapshot_only_catalogs=worker_settings.snapshot_only_catalogs,
         state_location=worker_settings.state_location,
         state_io_properties=worker_settings.state_io_properties,
     )

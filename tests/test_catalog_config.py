@@ -11,6 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.catalog_activities import CatalogActivities, file_io_properties
+from activities.catalog_admission import CatalogAdmission
 from activities.catalogs import REDACTED, CatalogRegistry
 from activities.live_tables import FootprintCache, LiveTableScanner
 from api.cli_common import namespace_levels
@@ -84,7 +85,8 @@ def test_a_failing_catalog_is_retried_with_its_credentials_redacted(tmp_path: Pa
         "uri": f"sqlite:///{tmp_path / 'catalog.db'}",
         "credential": f"client:{SECRET}",
     }
-    activities = CatalogActivities(CatalogRegistry({"leaky": leaky}), LiveTableScanner(FootprintCache(0), 1))
+    admission = CatalogAdmission(CatalogRegistry({"leaky": leaky}), [])
+    activities = CatalogActivities(admission, LiveTableScanner(FootprintCache(0), 1))
     ref = TableRef(purge_id="p", catalog="leaky", namespace=["a"], table="t")
     with pytest.raises(ApplicationError) as failed:
         ActivityEnvironment().run(activities.load_table, ref)

@@ -203,4 +203,4 @@ async def test_a_snapshot_purge_of_an_unknown_catalog_says_the_guard_was_not_app
     assert report.status.state is PurgeState.SUCCEEDED
     applied, passed, detail = _guard(report.status, GuardName.LIVE_TABLE)
     assert (applied, passed) == (False, True)
-    assert "'tests' is not configured" in detail
+    assert "'tests' is declared snapshot-only" in detail

@@ -14,6 +14,7 @@ from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.catalog_activities import CatalogActivities
+from activities.catalog_admission import CatalogAdmission
 from activities.catalogs import CatalogRegistry
 from activities.event_delivery import EventDelivery
 from activities.live_tables import FootprintCache, LiveTableScanner
@@ -84,9 +85,10 @@ def build_worker(
             settings.delete_tuning(),
         )
     signals = ProgressSignals(client, asyncio.get_running_loop(), settings.progress_signal_seconds)
-    activities = PurgeActivities(settings.activity_settings(), spark, signals)
+    admission = CatalogAdmission(CatalogRegistry.from_pyiceberg_config(), settings.snapshot_only_catalogs)
+    activities = PurgeActivities(settings.activity_settings(), spark, signals, admission)
     scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
-    catalogs = CatalogActivities(CatalogRegistry.from_pyiceberg_config(), scanner, signals)
+    catalogs = CatalogActivities(admission, scanner, signals)
     namespaces = NamespaceActivities(
         catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
     )

@@ -40,7 +40,20 @@ class TemporalSettings(BaseSettings):
         return AesGcmCodec(keys, current)
 
 
-class WorkerSettings(TemporalSettings):
+class CatalogPolicySettings(BaseSettings):
+    """What the API and the workers must agree on about catalogs they can't reach."""
+
+    model_config = SettingsConfigDict(env_prefix="ICEPURGE_", env_file=".env", extra="ignore")
+
+    snapshot_only_catalogs: list[str] = Field(
+        default_factory=list,
+        description="Catalogs not configured here whose purges by snapshot are taken anyway, "
+        'without a live-table guard (JSON list; ["*"] = any name). A purge naming any other '
+        "catalog that is not configured is refused.",
+    )
+
+
+class WorkerSettings(TemporalSettings, CatalogPolicySettings):
     state_location: str = Field(
         description="Where plans and reports are kept: s3://bucket/prefix or file:///dir."
     )

@@ -93,6 +93,11 @@ class PurgeEvent(BaseModel):
     error_type: str | None = None
     error: str | None = None
     scheduled_for: datetime | None = None
+    guards_not_applied: list[str] = Field(
+        default_factory=list,
+        description="Each guard the purge runs without, and why: e.g. the live-table guard of a "
+        "catalog declared snapshot-only, or one turned off by the request.",
+    )
 
 
 class EventCursor(BaseModel):
@@ -138,6 +143,9 @@ def event_from(
         error_type=status.error_type if failed else None,
         error=status.last_error if failed else retrying.last_error if retrying else None,
         scheduled_for=status.scheduled_for,
+        guards_not_applied=[
+            f"{guard.guard.value}: {guard.detail}" for guard in status.guards if not guard.applied
+        ],
     )
 
 
