@@ -167,7 +167,11 @@ class CatalogActivities(CatalogCalls):
                 locations=tuple(step.locations),
             )
             scan = self._scanner.scan(
-                self._catalog(step.table.catalog), purged, step.scope, activity.heartbeat
+                self._catalog(step.table.catalog),
+                purged,
+                step.scope,
+                activity.heartbeat,
+                skip_own=step.skip_own_entry,
             )
             detail = scan.refusal or (
                 f"no live table in {step.scope.value} scope uses the purged metadata or locations"

@@ -92,10 +92,12 @@ class PurgedTable:
     def name(self) -> str:
         return ".".join(self.identifier)
 
+    def uses_the_purged_metadata(self, found: Footprint) -> bool:
+        return normalize(found.metadata_location) == normalize(self.metadata_location)
+
     def refusal(self, found: Footprint) -> str | None:
         who = ".".join(found.identifier)
-        same = normalize(found.metadata_location) == normalize(self.metadata_location)
-        if same:
+        if self.uses_the_purged_metadata(found):
             return (
                 f"table {who} of catalog {self.catalog!r} uses the purged metadata {self.metadata_location}"
             )
@@ -115,12 +117,19 @@ class LiveTableScanner:
         self._concurrency = concurrency
 
     def scan(
-        self, catalog: Catalog, purged: PurgedTable, scope: OverlapScope, beat: Callable[[], None]
+        self,
+        catalog: Catalog,
+        purged: PurgedTable,
+        scope: OverlapScope,
+        beat: Callable[[], None],
+        skip_own: bool = False,
     ) -> GuardScan:
+        """With `skip_own`, the identifier's own entry is left out while it still uses the purged
+        metadata: a preview's view of what the real purge finds once it has dropped it."""
         found = GuardScan()
         found.catalog_calls += 1
         own = load_footprint(catalog, purged.identifier)
-        if own is not None:
+        if own is not None and not (skip_own and purged.uses_the_purged_metadata(own)):
             found.tables_compared += 1
             found.refusal = purged.refusal(own)
         if found.refusal is not None or scope is OverlapScope.TABLE:

@@ -8,13 +8,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import NamespaceNotEmptyError, NoSuchNamespaceError
+from pyiceberg.exceptions import NoSuchNamespaceError
 from pyiceberg.typedef import Identifier
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.catalog_calls import CatalogCalls, protected, protected_ancestor
 from activities.catalogs import CatalogRegistry
+from activities.namespace_drops import DropPreview, children, drop_if_empty
+from activities.namespace_entries import VIEW, Entry, namespace_entries
 from activities.progress_signals import ProgressSignals
 from activities.state_store import StateStore
 from workflows.constants import (
@@ -37,7 +39,7 @@ from workflows.namespace_steps import (
     TablePageInput,
 )
 
-_SHOWN_NAMES = 3
+NOT_A_TABLE = "not_iceberg_table"
 
 
 class NamespaceTree(BaseModel):
@@ -63,31 +65,13 @@ def _dotted(catalog: str, levels: Identifier) -> str:
     return ".".join([catalog, *levels])
 
 
-def _views(catalog: Catalog, namespace: Identifier) -> list[Identifier]:
-    """Views are catalog entries a table purge must leave alone; catalogs without views say so."""
-    try:
-        return catalog.list_views(namespace)
-    except (NotImplementedError, NoSuchNamespaceError):
-        return []
-
-
-def _children(catalog: Catalog, namespace: Identifier) -> list[Identifier]:
-    try:
-        found = catalog.list_namespaces(namespace)
-    except NoSuchNamespaceError:
-        return []
-    # Some catalogs answer with every descendant: keep the direct children, in a stable order.
-    depth = len(namespace) + 1
-    return sorted(
-        {tuple(child[:depth]) for child in found if len(child) >= depth and child[: depth - 1] == namespace}
+def _not_a_table(catalog: str, entry: Entry) -> SkippedEntry:
+    """A view or another engine's entry: left alone, and listed with its kind."""
+    if entry.kind == VIEW:
+        return SkippedEntry(kind=SkipKind.VIEW, name=_dotted(catalog, entry.identifier), reason=NOT_A_TABLE)
+    return SkippedEntry(
+        kind=SkipKind.ENTRY, name=_dotted(catalog, entry.identifier), reason=f"{NOT_A_TABLE} ({entry.kind})"
     )
-
-
-def _tables(catalog: Catalog, namespace: Identifier) -> list[Identifier]:
-    try:
-        return sorted(catalog.list_tables(namespace)) if namespace else []
-    except NoSuchNamespaceError:
-        return []
 
 
 class NamespaceActivities(CatalogCalls):
@@ -151,17 +135,13 @@ class NamespaceActivities(CatalogCalls):
         pending = [root]
         while pending:
             namespace = pending.pop()
-            for identifier in _tables(catalog, namespace):
+            entries = namespace_entries(catalog, namespace)
+            for identifier in entries.tables:
                 tables.append(TableName(namespace=list(identifier[:-1]), table=identifier[-1]))
-            for view in _views(catalog, namespace) if namespace else []:
-                skipped.append(
-                    SkippedEntry(
-                        kind=SkipKind.VIEW, name=_dotted(step.catalog, view), reason="not_iceberg_table"
-                    )
-                )
+            skipped += [_not_a_table(step.catalog, entry) for entry in entries.others]
             if namespace and not step.nested:
                 continue
-            for child in _children(catalog, namespace):
+            for child in children(catalog, namespace):
                 if protected(self._properties(catalog, child)):
                     skipped.append(
                         SkippedEntry(
@@ -210,11 +190,14 @@ class NamespaceActivities(CatalogCalls):
         with self._step(DROP_NAMESPACES_ACTIVITY):
             catalog = self._catalog(step.catalog)
             tree = self._tree(step.tree_location)
+            preview = _preview(tree, step)
             details = activity.info().heartbeat_details
-            done = DropCheckpoint.model_validate(details[0]) if details else DropCheckpoint()
+            # A preview changes nothing: a retry starts it over rather than keep its sets.
+            resumed = details and preview is None
+            done = DropCheckpoint.model_validate(details[0]) if resumed else DropCheckpoint()
             for index in range(done.next_index, len(tree.namespaces)):
                 namespace = tuple(tree.namespaces[index])
-                kept = self._drop_if_empty(catalog, step.catalog, namespace)
+                kept = drop_if_empty(catalog, step.catalog, namespace, preview)
                 if kept is None:
                     done.dropped += 1
                 elif kept:
@@ -231,20 +214,11 @@ class NamespaceActivities(CatalogCalls):
                 dropped=done.dropped, kept_total=done.kept_total, kept_sample=done.kept_sample
             )
 
-    @staticmethod
-    def _drop_if_empty(catalog: Catalog, name: str, namespace: Identifier) -> str | None:
-        """None when dropped; why it stays otherwise ("" when it was no entry of its own)."""
-        held = [".".join(found) for found in _tables(catalog, namespace) + _views(catalog, namespace)]
-        held += [f"namespace {'.'.join(child)}" for child in _children(catalog, namespace)]
-        if held:
-            shown = ", ".join(held[:_SHOWN_NAMES]) + (
-                f" and {len(held) - _SHOWN_NAMES} more" if len(held) > _SHOWN_NAMES else ""
-            )
-            return f"still holds {shown}"
-        try:
-            catalog.drop_namespace(namespace)
-        except NoSuchNamespaceError:
-            return ""
-        except NamespaceNotEmptyError:
-            return f"the catalog {name!r} says it is not empty"
+
+def _preview(tree: NamespaceTree, step: DropNamespacesInput) -> DropPreview | None:
+    """A dry run's drops: its tables count as gone but for those its previews would not purge."""
+    if not step.preview:
         return None
+    kept = set(step.kept_tables)
+    purged = ((*table.namespace, table.table) for index, table in enumerate(tree.tables) if index not in kept)
+    return DropPreview(purged=frozenset(purged))

@@ -117,11 +117,19 @@ def watch_namespace(purge_id: str, interval: float) -> None:
 def final_namespace_line(final: NamespacePurgeStatus) -> str:
     if final.state is NamespacePurgeState.FAILED:
         return f"FAILED: {final.error_type or 'Error'}: {final.last_error}"
-    line = (
-        f"{final.state.value}: {final.tables_done} of {final.tables_total} tables purged, "
-        f"{final.tables_skipped} skipped, {final.tables_failed} failed; {final.files.deleted} files deleted, "
-        f"namespaces dropped: {final.namespaces_dropped}"
-    )
+    if final.dry_run:
+        line = (
+            f"{final.state.value} (dry run): {final.tables_done} of {final.tables_total} tables would be "
+            f"purged, {final.tables_skipped} skipped, {final.tables_failed} would fail; "
+            f"{final.files.planned} files would be deleted, namespaces it would drop: "
+            f"{final.namespaces_dropped}"
+        )
+    else:
+        line = (
+            f"{final.state.value}: {final.tables_done} of {final.tables_total} tables purged, "
+            f"{final.tables_skipped} skipped, {final.tables_failed} failed; {final.files.deleted} files "
+            f"deleted, namespaces dropped: {final.namespaces_dropped}"
+        )
     failures = "; ".join(
         f"{failure.table}: {failure.error_type or 'Error'}: {failure.error[:120]}"
         for failure in final.failure_sample[:3]

@@ -66,6 +66,13 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
             await purges.namespaces.wait(namespace_id)
             await _write(client, namespace_id, folder, "namespace_purge")
 
+            simple_table(lake, ("rehearsed",), "t0", appends=1)
+            rehearsal_id = await purges.namespaces.start(
+                namespace_request(CATALOG, ["rehearsed"], requested_by="recorder", options={"dry_run": True})
+            )
+            await purges.namespaces.wait(rehearsal_id)
+            await _write(client, rehearsal_id, folder, "namespace_purge_dry_run")
+
             sweep = {"sweep_location": True, "sweep_grace_seconds": 0}
             for name, options in (("sweep", sweep), ("dry_run_sweep", {**sweep, "dry_run": True})):
                 table = simple_table(lake, ("swept",), name, appends=1)

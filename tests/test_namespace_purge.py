@@ -9,6 +9,7 @@ from functools import partial
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from sqlalchemy import text
 from temporalio.client import Client
 
 from api.client import PurgeClient
@@ -20,6 +21,7 @@ from tests.listener_workflow import EventListener
 from tests.namespace_trees import Tree, flat_namespace, nested_tree
 from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
+from tests.tables import simple_table
 from workflows.constants import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
 from workflows.events import EventKind, PurgeKind
 from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
@@ -97,7 +99,11 @@ async def test_a_dry_run_plans_every_table_and_drops_nothing(
     status = (await purges.namespaces.wait(purge_id)).status
     assert status.state is NamespacePurgeState.SUCCEEDED and status.dry_run
     assert status.files.planned == tree.files and status.files.deleted == 0
-    assert status.tables_done == len(tree.purged) and status.namespaces_dropped == 0
+    assert status.tables_done == len(tree.purged)
+    # What the real run drops, said and not done.
+    assert status.namespaces_dropped == len(tree.emptied)
+    kept = {entry.name: entry.reason for entry in status.skipped_sample}
+    assert kept["lake.rehearsal.a"] == "would still hold rehearsal.a.locked"
     for identifier, files in {**tree.purged, **tree.kept}.items():
         assert lake.table_exists(identifier)
         assert all(s3.exists(uri) for uri in files)
@@ -226,3 +232,51 @@ async def test_a_whole_catalog_purge_needs_its_name_and_empties_the_catalog(
     # What stays: the levels holding the protected table and the protected namespace.
     assert set(attic.list_namespaces()) == {("old",)}
     assert all(attic.table_exists(identifier) for identifier in tree.kept)
+
+
+def _other_engines_entry(lake: SqlCatalog, namespace: str, name: str, kind: str) -> None:
+    """A row as Iceberg Java's JDBC catalog writes a view (kind VIEW) into the same table."""
+    with lake.engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
+                "previous_metadata_location, iceberg_type) VALUES (:catalog, :namespace, :name, :location, "
+                "NULL, :kind)"
+            ),
+            {
+                "catalog": lake.name,
+                "namespace": namespace,
+                "name": name,
+                "location": f"s3://warehouse/{namespace}/{name}/metadata/00000.metadata.json",
+                "kind": kind,
+            },
+        )
+
+
+async def test_a_namespace_holding_another_engines_entries_stays_and_says_what_it_holds(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """PyIceberg's SQL catalog lists neither views nor other kinds; its drop_namespace would drop
+    the namespace's entry from under them."""
+    table = simple_table(lake, ("viewed",), "t", appends=1)
+    files = s3.list(table.location())
+    lake.update_namespace_properties(("viewed",), updates={"owner": "analytics"})
+    _other_engines_entry(lake, "viewed", "v", "VIEW")
+    lake.create_namespace(("viewed", "indexed"), {"owner": "search"})
+    _other_engines_entry(lake, "viewed.indexed", "i1", "INDEX")
+    purge_id = await purges.namespaces.start(
+        namespace_request(LAKE_CATALOG, ["viewed"], requested_by="pytest", recursive=True)
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED, status
+    assert (status.tables_total, status.tables_done, status.namespaces_dropped) == (1, 1, 0)
+    assert not lake.table_exists(("viewed", "t")) and not any(s3.exists(uri) for uri in files)
+    skipped = {(entry.kind.value, entry.name, entry.reason) for entry in status.skipped_sample}
+    assert ("view", f"{LAKE_CATALOG}.viewed.v", "not_iceberg_table") in skipped
+    assert ("entry", f"{LAKE_CATALOG}.viewed.indexed.i1", "not_iceberg_table (index)") in skipped
+    assert ("namespace", f"{LAKE_CATALOG}.viewed.indexed", "still holds index viewed.indexed.i1") in skipped
+    kept = {entry.name: entry.reason for entry in status.skipped_sample if entry.kind.value == "namespace"}
+    assert kept[f"{LAKE_CATALOG}.viewed"] == "still holds view viewed.v, namespace viewed.indexed"
+    # Both namespaces and their properties are still there.
+    assert lake.load_namespace_properties(("viewed",))["owner"] == "analytics"
+    assert lake.load_namespace_properties(("viewed", "indexed"))["owner"] == "search"

@@ -20,7 +20,7 @@ HISTORIES = sorted((Path(__file__).parent / "histories").glob("*/*.json.gz"))
 
 
 def test_there_are_recorded_histories_to_replay() -> None:
-    assert len(HISTORIES) >= 3
+    assert len(HISTORIES) >= 4
 
 
 @pytest.mark.parametrize("recorded", HISTORIES, ids=lambda path: f"{path.parent.name}/{path.name}")

@@ -69,6 +69,11 @@ class GuardInput(BaseModel):
     metadata_location: str
     locations: list[str] = Field(description="The purged table's locations (from the plan).")
     scope: OverlapScope
+    skip_own_entry: bool = Field(
+        False,
+        description="A dry run of a purge by name: the identifier's entry, which the real purge "
+        "drops before its guard runs, is left out while it still uses the purged metadata.",
+    )
 
 
 class RegisterInput(BaseModel):

@@ -13,6 +13,7 @@ from workflows.status import PurgeStatus
 from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
 from workflows.sweep_steps import SweepInput, SweepOutcome, SweepResult
 from workflows.table_lifecycle import live_table_outcome
+from workflows.upgrades import PREVIEW_GUARDS
 
 SWEEP_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 
@@ -34,7 +35,8 @@ def _refusal(status: PurgeStatus, location: str) -> str | None:
     return None
 
 
-async def _guard_refusal(request: PurgeRequest, purge_id: str, location: str) -> str | None:
+async def _guard_refusal(status: PurgeStatus, request: PurgeRequest, location: str) -> str | None:
+    """Why the guard at catalog scope stops the sweep; a dry run's is what the real sweep meets."""
     guarded = request.model_copy(
         update={
             "options": request.options.model_copy(
@@ -42,11 +44,13 @@ async def _guard_refusal(request: PurgeRequest, purge_id: str, location: str) ->
             )
         }
     )
-    guard = await live_table_outcome(guarded, purge_id, [location])
+    preview_of_drop = request.options.dry_run and status.by_name
+    guard = await live_table_outcome(guarded, status.purge_id, [location], preview_of_drop=preview_of_drop)
+    would = "the real sweep would be " if request.options.dry_run else ""
     if not guard.applied:
-        return f"refused: no catalog to check for live tables ({guard.detail})"
+        return f"{would}refused: no catalog to check for live tables ({guard.detail})"
     if not guard.passed:
-        return f"refused, nothing swept: {guard.detail}"
+        return f"{would}refused, nothing {'would be ' if would else ''}swept: {guard.detail}"
     return None
 
 
@@ -58,11 +62,10 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
     refusal = _refusal(status, location)
     if refusal is not None:
         return SweepOutcome(applied=False, detail=refusal)
-    if request.options.dry_run:
-        # The table is still in its catalog: the guard would only find the table itself.
+    if request.options.dry_run and not workflow.patched(PREVIEW_GUARDS):
         note = "; the live-table guard (catalog scope) runs before a real sweep"
     else:
-        refused = await _guard_refusal(request, status.purge_id, location)
+        refused = await _guard_refusal(status, request, location)
         if refused is not None:
             return SweepOutcome(applied=False, detail=refused)
         note = "; no live table of the catalog overlaps the location"

@@ -26,7 +26,8 @@ def namespace_details_markdown(status: NamespacePurgeStatus) -> str:
         f"| files | {files.done:,} / {files.planned:,} |",
         f"| deleted | {files.deleted:,} ({size_text(files.bytes_deleted)}) |",
         f"| files failed | {files.failed:,} |",
-        f"| namespaces dropped | {status.namespaces_dropped:,} of {status.namespaces_total:,} |",
+        f"| namespaces {'it would drop' if status.dry_run else 'dropped'} | "
+        f"{status.namespaces_dropped:,} of {status.namespaces_total:,} |",
         f"| entries left alone | {status.entries_skipped:,} |",
         f"| rate | {f'{rate:,.1f} tables/min' if rate is not None else 'not yet known'} |",
         f"| ETA | {duration_text(status.eta_seconds)} |",

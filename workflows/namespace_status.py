@@ -34,6 +34,8 @@ class SkipKind(StrEnum):
     TABLE = "table"
     NAMESPACE = "namespace"
     VIEW = "view"
+    # Another engine's kind of catalog entry, neither table nor view.
+    ENTRY = "entry"
 
 
 class SkippedEntry(BaseModel):
@@ -107,7 +109,9 @@ class NamespacePurgeStatus(BaseModel):
         default_factory=FileTotals, description="Finished table purges plus the running ones' latest."
     )
     namespaces_total: int = Field(0, description="Namespaces walked, the purged one included.")
-    namespaces_dropped: int = 0
+    namespaces_dropped: int = Field(
+        0, description="Namespaces dropped; in a dry run, those the real run would drop."
+    )
     entries_skipped: int = Field(0, description="Protected namespaces and non-Iceberg entries left alone.")
     skipped_sample: list[SkippedEntry] = Field(default_factory=list)
     failure_sample: list[TableFailure] = Field(default_factory=list)

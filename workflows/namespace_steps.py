@@ -62,6 +62,12 @@ class DropNamespacesInput(BaseModel):
     purge_id: str
     catalog: str
     tree_location: str
+    preview: bool = Field(False, description="A dry run: say what would be dropped, drop nothing.")
+    kept_tables: list[int] = Field(
+        default_factory=list,
+        description="A preview's tables (places in the table list) that the real purge would not "
+        "purge (failed, skipped, cancelled): their namespaces would stay.",
+    )
 
 
 class DropNamespacesResult(BaseModel):

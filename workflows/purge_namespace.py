@@ -12,7 +12,7 @@ from contextlib import suppress
 from datetime import timedelta
 from typing import Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
@@ -28,8 +28,6 @@ from workflows.constants import (
     DROP_NAMESPACES_ACTIVITY,
     ENUMERATE_ACTIVITY,
     ERROR_INVALID_REQUEST,
-    ERROR_PROTECTED,
-    ERROR_TABLE_NOT_FOUND,
     EVENT_SIGNAL,
     NAMESPACE_CONTROL_SIGNAL,
     NAMESPACE_WORKFLOW_TYPE,
@@ -51,13 +49,19 @@ from workflows.namespace_controls import (
 )
 from workflows.namespace_details import namespace_details_markdown
 from workflows.namespace_events import NamespaceEvents
-from workflows.namespace_progress import NamespaceProgress, TableEnd, files_of, skipped_table
+from workflows.namespace_outcomes import (
+    KeptTables,
+    already_started,
+    drops_not_previewed,
+    outcome_of_failure,
+    outcome_of_report,
+)
+from workflows.namespace_progress import NamespaceProgress
 from workflows.namespace_request import NamespacePurgeRequest, parse_namespace_request
 from workflows.namespace_status import (
     NamespacePurgeReport,
     NamespacePurgeState,
     NamespacePurgeStatus,
-    TableFailure,
 )
 from workflows.namespace_steps import (
     TABLE_PAGE_SIZE,
@@ -75,11 +79,8 @@ from workflows.search_attributes import namespace_updates, start_attributes
 from workflows.status import PurgeReport
 from workflows.step_outcomes import cancel_all, control_guard, error_memo, failure_reason, failure_type
 from workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
-from workflows.upgrades import RUN_SCOPED_STATE
+from workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE
 from workflows.validation import InvalidPurgeRequestError
-
-# What a table purge's failure type means to the namespace purge: left alone, not failed.
-_SKIP_REASONS = {ERROR_PROTECTED: "protected", ERROR_TABLE_NOT_FOUND: "gone"}
 
 # Between a namespace purge's id and its run chain in its table purges' request ids.
 CHILD_REQUEST_SEPARATOR = "@"
@@ -98,6 +99,7 @@ class CarriedNamespaceState(BaseModel):
     tree: EnumerationSummary
     next_table: int
     events: EventCursor
+    kept: KeptTables = Field(default_factory=KeptTables)
 
 
 @workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
@@ -108,6 +110,7 @@ class PurgeNamespaceWorkflow:
         self._page: list[TableName] = []
         self._page_offset = 0
         self._run_scoped = False
+        self._kept = KeptTables()
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> NamespacePurgeStatus:
@@ -184,6 +187,7 @@ class PurgeNamespaceWorkflow:
         except InvalidPurgeRequestError as error:
             raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
         status = carried.status if carried else self._new_status(parsed)
+        self._kept = carried.kept if carried else KeptTables()
         progress = self._progress = NamespaceProgress(status)
         events = self._events = EventStream(
             NamespaceEvents(status),
@@ -203,11 +207,13 @@ class PurgeNamespaceWorkflow:
             if next_table < tree.tables_total:
                 await events.close()
                 carry = CarriedNamespaceState(
-                    status=status, tree=tree, next_table=next_table, events=events.cursor
+                    status=status, tree=tree, next_table=next_table, events=events.cursor, kept=self._kept
                 )
                 workflow.continue_as_new(args=[parsed.model_dump(mode="json"), carry])
             if not parsed.options.dry_run:
                 await self._drop_namespaces(parsed, tree, progress)
+            elif workflow.patched(PREVIEW_DROPS):
+                await self._drop_namespaces(parsed, tree, progress, preview=True)
             failed = status.tables_failed or status.files.failed
             final = NamespacePurgeState.SUCCEEDED_WITH_ERRORS if failed else NamespacePurgeState.SUCCEEDED
             progress.move_to(final, workflow.now())
@@ -323,8 +329,9 @@ class PurgeNamespaceWorkflow:
                     and not progress.status.paused
                 ):
                     name = await self._table_at(tree, next_table)
+                    purge = self._purge_table(request, next_table, name, progress)
+                    in_flight.add(asyncio.ensure_future(purge))
                     next_table += 1
-                    in_flight.add(asyncio.ensure_future(self._purge_table(request, name, progress)))
                 more = next_table < tree.tables_total and not suggested
                 if not in_flight and (not more or not progress.status.paused):
                     return next_table
@@ -358,7 +365,7 @@ class PurgeNamespaceWorkflow:
         return self._page[index - self._page_offset]
 
     async def _purge_table(
-        self, request: NamespacePurgeRequest, name: TableName, progress: NamespaceProgress
+        self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress
     ) -> None:
         parent_id = progress.status.purge_id
         # The parent's id and run chain as request id: one purge per table per namespace purge,
@@ -391,52 +398,48 @@ class PurgeNamespaceWorkflow:
                 static_summary=f"purge {child.table_name} (namespace purge {parent_id})",
                 search_attributes=start_attributes(child, parent_id),
             )
+            outcome = outcome_of_report(child_id, child.table_name, report)
         except ChildWorkflowError as error:
-            self._child_failed(child_id, child.table_name, error, progress)
-            return
+            outcome = outcome_of_failure(child_id, child.table_name, error)
         except WorkflowAlreadyStartedError:
-            failure = TableFailure(
-                table=child.table_name,
-                purge_id=child_id,
-                error_type="AlreadyStarted",
-                error="an earlier run of this namespace purge already purged it; see that purge",
-            )
-            progress.finished(child_id, TableEnd.FAILED, workflow.now(), failure=failure)
-            return
-        progress.finished(child_id, TableEnd.DONE, workflow.now(), files=files_of(report))
-
-    @staticmethod
-    def _child_failed(
-        child_id: str, table: str, error: ChildWorkflowError, progress: NamespaceProgress
-    ) -> None:
-        cause = error.cause
-        now = workflow.now()
-        if isinstance(cause, CancelledError):
-            progress.finished(child_id, TableEnd.CANCELLED, now)
-            return
-        error_type = cause.type if isinstance(cause, ApplicationError) else None
-        if error_type in _SKIP_REASONS:
-            reason = _SKIP_REASONS[error_type]
-            progress.finished(child_id, TableEnd.SKIPPED, now, skipped=skipped_table(table, reason))
-            return
-        message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
-        failure = TableFailure(table=table, purge_id=child_id, error_type=error_type, error=message[:500])
-        progress.finished(child_id, TableEnd.FAILED, now, failure=failure)
+            outcome = already_started(child_id, child.table_name)
+        progress.finished(
+            child_id,
+            outcome.end,
+            workflow.now(),
+            files=outcome.files,
+            failure=outcome.failure,
+            skipped=outcome.skipped,
+        )
+        if request.options.dry_run and outcome.table_stays:
+            self._kept.keep(index)
 
     def _run_chain(self) -> str | None:
         """What tells this purge's state from an earlier or later purge under the same id."""
         return workflow.info().first_execution_run_id if self._run_scoped else None
 
     async def _drop_namespaces(
-        self, request: NamespacePurgeRequest, tree: EnumerationSummary, progress: NamespaceProgress
+        self,
+        request: NamespacePurgeRequest,
+        tree: EnumerationSummary,
+        progress: NamespaceProgress,
+        preview: bool = False,
     ) -> None:
+        """A preview (dry run) counts the namespaces the real purge would drop, dropping none."""
+        status = progress.status
+        if preview and self._kept.overflow:
+            progress.skip(drops_not_previewed(request.name))
+            return
         progress.move_to(NamespacePurgeState.DROPPING_NAMESPACES, workflow.now())
         self._publish()
-        status = progress.status
         result: DropNamespacesResult = await workflow.execute_activity(
             DROP_NAMESPACES_ACTIVITY,
             DropNamespacesInput(
-                purge_id=status.purge_id, catalog=request.catalog, tree_location=tree.tree_location
+                purge_id=status.purge_id,
+                catalog=request.catalog,
+                tree_location=tree.tree_location,
+                preview=preview,
+                kept_tables=self._kept.indices if preview else [],
             ),
             result_type=DropNamespacesResult,
             start_to_close_timeout=timedelta(hours=1),

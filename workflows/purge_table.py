@@ -82,9 +82,11 @@ from workflows.table_lifecycle import (
     drop_table,
     live_table_outcome,
     load_table,
+    previewed,
     register_table,
     resolved,
 )
+from workflows.upgrades import PREVIEW_GUARDS
 from workflows.validation import InvalidPurgeRequestError, parse_request
 
 
@@ -314,6 +316,7 @@ class PurgeTableWorkflow:
             requested_by=request.requested_by,
             request_id=request.request_id,
             dry_run=request.options.dry_run,
+            by_name=request.by_name,
             engine=request.options.engine.value,
             bucket_requests_per_second=request.options.bucket_requests_per_second,
             started_at=now,
@@ -345,7 +348,7 @@ class PurgeTableWorkflow:
         overlap = request.options.delete_while_planning and not request.by_name and not window
         plan = await self._plan(progress, overlap=overlap)
         if request.options.dry_run:
-            status.guards.append(guard_not_applied("a dry run deletes nothing"))
+            await self._preview_live_tables(plan.locations, progress)
             return plan
         if request.by_name:
             # Only now: a table is never dropped before its plan is recorded.
@@ -385,6 +388,19 @@ class PurgeTableWorkflow:
                 f"the live-table guard refused the purge, nothing was deleted: {outcome.detail}",
                 ERROR_LIVE_TABLE,
             )
+
+    async def _preview_live_tables(self, locations: list[str], progress: Progress) -> None:
+        """A dry run meets the guard the real purge would, and says what it would refuse."""
+        status = progress.status
+        if not workflow.patched(PREVIEW_GUARDS):
+            status.guards.append(guard_not_applied("a dry run deletes nothing"))
+            return
+        outcome = await live_table_outcome(
+            self._current_request(), status.purge_id, locations, preview_of_drop=status.by_name
+        )
+        settled(status, LIVE_TABLE_GUARD_ACTIVITY)
+        status.guards.append(previewed(outcome))
+        workflow.set_current_details(details_markdown(status))
 
     async def _plan(self, progress: Progress, overlap: bool) -> PlanSummary:
         """With `overlap`, chunks planning announces start deleting while it goes on, once the

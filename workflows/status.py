@@ -116,6 +116,9 @@ class PurgeStatus(BaseModel):
     requested_by: str
     request_id: str | None = None
     dry_run: bool = False
+    by_name: bool = Field(
+        False, description="Started by name: icepurge loads the table and (unless a dry run) drops it."
+    )
     engine: str = "local"
     gc_enabled: bool | None = None
     planned: PlannedTotals = Field(default_factory=PlannedTotals)

@@ -32,6 +32,8 @@ from workflows.request import PurgeRequest
 from workflows.status import GuardOutcome
 
 Result = TypeVar("Result", bound=BaseModel)
+# How a dry run's guard says it found what would stop the real purge.
+PREVIEW_REFUSAL = "the real purge would be refused: "
 # A catalog that doesn't answer is retried for about two minutes (each failed attempt shows in
 # status.retrying), then the purge fails naming the catalog's last error.
 CATALOG_RETRY = RetryPolicy(
@@ -89,8 +91,11 @@ async def drop_table(table: TableRef, request: PurgeRequest) -> DropResult:
     return await _catalog_step(DROP_TABLE_ACTIVITY, step, DropResult)
 
 
-async def live_table_outcome(request: PurgeRequest, purge_id: str, locations: list[str]) -> GuardOutcome:
-    """What the live-table guard finds just before the first delete (or why it wasn't applied)."""
+async def live_table_outcome(
+    request: PurgeRequest, purge_id: str, locations: list[str], *, preview_of_drop: bool = False
+) -> GuardOutcome:
+    """What the live-table guard finds just before the first delete (or why it wasn't applied).
+    `preview_of_drop`: a dry run of a purge by name, whose table is still in its catalog."""
     if not request.options.live_table_guard:
         return guard_not_applied("turned off by options.live_table_guard")
     step = GuardInput(
@@ -98,8 +103,16 @@ async def live_table_outcome(request: PurgeRequest, purge_id: str, locations: li
         metadata_location=request.snapshot_location(),
         locations=locations,
         scope=request.options.overlap_scope,
+        skip_own_entry=preview_of_drop,
     )
     return await _catalog_step(LIVE_TABLE_GUARD_ACTIVITY, step, GuardOutcome, GUARD_TIMEOUT, GUARD_HEARTBEAT)
+
+
+def previewed(outcome: GuardOutcome) -> GuardOutcome:
+    """A dry run's guard: what it found, said as what the real purge would meet."""
+    if outcome.passed:
+        return outcome
+    return outcome.model_copy(update={"detail": f"{PREVIEW_REFUSAL}{outcome.detail}"})
 
 
 async def register_table(table: TableRef, metadata_location: str) -> RegisterResult:

@@ -10,3 +10,5 @@ from typing import Final
 RUN_SCOPED_STATE: Final = "run-scoped-state"
 # A dry run (and a dry run's sweep) runs the live-table guard as a preview of the real run's.
 PREVIEW_GUARDS: Final = "preview-guards"
+# A namespace purge's dry run says which namespaces the real run would drop.
+PREVIEW_DROPS: Final = "preview-drops"
