@@ -330,10 +330,18 @@ class PurgeClient:
         )
 
     async def namespace_tables(
-        self, purge_id: str, page_size: int = 50, page_token: str | None = None
+        self,
+        purge_id: str,
+        page_size: int = 50,
+        page_token: str | None = None,
+        catalogs: frozenset[str] | None = None,
     ) -> PurgePage:
-        """The table purges a namespace purge started, a page at a time."""
-        return await self.list(PurgeFilter(parent=purge_id), page_size, page_token)
+        """The table purges a namespace purge started, a page at a time: those of its latest run
+        (the same request, started again after an earlier one closed, starts purges of its own)."""
+        started = (await self.namespaces.status(purge_id)).started_at
+        return await self.list(
+            PurgeFilter(parent=purge_id, started_since=started), page_size, page_token, catalogs
+        )
 
     @property
     def namespaces(self) -> NamespacePurgeClient:

@@ -23,6 +23,9 @@ class PurgeFilter(BaseModel):
     table: str | None = None
     requested_by: str | None = None
     parent: str | None = Field(None, description="The namespace purge that started the purges.")
+    started_since: datetime | None = Field(
+        None, description="Only purges started then or later: a namespace purge's run among others."
+    )
 
     @field_validator("catalog", "table", "requested_by", "parent")
     @classmethod
@@ -85,6 +88,8 @@ def visibility_query(purge_filter: PurgeFilter, catalogs: frozenset[str] | None 
         "PurgeParent": purge_filter.parent,
     }
     clauses += [f"{key} = '{value}'" for key, value in values.items() if value is not None]
+    if purge_filter.started_since is not None:
+        clauses.append(f"StartTime >= '{purge_filter.started_since.isoformat()}'")
     if catalogs is not None:
         if not catalogs or any(_UNSAFE & set(catalog) for catalog in catalogs):
             clauses.append("PurgeCatalog = ''")

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.auth import Role
 from api.catalog_checks import known_catalog
 from api.dependencies import Caller, Purges, forbidden
-from api.listing import PurgeFilter, PurgePage
+from api.listing import PurgePage
 from api.namespace_client import namespace_request
 from api.routes import StartedPurge, authorize, started
 from workflows.controls import RateBudgetChange
@@ -91,8 +91,8 @@ async def namespace_purge_tables(
 ) -> PurgePage:
     """The table purges a namespace purge started, newest first, a page at a time."""
     await authorize(client, caller, Role.READ, purge_id)
-    return await client.list(
-        PurgeFilter(parent=purge_id), parameters.page_size, parameters.page_token, caller.visible_catalogs()
+    return await client.namespace_tables(
+        purge_id, parameters.page_size, parameters.page_token, caller.visible_catalogs()
     )
 
 

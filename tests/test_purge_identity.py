@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 from functools import partial
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
+from activities.spark_engine import chunk_job_tag
 from api.client import PurgeClient
 from api.errors import PurgeFailedError
 from api.namespace_client import namespace_request
@@ -20,8 +22,18 @@ from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
 from tests.tables import simple_table
 from workflows.namespace_status import NamespacePurgeState
+from workflows.request import PurgeRequest
 from workflows.status import PurgeState
+from workflows.sweep_steps import SweepInput
 
+_NOW = datetime(2026, 1, 1, tzinfo=UTC)
+_SNAPSHOT = PurgeRequest(
+    catalog="c",
+    namespace=["n"],
+    table="t",
+    metadata_location="s3://b/t/metadata/1.metadata.json",
+    requested_by="pytest",
+)
 # A namespace purge that never reaches its end fails the test in this time, not the suite's.
 NAMESPACE_PURGE_SECONDS = 90
 
@@ -106,6 +118,10 @@ async def test_a_later_namespace_purge_purges_the_tables_that_are_there_now(
     assert status.files.deleted == len(files)
     assert not any(s3.exists(uri) for uri in files)
     assert not lake.namespace_exists(("again",))
+    # Its table purges are this run's two, not the first run's as well.
+    page = await purges.namespace_tables(second)
+    assert sorted(item.table or "" for item in page.items) == ["t0", "t1"]
+    assert len(await children_of(purges, second)) == 3
 
 
 async def test_a_table_dropped_recreated_and_purged_again_by_name_is_swept_afresh(
@@ -127,3 +143,15 @@ async def test_a_table_dropped_recreated_and_purged_again_by_name_is_swept_afres
         assert status.sweep is not None and status.sweep.applied, status.sweep
         assert (generation, status.sweep.swept) == (generation, 1)
         assert (generation, s3.list(table.location())) == (generation, set())
+
+
+def test_two_runs_of_one_purge_tag_their_spark_jobs_apart() -> None:
+    """A run cancelled late (its activity learns it from a heartbeat) cancels its jobs by their
+    tag: a later run under the same purge id must not share it."""
+    first = chunk_job_tag("icepurge-p", "s3://state/icepurge-p/run-1/plan.json", 0)
+    later = chunk_job_tag("icepurge-p", "s3://state/icepurge-p/run-2/plan.json", 0)
+    assert first != later
+    assert first == chunk_job_tag("icepurge-p", "s3://state/icepurge-p/run-1/plan.json", 0)
+    assert first.startswith("icepurge-p-") and first.endswith("-chunk-0")
+    sweep = {"purge_id": "icepurge-p", "request": _SNAPSHOT, "prefixes": ["s3://b/t"], "cutoff": _NOW}
+    assert SweepInput(**sweep, run_chain="run-1").job_tag != SweepInput(**sweep, run_chain="run-2").job_tag
