@@ -4,11 +4,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml uv.lock requirements-uv.txt README.md ./
-COPY workflows workflows
-COPY activities activities
-COPY worker worker
-COPY api api
-COPY devstack devstack
+COPY icepurge icepurge
 # The locked versions, hash-checked: uv bootstrapped by pip, then the rest from uv.lock.
 RUN pip install --no-cache-dir --no-deps --require-hashes -r requirements-uv.txt \
     && uv export --locked --no-emit-project -o /tmp/locked.txt \

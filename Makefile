@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv
 INSTALLED := $(VENV)/.installed
-AZURITE_DIR := devstack/azurite
+AZURITE_DIR := icepurge/devstack/azurite
 AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
 
 .PHONY: install azurite lock run test lint schemas bench chaos browser clean
@@ -38,7 +38,7 @@ lock: install
 		> requirements-uv.txt
 
 run: install
-	$(PY) -m devstack.run
+	$(PY) -m icepurge.devstack.run
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -57,7 +57,7 @@ chaos: install
 		status=$$?; cat chaos/full-run.txt; exit $$status
 
 schemas: install
-	$(PY) -m api.schemas schemas
+	$(PY) -m icepurge.contract.schemas schemas
 
 bench: install
 	$(PY) -m bench.purge_throughput

@@ -19,13 +19,13 @@ from collections.abc import Awaitable, Callable
 import httpx
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
 from bench.bench_stack import bench_stack
-from devstack.requests import request_for_table
-from devstack.synthetic_table import TableShape, synthetic_table
-from worker.connect import connect
-from worker.settings import TemporalSettings
-from workflows.request import PurgeRequest
+from icepurge.api.client import PurgeClient
+from icepurge.contract.request import PurgeRequest
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.worker.connect import connect
+from icepurge.worker.settings import TemporalSettings
 
 QUEUE = "icepurge-latency"
 

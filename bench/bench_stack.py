@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from devstack.ports import StackPorts
-from devstack.stack import EmbeddedStack
+from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.stack import EmbeddedStack
 
 
 @contextmanager

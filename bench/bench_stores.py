@@ -16,14 +16,14 @@ from urllib.parse import urlsplit
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from activities.azure_bulk_delete import AZURE_BATCH
-from activities.blob_address import blob_address
-from activities.s3_client import s3_client
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import DiskTemplate, S3Template, TableTemplate
-from devstack.azurite import AzuriteEndpoint
-from devstack.stack import EmbeddedStack
-from devstack.synthetic_table import OBJECT_BODY
+from icepurge.activities.azure_bulk_delete import AZURE_BATCH
+from icepurge.activities.blob_address import blob_address
+from icepurge.activities.s3_client import s3_client
+from icepurge.devstack.azurite import AzuriteEndpoint
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import OBJECT_BODY
 
 T = TypeVar("T")
 CEILING_THREADS = 8

@@ -6,7 +6,7 @@ unlink on disk; 8 threads).
 
 Shapes: append-only (10 snapshots, data manifests of 500 files, 10 position-delete files per
 snapshot) and rewrite-heavy (merge-appends listing earlier files again, copy-on-write rewrites,
-the oldest snapshots expired: devstack/synthetic_rewrites.py). Each table is generated once and
+the oldest snapshots expired: icepurge/devstack/synthetic_rewrites.py). Each table is generated once and
 restored before each contender. Rates count distinct objects (every object the table owned:
 content files, manifests, manifest lists, metadata and statistics files). "keys/distinct" is
 what the purge's own accounting says it sent (deleted + already missing + failed) over the
@@ -38,20 +38,20 @@ from pathlib import Path
 
 from pyiceberg.table import Table
 
-from api.client import PurgeClient
 from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
 from bench.purge_timeline import purge_timeline
 from bench.table_templates import TableTemplate
-from devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
-from devstack.process import WORKER_READY, ServiceProcess, free_ports
-from devstack.requests import request_for_table
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
-from devstack.synthetic_rewrites import RewriteHeavyShape, synthetic_rewrite_heavy_table
-from devstack.synthetic_table import TableShape, synthetic_table
-from worker.connect import connect
-from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.api.client import PurgeClient
+from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
+from icepurge.devstack.process import WORKER_READY, ServiceProcess, free_ports
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_rewrites import RewriteHeavyShape, synthetic_rewrite_heavy_table
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.worker.connect import connect
 
 LOCAL_QUEUE, EAGER_QUEUE, SPARK_QUEUE = "bench-local", "bench-eager", "bench-spark"
 FILES_PER_MANIFEST, SNAPSHOTS, DELETE_FILES_PER_SNAPSHOT = 500, 10, 10

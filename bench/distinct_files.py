@@ -21,17 +21,17 @@ from dataclasses import dataclass
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from activities.s3_client import s3_client
-from api.client import PurgeClient
 from bench.bench_stack import bench_stack
 from bench.compare_engines import LOCAL_QUEUE, SPARK_QUEUE, start_workers
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import S3Template
-from devstack.requests import request_for_table
-from devstack.rewrite_heavy_table import RewriteShape, compared_shapes, rewrite_heavy_table
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
-from worker.connect import connect
+from icepurge.activities.s3_client import s3_client
+from icepurge.api.client import PurgeClient
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.rewrite_heavy_table import RewriteShape, compared_shapes, rewrite_heavy_table
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.connect import connect
 
 
 @dataclass

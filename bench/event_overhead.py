@@ -19,16 +19,16 @@ from pathlib import Path
 
 from pyiceberg.table import Table
 
-from activities.s3_client import s3_client
-from api.client import PurgeClient
 from bench.table_templates import S3Template
-from devstack.ports import StackPorts
-from devstack.process import WORKER_READY, ServiceProcess
-from devstack.requests import request_for_table
-from devstack.stack import EmbeddedStack
-from devstack.synthetic_table import TableShape, synthetic_table
-from devstack.webhook_receiver import WEBHOOK_SECRET, Received, webhook_receiver
-from worker.connect import connect
+from icepurge.activities.s3_client import s3_client
+from icepurge.api.client import PurgeClient
+from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.process import WORKER_READY, ServiceProcess
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.devstack.webhook_receiver import WEBHOOK_SECRET, Received, webhook_receiver
+from icepurge.worker.connect import connect
 
 
 @dataclass

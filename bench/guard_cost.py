@@ -16,17 +16,17 @@ import time
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.table import Table
 
-from activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
-from activities.locations import table_locations
-from api.client import PurgeClient
 from bench.bench_stack import bench_stack
-from devstack.catalog_env import pyiceberg_catalog_env
-from devstack.demo_tables import SCHEMA, create_demo_table
-from devstack.process import ServiceProcess
-from devstack.stack import EmbeddedStack
-from worker.connect import connect
-from workflows.request import OverlapScope
-from workflows.status import GuardName
+from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
+from icepurge.activities.locations import table_locations
+from icepurge.api.client import PurgeClient
+from icepurge.contract.request import OverlapScope
+from icepurge.contract.status import GuardName
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.demo_tables import SCHEMA, create_demo_table
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.connect import connect
 
 QUEUE = "bench-guard"
 SQL, REST, TABLE_BUCKET = "benchsql", "benchrest", "bench-guard-tables"

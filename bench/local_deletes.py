@@ -21,10 +21,10 @@ from pathlib import Path
 
 from pyiceberg.io import load_file_io
 
-from activities.bulk_delete import DeleteTuning, FileIODeleter
-from activities.chunk_deleter import group_size
-from activities.object_store import ObjectStore
-from activities.rate_budget import BucketRateLimits
+from icepurge.activities.bulk_delete import DeleteTuning, FileIODeleter
+from icepurge.activities.chunk_deleter import group_size
+from icepurge.activities.object_store import ObjectStore
+from icepurge.activities.rate_budget import BucketRateLimits
 
 CONCURRENCY = 8
 GROUP = group_size(CONCURRENCY, DeleteTuning().batch_files)

@@ -16,16 +16,16 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.listing import PurgeFilter
-from api.namespace_client import namespace_request
 from bench.bench_stack import bench_stack
 from bench.purge_throughput import bulk_delete_ceiling
-from devstack.catalog_env import pyiceberg_catalog_env
-from devstack.demo_tables import create_demo_table
-from devstack.process import ServiceProcess
-from devstack.stack import EmbeddedStack
-from worker.connect import connect
+from icepurge.api.client import PurgeClient
+from icepurge.api.listing import PurgeFilter
+from icepurge.api.namespace_client import namespace_request
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.demo_tables import create_demo_table
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.connect import connect
 
 QUEUE = "bench-namespace"
 CATALOG = "benchlake"

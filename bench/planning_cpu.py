@@ -14,12 +14,12 @@ import time
 from pyiceberg.io import load_file_io
 from pyiceberg.table import Table
 
-from activities.planner import ChunkSizing, build_plan
-from activities.state_store import StateStore
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import table_of
-from devstack.requests import request_for_table
+from icepurge.activities.planner import ChunkSizing, build_plan
+from icepurge.activities.state_store import StateStore
+from icepurge.devstack.requests import request_for_table
 
 RUNS = 5
 

@@ -17,13 +17,13 @@ from pathlib import Path
 from pyiceberg.io import load_file_io
 from pyiceberg.table import Table
 
-from activities.planner import ChunkSizing, build_plan
-from activities.state_store import StateStore
 from bench.bench_stack import bench_stack
-from devstack.requests import request_for_table
-from devstack.rewrite_heavy_table import compared_shapes, rewrite_heavy_table
-from devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.activities.planner import ChunkSizing, build_plan
+from icepurge.activities.state_store import StateStore
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.rewrite_heavy_table import compared_shapes, rewrite_heavy_table
+from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 
 RUNS = 3
 ORDER = ("append_only", "rewrite_heavy")

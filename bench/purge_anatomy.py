@@ -27,9 +27,14 @@ from temporalio.api.history.v1 import HistoryEvent
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import CONTENDERS, SHAPES, Measured, Run, purges_in_turns, table_of
-from devstack.stack import EmbeddedStack
-from worker.connect import connect
-from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, LIVE_TABLE_GUARD_ACTIVITY, PLAN_ACTIVITY
+from icepurge.contract.names import (
+    CHUNK_ACTIVITY,
+    FINALIZE_ACTIVITY,
+    LIVE_TABLE_GUARD_ACTIVITY,
+    PLAN_ACTIVITY,
+)
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.connect import connect
 
 _SHORT = {
     PLAN_ACTIVITY: "planning",

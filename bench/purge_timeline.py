@@ -9,7 +9,7 @@ from datetime import datetime
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 
 _CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",

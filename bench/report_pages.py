@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from activities.finalizer import PurgeReportObject
-from api.report_pages import ReportReader, ReportSection
-from workflows.counts import FileCounts
-from workflows.status import PurgeState, PurgeStatus
+from icepurge.activities.finalizer import PurgeReportObject
+from icepurge.api.report_pages import ReportReader, ReportSection
+from icepurge.contract.counts import FileCounts
+from icepurge.contract.status import PurgeState, PurgeStatus
 
 PAGE = 1000
 

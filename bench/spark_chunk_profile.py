@@ -15,17 +15,17 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from api.client import PurgeClient
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import FILES_PER_MANIFEST, LOCAL_QUEUE, SNAPSHOTS, SPARK_QUEUE
 from bench.purge_timeline import purge_timeline
-from devstack.process import WORKER_READY, free_ports
-from devstack.requests import request_for_table
-from devstack.stack import EmbeddedStack
-from devstack.synthetic_table import TableShape, synthetic_table
-from worker.connect import connect
-from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.api.client import PurgeClient
+from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.devstack.process import WORKER_READY, free_ports
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.worker.connect import connect
 
 
 def _get(url: str) -> Any:

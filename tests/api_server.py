@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from api.auth import Role, TokenEntry, token_hash
+from icepurge.api.auth import Role, TokenEntry, token_hash
 
 CATALOG_A, CATALOG_B = "api-a", "api-b"
 # name: (token, catalogs, roles)

@@ -7,12 +7,12 @@ from typing import Any
 
 from pyiceberg.table import Table
 
-from api.client import PurgeClient
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category
+from icepurge.contract.status import PurgeState
 from tests.blob_store import BlobStore
 from tests.expected import drop_table_data_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
-from workflows.counts import Category
-from workflows.status import PurgeState
 
 
 async def assert_azure_parity(purges: PurgeClient, table: Table, blobs: BlobStore, **options: Any) -> None:

@@ -7,10 +7,10 @@ import json
 import sys
 from collections.abc import Mapping
 
-from devstack.binaries import binary
-from devstack.stack import EmbeddedStack
+from icepurge.contract.names import WORKFLOW_TYPE
+from icepurge.devstack.binaries import binary
+from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import bearer
-from workflows.constants import WORKFLOW_TYPE
 
 
 async def icepurge(stack: EmbeddedStack, *args: str, **extra_env: str) -> tuple[int, str, str]:
@@ -33,7 +33,7 @@ async def run_cli(args: tuple[str, ...], env: dict[str, str]) -> tuple[int, str,
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "api.cli",
+        "icepurge.api.cli",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -15,21 +15,21 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from api.client import PurgeClient
-from api.settings import ApiSettings
-from devstack.api_server import serve_api
-from devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
-from devstack.catalog_env import pyiceberg_catalog_env
-from devstack.ports import StackPorts
-from devstack.process import free_ports
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.settings import ApiSettings
+from icepurge.devstack.api_server import serve_api
+from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.process import free_ports
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.connect import connect
+from icepurge.worker.run import build_worker, sandboxed_runner
+from icepurge.worker.settings import WorkerSettings
 from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore
 from tests.listener_workflow import EventListener
 from tests.store import S3Store
-from worker.connect import connect
-from worker.run import build_worker, sandboxed_runner
-from worker.settings import WorkerSettings
 
 # Catalogs the test workers and API know by name, the PyIceberg way (environment variables). The
 # other tests' catalogs stay unknown to them, declared snapshot-only: their purges work from

@@ -8,16 +8,16 @@ from typing import Any
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
-from devstack.rewrite_heavy_table import rewrite_heavy_table
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category
+from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.devstack.rewrite_heavy_table import rewrite_heavy_table
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.expected import content_listings, drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
 from tests.store import S3Store, key_of
 from tests.tables import REWRITE_SHAPE
-from workflows.counts import Category
-from workflows.status import PurgeState, PurgeStatus
 
 
 async def purge_rewrite_heavy_table(

@@ -18,11 +18,11 @@ from temporalio.worker import (
     Interceptor,
 )
 
-from devstack.process import WORKER_READY, ServiceProcess
-from devstack.stack import EmbeddedStack
-from worker.connect import connect
-from worker.run import build_worker
-from worker.settings import WorkerSettings
+from icepurge.devstack.process import WORKER_READY, ServiceProcess
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.connect import connect
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
 
 KILLED_EXIT_CODE = 137
 

@@ -1,12 +1,12 @@
 """A sink loaded by import path, as a user would write one, and a reader for the log sink's
-lines (the webhook receiver is devstack/webhook_receiver.py, the listener workflow
+lines (the webhook receiver is icepurge/devstack/webhook_receiver.py, the listener workflow
 tests/listener_workflow.py)."""
 
 from __future__ import annotations
 
 import json
 
-from workflows.events import PurgeEvent
+from icepurge.contract.events import PurgeEvent
 
 RECORDED: list[PurgeEvent] = []
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-from workflows.constants import EVENT_SIGNAL
-from workflows.events import FINAL_EVENT_KINDS, PurgeEvent
+from icepurge.contract.events import FINAL_EVENT_KINDS, PurgeEvent
+from icepurge.contract.names import EVENT_SIGNAL
 
 
 @workflow.defn(name="EventListener")

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from pyiceberg.catalog.sql import SqlCatalog
 
+from icepurge.contract.names import PROTECTED_PROPERTY
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.constants import PROTECTED_PROPERTY
 
 
 @dataclass

@@ -11,14 +11,14 @@ from pyiceberg.table import Table
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.http_client import HttpPurgeClient
-from api.listing import PurgeFilter
-from devstack.requests import request_for_table
-from devstack.stack import EmbeddedStack
-from workflows.counts import CONTENT_CATEGORIES, Category
-from workflows.request import PurgeRequest
-from workflows.status import PurgeReport, PurgeStatus
+from icepurge.api.client import PurgeClient
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.listing import PurgeFilter
+from icepurge.contract.counts import CONTENT_CATEGORIES, Category
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.status import PurgeReport, PurgeStatus
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.stack import EmbeddedStack
 
 T = TypeVar("T")
 

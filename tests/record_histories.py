@@ -20,16 +20,16 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.namespace_client import namespace_request
-from devstack.catalog_env import pyiceberg_catalog_env
-from devstack.ports import StackPorts
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.namespace_client import namespace_request
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.connect import connect
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
 from tests.store import S3Store
 from tests.tables import simple_table
-from worker.connect import connect
-from worker.run import build_worker
-from worker.settings import WorkerSettings
 
 CATALOG = "lake"
 QUEUE = "icepurge-recorded"

@@ -28,8 +28,8 @@ from pyiceberg.transforms import IdentityTransform
 from pyiceberg.typedef import Record
 from pyiceberg.types import LongType, NestedField, StringType
 
-from devstack.iceberg_writers import DeleteManifestWriter
-from devstack.rewrite_heavy_table import RewriteShape
+from icepurge.devstack.iceberg_writers import DeleteManifestWriter
+from icepurge.devstack.rewrite_heavy_table import RewriteShape
 
 # Small enough for the suite, rewrite-heavy enough that files are listed several times each.
 REWRITE_SHAPE = RewriteShape(

@@ -16,8 +16,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 from schemathesis.openapi.loaders import from_url
 
-from api.settings import ApiSettings
-from devstack.api_server import serve_api
+from icepurge.api.settings import ApiSettings
+from icepurge.devstack.api_server import serve_api
 from tests.api_server import bearer
 
 EXAMPLES_PER_OPERATION = 25

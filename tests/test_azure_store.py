@@ -12,22 +12,22 @@ from azure.core.exceptions import ServiceRequestError
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from activities.azure_bulk_delete import AZURE_BATCH, AzureBatchDeleter
-from activities.azure_client import safe_message
-from activities.bulk_delete import DeleteTuning
-from activities.locations import LocationGuard
-from activities.rate_budget import BucketRateLimits
-from api.client import PurgeClient
-from devstack.azurite import AzuriteEndpoint
-from devstack.process import ServiceProcess
-from devstack.stack import EmbeddedStack
+from icepurge.activities.azure_bulk_delete import AZURE_BATCH, AzureBatchDeleter
+from icepurge.activities.azure_client import safe_message
+from icepurge.activities.bulk_delete import DeleteTuning
+from icepurge.activities.locations import LocationGuard
+from icepurge.activities.rate_budget import BucketRateLimits
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category, SkipReason
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.azurite import AzuriteEndpoint
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.stack import EmbeddedStack
 from tests.azure_parity import assert_azure_parity
 from tests.blob_store import BlobStore
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
 from tests.tables import many_files_table, rich_table, simple_table
-from workflows.counts import Category, SkipReason
-from workflows.status import PurgeState
 
 QUEUE = "icepurge-azure-crash"
 

@@ -12,12 +12,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from tests.purge_helpers import request_for
-from tests.store import S3Store
-from tests.tables import simple_table
-from workflows.constants import (
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.contract.names import (
     ERROR_INVALID_REQUEST,
     ERROR_METADATA_ACCESS_DENIED,
     ERROR_METADATA_CORRUPT,
@@ -26,9 +23,12 @@ from workflows.constants import (
     PLAN_ACTIVITY,
     WORKFLOW_TYPE,
 )
-from workflows.request import PurgeRequest
-from workflows.status import PurgeState
-from workflows.validation import InvalidPurgeRequestError, parse_request
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.status import PurgeState
+from icepurge.contract.validation import InvalidPurgeRequestError, parse_request
+from tests.purge_helpers import request_for
+from tests.store import S3Store
+from tests.tables import simple_table
 
 VALID = {
     "catalog": "tests",

@@ -13,10 +13,10 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.settings import ApiSettings
-from devstack.api_server import serve_api
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.settings import ApiSettings
+from icepurge.devstack.api_server import serve_api
+from icepurge.devstack.stack import EmbeddedStack
 from tests.browser import rendered_dom, require_browser
 from tests.purge_helpers import request_for
 from tests.store import S3Store

@@ -9,16 +9,16 @@ import asyncio
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.listing import PurgeFilter
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.listing import PurgeFilter
+from icepurge.contract.names import DROP_TABLE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
 from tests.dying_worker import died, start_dying_worker
 from tests.purge_helpers import assert_counts_add_up
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.constants import DROP_TABLE_ACTIVITY, PLAN_ACTIVITY
-from workflows.status import PurgeState
 
 NAMESPACE = ("crashy",)
 

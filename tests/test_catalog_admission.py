@@ -13,19 +13,19 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from devstack.requests import request_for_table
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.contract.events import EventKind
+from icepurge.contract.names import ERROR_CATALOG_NOT_CONFIGURED
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.status import GuardName, PurgeState
+from icepurge.devstack.requests import request_for_table
 from tests.api_server import bearer
 from tests.conftest import LAKE_CATALOG, LISTENER_QUEUE
 from tests.listener_workflow import EventListener
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.constants import ERROR_CATALOG_NOT_CONFIGURED
-from workflows.events import EventKind
-from workflows.purge_id import purge_id_for
-from workflows.status import GuardName, PurgeState
 
 TYPO = "lakke"
 

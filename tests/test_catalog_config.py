@@ -10,14 +10,14 @@ import typer
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.catalog_activities import CatalogActivities, file_io_properties
-from activities.catalog_admission import CatalogAdmission
-from activities.catalogs import REDACTED, CatalogRegistry
-from activities.live_tables import FootprintCache, LiveTableScanner
-from api.cli_common import namespace_levels
-from devstack.catalog_env import pyiceberg_catalog_env
-from workflows.catalog_steps import TableRef
-from workflows.constants import ERROR_CATALOG_UNAVAILABLE
+from icepurge.activities.catalog_activities import CatalogActivities, file_io_properties
+from icepurge.activities.catalog_admission import CatalogAdmission
+from icepurge.activities.catalogs import REDACTED, CatalogRegistry
+from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
+from icepurge.api.cli_common import namespace_levels
+from icepurge.contract.catalog_steps import TableRef
+from icepurge.contract.names import ERROR_CATALOG_UNAVAILABLE
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 
 SECRET = "hunter2-very-secret"
 AZURE_KEY = "azure-account-key-value"

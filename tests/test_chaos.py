@@ -23,19 +23,19 @@ from pyiceberg.table import Table
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from api.client import PurgeClient
-from api.errors import PurgeServiceUnavailableError
-from devstack.process import ServiceProcess
-from devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table
-from devstack.s3_proxy import RandomFaults, s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
-from devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeServiceUnavailableError
+from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table
+from icepurge.devstack.s3_proxy import RandomFaults, s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.conftest import LAKE_CATALOG
 from tests.expected import content_listings, drop_table_data_set, history_set, manifest_contents
 from tests.purge_helpers import assert_counts_add_up, request_for
 from tests.store import S3Store, key_of
 from tests.tables import rich_table, simple_table
-from workflows.status import PurgeState, PurgeStatus
 
 KILLS = int(os.environ.get("ICEPURGE_CHAOS_KILLS", "4"))
 RESTART_SERVER = os.environ.get("ICEPURGE_CHAOS_RESTART_SERVER", "0") == "1"

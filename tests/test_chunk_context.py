@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.chunk_context import read_chunk_context
-from activities.plan_model import ChunkContext, Plan, context_uri
-from activities.state_store import StateStore
+from icepurge.activities.chunk_context import read_chunk_context
+from icepurge.activities.plan_model import ChunkContext, Plan, context_uri
+from icepurge.activities.state_store import StateStore
 
 
 def _plan(gc_enabled: bool) -> Plan:

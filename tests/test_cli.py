@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.devstack.stack import EmbeddedStack
 from tests.cli_runner import icepurge
 from tests.purge_helpers import request_for
 from tests.store import S3Store

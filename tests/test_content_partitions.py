@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from activities.content_partitions import ContentPartitioner
-from activities.plan_model import ContentChunk, ContentFile, content_chunk_uri
-from activities.state_store import StateStore
-from workflows.counts import Category
+from icepurge.activities.content_partitions import ContentPartitioner
+from icepurge.activities.plan_model import ContentChunk, ContentFile, content_chunk_uri
+from icepurge.activities.state_store import StateStore
+from icepurge.contract.counts import Category
 
 
 def _listing(start: int, count: int) -> list[ContentFile]:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from api.schemas import contract_schemas, render
-from workflows.constants import NAMESPACE_ID_PREFIX
-from workflows.namespace_request import namespace_purge_id_for, parse_namespace_request
-from workflows.purge_id import purge_id_for
-from workflows.request import PurgeRequest
-from workflows.validation import InvalidPurgeRequestError
+from icepurge.contract.names import NAMESPACE_ID_PREFIX
+from icepurge.contract.namespace_request import namespace_purge_id_for, parse_namespace_request
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.schemas import contract_schemas, render
+from icepurge.contract.validation import InvalidPurgeRequestError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,21 +16,21 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
-from api.admin_setup import SearchAttributeConflictError, ensure_search_attributes
-from api.client import PurgeClient
-from api.errors import PurgeAccessDeniedError, PurgeControlRejectedError
-from api.http_client import HttpPurgeClient
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.admin_setup import SearchAttributeConflictError, ensure_search_attributes
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeAccessDeniedError, PurgeControlRejectedError
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.contract.counts import Category
+from icepurge.contract.names import SEARCH_ATTRIBUTES
+from icepurge.contract.status import PurgeState
+from icepurge.contract.validation import InvalidPurgeRequestError
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge
 from tests.purge_helpers import current_details, least_span_seconds, request_for, status_when
 from tests.store import S3Store
 from tests.tables import many_files_table
-from workflows.constants import SEARCH_ATTRIBUTES
-from workflows.counts import Category
-from workflows.status import PurgeState
-from workflows.validation import InvalidPurgeRequestError
 
 MANIFESTS, FILES = 12, 20
 

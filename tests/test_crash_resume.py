@@ -9,15 +9,15 @@ from collections import Counter
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from devstack.process import ServiceProcess
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.purge_helpers import assert_counts_add_up, request_for
 from tests.store import S3Store
 from tests.tables import many_files_table
-from workflows.counts import Category
-from workflows.status import PurgeState
 
 QUEUE = "icepurge-crash"
 MANIFESTS, FILES = 16, 20

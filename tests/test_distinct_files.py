@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.devstack.stack import EmbeddedStack
 from tests.distinct_check import purge_rewrite_heavy_table
 from tests.store import S3Store
 

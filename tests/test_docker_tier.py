@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
+from icepurge.api.client import PurgeClient
+from icepurge.contract.status import PurgeState
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import rich_table
-from workflows.status import PurgeState
 
 pytestmark = pytest.mark.docker
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from api.client import PurgeClient
-from devstack.process import free_ports
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.devstack.process import free_ports
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.payload_codec import new_key
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge, icepurge_over_api
-from worker.payload_codec import new_key
 
 
 def outcomes(stdout: str) -> dict[str, tuple[str, str]]:

@@ -7,10 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from activities.early_chunks import EarlyChunks
-from activities.plan_model import ContentChunk, ContentFile, PlanCheckpoint, content_chunk_uri, emitted_uri
-from activities.state_store import StateStore
-from workflows.counts import Category
+from icepurge.activities.early_chunks import EarlyChunks
+from icepurge.activities.plan_model import (
+    ContentChunk,
+    ContentFile,
+    PlanCheckpoint,
+    content_chunk_uri,
+    emitted_uri,
+)
+from icepurge.activities.state_store import StateStore
+from icepurge.contract.counts import Category
 
 
 def _listing(start: int, count: int) -> list[ContentFile]:

@@ -16,14 +16,14 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from devstack.process import ServiceProcess
-from devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
-from devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.api.client import PurgeClient
+from icepurge.contract.status import PurgeReport, PurgeState
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import assert_counts_add_up, eventually, request_for
 from tests.store import S3Store, key_of
-from workflows.status import PurgeReport, PurgeState
 
 QUEUE = "icepurge-early-deletes"
 SHAPE = TableShape(manifests=60, files_per_manifest=10, snapshots=3, delete_files_per_snapshot=4)

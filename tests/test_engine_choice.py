@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from activities.engine_choice import AutoSparkThresholds, store_kind
-from worker.settings import WorkerSettings
+from icepurge.activities.engine_choice import AutoSparkThresholds, store_kind
+from icepurge.worker.settings import WorkerSettings
 
 
 def test_each_location_is_one_kind_of_store() -> None:

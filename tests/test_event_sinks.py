@@ -7,20 +7,20 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from activities.event_sinks import SinkConfigError, load_sink
-from activities.webhook_sink import (
+from icepurge.activities.event_sinks import SinkConfigError, load_sink
+from icepurge.activities.webhook_sink import (
     WebhookRefusedError,
     WebhookSink,
     WebhookUnavailableError,
     signature,
     verify_signature,
 )
-from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
+from icepurge.contract.events import EventKind, PurgeEvent
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
+from icepurge.worker.settings import WorkerSettings
+from icepurge.worker.sinks import build_sinks
 from tests.event_receivers import RecordingSink
-from worker.settings import WorkerSettings
-from worker.sinks import build_sinks
-from workflows.events import EventKind, PurgeEvent
-from workflows.status import PurgeState
 
 STATE = "s3://icepurge-state/purges"
 

@@ -18,12 +18,19 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from devstack.process import ServiceProcess, free_ports
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
-from devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.contract.counts import Category, FileCounts
+from icepurge.contract.events import EventKind, PurgeEvent
+from icepurge.contract.names import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
+from icepurge.contract.status import PurgeReport, PurgeState
+from icepurge.contract.steps import ChunkProgress
+from icepurge.devstack.process import ServiceProcess, free_ports
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
 from tests.conftest import LISTENER_QUEUE
 from tests.event_receivers import RECORDED, json_lines
 from tests.listener_workflow import EventListener
@@ -31,13 +38,6 @@ from tests.metrics_scrape import metric_sum, scrape
 from tests.purge_helpers import eventually, request_for, status_when
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
-from worker.run import build_worker
-from worker.settings import WorkerSettings
-from workflows.constants import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
-from workflows.counts import Category, FileCounts
-from workflows.events import EventKind, PurgeEvent
-from workflows.status import PurgeReport, PurgeState
-from workflows.steps import ChunkProgress
 
 
 def _in_order(events: list[PurgeEvent]) -> list[PurgeEvent]:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from activities.finalizer import PurgeReportObject
-from api.client import PurgeClient
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.activities.finalizer import PurgeReportObject
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category, SkipReason
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.counts import Category, SkipReason
-from workflows.status import PurgeState
 
 
 async def test_slowdown_responses_are_retried_and_counted_nowhere_as_failures(

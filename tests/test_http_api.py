@@ -14,21 +14,21 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
-from api.errors import PurgeAccessDeniedError, PurgeNotFoundError, PurgeServiceUnavailableError
-from api.http_client import HttpPurgeClient
-from api.listing import PurgeFilter
-from api.settings import ApiSettings
-from devstack.api_server import serve_api
-from devstack.process import free_ports
-from devstack.requests import request_for_table
-from devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeAccessDeniedError, PurgeNotFoundError, PurgeServiceUnavailableError
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.listing import PurgeFilter
+from icepurge.api.settings import ApiSettings
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.api_server import serve_api
+from icepurge.devstack.process import free_ports
+from icepurge.devstack.requests import request_for_table
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from tests.api_server import CATALOG_A, CATALOG_B, TOKENS, bearer
 from tests.purge_helpers import status_when
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.request import PurgeRequest
-from workflows.status import PurgeState
 
 
 @pytest.fixture

@@ -9,16 +9,16 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeControlRejectedError, PurgeFailedError
-from api.http_client import HttpPurgeClient
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeControlRejectedError, PurgeFailedError
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.status import PurgeState
 
 
 async def _runs(client: Client, purge_id: str, at_least: int) -> int:

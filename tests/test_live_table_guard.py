@@ -7,16 +7,16 @@ from __future__ import annotations
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from activities.live_tables import overlaps
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from devstack.requests import request_for_table
+from icepurge.activities.live_tables import overlaps
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.contract.names import ERROR_LIVE_TABLE
+from icepurge.contract.status import GuardName, PurgeState
+from icepurge.devstack.requests import request_for_table
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from tests.tables import rows, simple_table
-from workflows.constants import ERROR_LIVE_TABLE
-from workflows.status import GuardName, PurgeState
 
 
 @pytest.mark.parametrize(

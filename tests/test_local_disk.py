@@ -8,13 +8,13 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from activities.bulk_delete import LocalBulkDeleter, local_path
-from activities.rate_budget import BucketRateLimits
-from api.client import PurgeClient
+from icepurge.activities.bulk_delete import LocalBulkDeleter, local_path
+from icepurge.activities.rate_budget import BucketRateLimits
+from icepurge.api.client import PurgeClient
+from icepurge.contract.status import PurgeState
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
 from tests.tables import rich_table
-from workflows.status import PurgeState
 
 
 def _files(directory: Path) -> set[str]:

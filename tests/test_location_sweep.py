@@ -13,14 +13,14 @@ from typing import Any
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient, by_name_request
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient, by_name_request
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import status_when
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.status import PurgeState
 
 SWEEP = {"sweep_location": True, "sweep_grace_seconds": 0}
 

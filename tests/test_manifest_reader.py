@@ -12,9 +12,9 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.manifest import DataFileContent
 from pyiceberg.table import Table
 
-from activities.manifest_reader import UnparsableFileError, parse_manifest_entries
-from devstack.synthetic_table import TableShape, synthetic_table
-from workflows.counts import Category
+from icepurge.activities.manifest_reader import UnparsableFileError, parse_manifest_entries
+from icepurge.contract.counts import Category
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 
 KINDS = {
     DataFileContent.DATA: Category.DATA_FILES,

@@ -9,17 +9,17 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.errors import PurgeAccessDeniedError
-from api.http_client import HttpPurgeClient
-from api.namespace_client import namespace_request
-from devstack.stack import EmbeddedStack
+from icepurge.api.errors import PurgeAccessDeniedError
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.namespace_client import namespace_request
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
 from tests.cli_runner import icepurge
 from tests.conftest import LAKE_CATALOG
 from tests.namespace_trees import flat_namespace
 from tests.store import S3Store
-from workflows.namespace_status import NamespacePurgeState
-from workflows.status import PurgeState
 
 
 async def test_a_namespace_purge_over_http_needs_the_drop_role_and_lists_its_tables(

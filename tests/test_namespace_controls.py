@@ -9,15 +9,15 @@ from functools import partial
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
-from api.errors import PurgeControlRejectedError
-from api.namespace_client import namespace_request
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeControlRejectedError
+from icepurge.api.namespace_client import namespace_request
+from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
+from icepurge.contract.status import PurgeState, PurgeStatus
 from tests.conftest import LAKE_CATALOG
 from tests.namespace_trees import flat_namespace
 from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
-from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
-from workflows.status import PurgeState, PurgeStatus
 
 
 async def _children(purges: PurgeClient, parent: str) -> list[PurgeStatus]:

@@ -13,18 +13,18 @@ from collections import Counter
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.namespace_client import namespace_request
-from devstack.process import ServiceProcess
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.namespace_client import namespace_request
+from icepurge.contract.names import TABLE_PAGE_ACTIVITY
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
 from tests.dying_worker import died, start_dying_worker
 from tests.namespace_trees import flat_namespace
 from tests.purge_helpers import children_of
 from tests.store import S3Store
-from workflows.constants import TABLE_PAGE_ACTIVITY
-from workflows.namespace_status import NamespacePurgeState
-from workflows.status import PurgeState
 
 QUEUE = "icepurge-namespace-crash"
 TABLES = 24

@@ -12,21 +12,21 @@ from pyiceberg.catalog.sql import SqlCatalog
 from sqlalchemy import text
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from api.namespace_client import namespace_request
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.api.namespace_client import namespace_request
+from icepurge.contract.events import EventKind, PurgeKind
+from icepurge.contract.names import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
+from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
+from icepurge.contract.status import PurgeState
+from icepurge.contract.validation import InvalidPurgeRequestError
+from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import ATTIC_CATALOG, LAKE_CATALOG, LISTENER_QUEUE
 from tests.listener_workflow import EventListener
 from tests.namespace_trees import Tree, flat_namespace, nested_tree
 from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.constants import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
-from workflows.events import EventKind, PurgeKind
-from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
-from workflows.status import PurgeState
-from workflows.validation import InvalidPurgeRequestError
 
 
 async def _assert_outcome(

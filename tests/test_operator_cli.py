@@ -12,21 +12,21 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError, PurgeNotFoundError
-from api.http_client import HttpPurgeClient
-from api.report_pages import ReportSection
-from api.settings import ApiSettings
-from devstack.api_server import serve_api
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError, PurgeNotFoundError
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.report_pages import ReportSection
+from icepurge.api.settings import ApiSettings
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.api_server import serve_api
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
 from tests.cli_runner import icepurge, icepurge_over_api
 from tests.purge_helpers import eventually, request_for
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.purge_id import purge_id_for
-from workflows.status import PurgeState
 
 SEALED = b"binary/encrypted"
 

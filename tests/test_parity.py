@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category, SkipReason
+from icepurge.contract.status import PurgeState
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import rich_table, simple_table
-from workflows.counts import Category, SkipReason
-from workflows.status import PurgeState
 
 
 async def test_strict_parity_deletes_exactly_the_drop_table_data_set(
@@ -124,7 +124,7 @@ async def test_dry_run_deletes_nothing_and_reports_the_would_delete_set(
         Bucket=report.status.report_location.split("/")[2],
         Key=report.status.report_location.split("/", 3)[3],
     )["Body"].read()
-    from activities.finalizer import PurgeReportObject
+    from icepurge.activities.finalizer import PurgeReportObject
 
     would_delete = set(PurgeReportObject.model_validate_json(raw).would_delete)
     assert would_delete == expected

@@ -11,16 +11,16 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.common.v1 import Payload
 
-from api.client import PurgeClient
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.payload_codec import ENCODING, AesGcmCodec, CodecKeyError, new_key, parse_key
+from icepurge.worker.settings import TemporalSettings
 from tests.api_server import bearer
 from tests.cli_runner import icepurge
 from tests.purge_helpers import purge, request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import simple_table
-from worker.payload_codec import ENCODING, AesGcmCodec, CodecKeyError, new_key, parse_key
-from worker.settings import TemporalSettings
-from workflows.status import PurgeState
 
 PLAIN = Payload(metadata={"encoding": b"json/plain"}, data=b'{"s3.secret-access-key": "hush"}')
 

@@ -12,18 +12,18 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io import load_file_io
 from temporalio.client import Client
 
-from activities.finalizer import PurgeReportObject
-from activities.metadata_reader import read_bytes
-from activities.object_reads import names_a_refusal
-from api.client import PurgeClient
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.activities.finalizer import PurgeReportObject
+from icepurge.activities.metadata_reader import read_bytes
+from icepurge.activities.object_reads import names_a_refusal
+from icepurge.api.client import PurgeClient
+from icepurge.contract.names import PLAN_ACTIVITY, STATUS_QUERY
+from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
 from tests.store import S3Store, key_of
 from tests.tables import rich_table
-from workflows.constants import PLAN_ACTIVITY, STATUS_QUERY
-from workflows.status import PurgeState, PurgeStatus
 
 
 def _report(s3: S3Store, location: str) -> PurgeReportObject:

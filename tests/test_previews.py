@@ -10,17 +10,17 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from api.namespace_client import namespace_request
-from devstack.requests import request_for_table
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.api.namespace_client import namespace_request
+from icepurge.contract.names import ERROR_LIVE_TABLE, PROTECTED_PROPERTY
+from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
+from icepurge.contract.status import GuardName, GuardOutcome, PurgeState, PurgeStatus
+from icepurge.devstack.requests import request_for_table
+from icepurge.workflows.table_lifecycle import PREVIEW_REFUSAL
 from tests.conftest import LAKE_CATALOG
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.constants import ERROR_LIVE_TABLE, PROTECTED_PROPERTY
-from workflows.namespace_status import NamespacePurgeState, NamespacePurgeStatus
-from workflows.status import GuardName, GuardOutcome, PurgeState, PurgeStatus
-from workflows.table_lifecycle import PREVIEW_REFUSAL
 
 SWEEP = {"sweep_location": True, "sweep_grace_seconds": 0}
 

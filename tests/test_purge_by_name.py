@@ -10,24 +10,24 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient, by_name_request
-from api.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundError
-from api.http_client import HttpPurgeClient
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient, by_name_request
+from icepurge.api.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundError
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.contract.names import (
+    ERROR_CATALOG_NOT_CONFIGURED,
+    ERROR_PROTECTED,
+    ERROR_TABLE_NOT_FOUND,
+    PROTECTED_PROPERTY,
+)
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.status import GuardName, PurgeState, PurgeStatus
+from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
 from tests.cli_runner import icepurge, start_with_temporal_cli
 from tests.conftest import LAKE_CATALOG, REST_CATALOG
 from tests.purge_helpers import assert_counts_add_up, request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import add_delete_files, add_statistics, simple_table
-from workflows.constants import (
-    ERROR_CATALOG_NOT_CONFIGURED,
-    ERROR_PROTECTED,
-    ERROR_TABLE_NOT_FOUND,
-    PROTECTED_PROPERTY,
-)
-from workflows.purge_id import purge_id_for
-from workflows.status import GuardName, PurgeState, PurgeStatus
 
 
 def _guard(status: PurgeStatus, name: GuardName) -> tuple[bool, bool, str]:

@@ -13,18 +13,18 @@ from functools import partial
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from activities.spark_engine import chunk_job_tag
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from api.namespace_client import namespace_request
+from icepurge.activities.spark_engine import chunk_job_tag
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.api.namespace_client import namespace_request
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.status import PurgeState
+from icepurge.contract.sweep_steps import SweepInput
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.namespace_status import NamespacePurgeState
-from workflows.request import PurgeRequest
-from workflows.status import PurgeState
-from workflows.sweep_steps import SweepInput
 
 _NOW = datetime(2026, 1, 1, tzinfo=UTC)
 _SNAPSHOT = PurgeRequest(

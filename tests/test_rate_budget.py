@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.metrics_scrape import metric_sum, scrape
 from tests.purge_helpers import least_span_seconds, purge, request_for
 from tests.store import S3Store
 from tests.tables import many_files_table
-from workflows.status import PurgeState
 
 BUDGET = 2.0
 THROTTLED = 3

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.counts import Category
-from workflows.status import PurgeState
 
 
 async def test_metadata_older_than_the_current_log_and_version_hint_are_deleted(

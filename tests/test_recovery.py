@@ -12,17 +12,17 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
 
-from activities.plan_model import PlanCheckpoint
-from api.client import PurgeClient
-from devstack.process import ServiceProcess
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
-from devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.activities.plan_model import PlanCheckpoint
+from icepurge.api.client import PurgeClient
+from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.contract.status import PurgeReport, PurgeState
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import assert_counts_add_up, request_for
 from tests.store import S3Store, key_of
 from tests.tables import many_files_table
-from workflows.constants import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
-from workflows.status import PurgeReport, PurgeState
 
 QUEUE = "icepurge-recovery"
 MANIFESTS = 200

@@ -12,9 +12,9 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from worker.run import sandboxed_runner
-from workflows.purge_namespace import PurgeNamespaceWorkflow
-from workflows.purge_table import PurgeTableWorkflow
+from icepurge.worker.run import sandboxed_runner
+from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.purge_table import PurgeTableWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*/*.json.gz"))
 

@@ -9,17 +9,17 @@ from urllib.parse import unquote
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
-from api.client import PurgeClient
-from api.errors import PurgeControlRejectedError
-from api.listing import PurgeFilter
-from api.namespace_client import namespace_request
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeControlRejectedError
+from icepurge.api.listing import PurgeFilter
+from icepurge.api.namespace_client import namespace_request
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.status import GuardName, PurgeState
+from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
 from tests.purge_helpers import assert_counts_add_up, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.namespace_status import NamespacePurgeState
-from workflows.status import GuardName, PurgeState
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.api.client import PurgeClient
+from icepurge.contract.counts import Category
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import request_for
 from tests.store import S3Store
-from workflows.counts import Category
-from workflows.status import PurgeState
 
 MANIFESTS = 2_000
 PAYLOAD_LIMIT = 256 * 1024

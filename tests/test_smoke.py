@@ -1,10 +1,10 @@
 from pyiceberg.catalog.sql import SqlCatalog
 
-from api.client import PurgeClient
+from icepurge.api.client import PurgeClient
+from icepurge.contract.status import PurgeState
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.status import PurgeState
 
 
 async def test_simple_purge_deletes_everything(catalog: SqlCatalog, purges: PurgeClient, s3: S3Store) -> None:

@@ -11,19 +11,19 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.cli import EXIT_CODES
-from api.client import PurgeClient
-from api.errors import PurgeControlRejectedError
-from api.http_client import HttpPurgeClient
-from api.listing import PurgeFilter
-from devstack.stack import EmbeddedStack
+from icepurge.api.cli import EXIT_CODES
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeControlRejectedError
+from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.listing import PurgeFilter
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import current_details, request_for, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
-from workflows.status import PurgeState
 
 WEEK = 7 * 86_400
 

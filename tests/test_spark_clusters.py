@@ -17,17 +17,17 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from devstack.process import ServiceFailedError, ServiceProcess, free_ports
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.spark_services import connect_server, standalone_master, standalone_worker
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.process import ServiceFailedError, ServiceProcess, free_ports
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.spark_services import connect_server, standalone_master, standalone_worker
+from icepurge.devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import many_files_table, rich_table
-from workflows.status import PurgeState
 
 
 def _json(url: str) -> Any:

@@ -14,10 +14,15 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.contract.counts import Category
+from icepurge.contract.names import ERROR_ENGINE_UNAVAILABLE
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
 from tests.azure_parity import assert_azure_parity
 from tests.blob_store import BlobStore
 from tests.conftest import LAKE_CATALOG
@@ -27,11 +32,6 @@ from tests.purge_helpers import least_span_seconds, purge, request_for, status_w
 from tests.store import S3Store
 from tests.tables import many_files_table, rich_table, simple_table
 from tests.workers import in_process_worker
-from worker.run import build_worker
-from worker.settings import WorkerSettings
-from workflows.constants import ERROR_ENGINE_UNAVAILABLE
-from workflows.counts import Category
-from workflows.status import PurgeState
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -281,11 +281,11 @@ async def test_spark_python_workers_start_with_the_task_code_imported(spark_purg
         import pyarrow as pa
 
         parent = Path(f"/proc/{os.getppid()}/cmdline").read_text().replace("\0", " ")
-        inherited = "activities.spark_engine" in sys.modules
+        inherited = "icepurge.activities.spark_engine" in sys.modules
         for _ in batches:
             yield pa.RecordBatch.from_pydict({"daemon": [parent], "inherited": [inherited]})
 
     spark = SparkSession.builder.getOrCreate()
     rows = spark.range(0, 2, 1, 2).mapInArrow(probe, "daemon string, inherited boolean").collect()
-    assert all("worker.spark_daemon" in row["daemon"] for row in rows), rows
+    assert all("icepurge.worker.spark_daemon" in row["daemon"] for row in rows), rows
     assert all(row["inherited"] for row in rows)

@@ -9,17 +9,17 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from devstack.s3_proxy import s3_proxy, through_proxy
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.contract.names import STATUS_QUERY
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from tests.cli_runner import codec_arguments, start_with_temporal_cli, temporal_cli
 from tests.purge_helpers import request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
-from workflows.constants import STATUS_QUERY
-from workflows.purge_id import purge_id_for
-from workflows.status import PurgeState
 
 
 async def test_duplicate_start_attaches_to_the_running_purge(

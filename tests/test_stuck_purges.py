@@ -10,19 +10,19 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from api.errors import PurgeFailedError
-from api.listing import PurgeFilter
-from devstack.process import free_ports
-from devstack.stack import EmbeddedStack
+from icepurge.api.client import PurgeClient
+from icepurge.api.errors import PurgeFailedError
+from icepurge.api.listing import PurgeFilter
+from icepurge.contract.names import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.process import free_ports
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.settings import WorkerSettings
 from tests.cli_runner import icepurge
 from tests.purge_helpers import request_for, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
 from tests.workers import in_process_worker
-from worker.settings import WorkerSettings
-from workflows.constants import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
-from workflows.status import PurgeState
 
 QUEUE = "icepurge-stuck"
 BUDGET_SECONDS = 12

@@ -9,9 +9,9 @@ from typing import Any
 
 from temporalio.client import Client
 
-from api.client import PurgeClient
-from worker.run import build_worker
-from worker.settings import WorkerSettings
+from icepurge.api.client import PurgeClient
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
 
 
 @asynccontextmanager

@@ -1,0 +1,1 @@
+"""icepurge: durable, resumable purges of dropped Apache Iceberg tables, orchestrated by Temporal."""

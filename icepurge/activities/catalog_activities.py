@@ -1,0 +1,217 @@
+"""The catalog steps of a purge: load a table by name (with its protection), drop its entry
+without purge, the live-table guard, and registering it again on undrop.
+
+Catalog errors leave redacted (icepurge/activities/catalog_calls.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
+from pyiceberg.io import load_file_io
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from icepurge.activities.catalog_admission import CatalogAdmission, admitted
+from icepurge.activities.catalog_calls import CatalogCalls, protected, protected_ancestor
+from icepurge.activities.live_tables import LiveTableScanner, PurgedTable, named
+from icepurge.activities.progress_signals import ProgressSignals
+from icepurge.contract.catalog_steps import (
+    DropInput,
+    DropResult,
+    GuardInput,
+    LoadedTable,
+    RegisterInput,
+    RegisterResult,
+    TableRef,
+    guard_not_applied,
+)
+from icepurge.contract.names import (
+    DROP_TABLE_ACTIVITY,
+    ERROR_IDENTIFIER_TAKEN,
+    ERROR_PROTECTED,
+    ERROR_TABLE_CHANGED,
+    ERROR_TABLE_NOT_FOUND,
+    LIVE_TABLE_GUARD_ACTIVITY,
+    LOAD_TABLE_ACTIVITY,
+    PROTECTED_PROPERTY,
+    REGISTER_TABLE_ACTIVITY,
+)
+from icepurge.contract.status import GuardName, GuardOutcome
+
+log = logging.getLogger(__name__)
+# Catalog settings that PyIceberg merges into a table's FileIO properties but FileIO never reads;
+# some are catalog credentials, which a purge's request has no use for.
+_CATALOG_ONLY_KEYS = frozenset(
+    {"uri", "credential", "token", "type", "warehouse", "prefix", "py-catalog-impl"}
+)
+_CATALOG_ONLY_PREFIXES = ("rest.", "oauth2-", "header.", "auth.", "scope", "audience", "resource")
+
+
+def file_io_properties(properties: dict[str, Any]) -> dict[str, str]:
+    """What a FileIO needs from a loaded table's IO: the store's settings and any credentials the
+    catalog vended for this table."""
+    return {
+        key: value
+        for key, value in properties.items()
+        if isinstance(value, str)
+        and key not in _CATALOG_ONLY_KEYS
+        and not key.startswith(_CATALOG_ONLY_PREFIXES)
+    }
+
+
+class CatalogActivities(CatalogCalls):
+    def __init__(
+        self,
+        admission: CatalogAdmission,
+        scanner: LiveTableScanner,
+        signals: ProgressSignals | None = None,
+    ) -> None:
+        super().__init__(admission.registry, signals)
+        self._admission = admission
+        self._scanner = scanner
+
+    @property
+    def all(self) -> list[Any]:
+        return [self.load_table, self.drop_table, self.check_live_tables, self.register_table]
+
+    @activity.defn(name=LOAD_TABLE_ACTIVITY)
+    def load_table(self, ref: TableRef) -> LoadedTable:
+        with self._step(LOAD_TABLE_ACTIVITY):
+            catalog = self._catalog(ref.catalog)
+            try:
+                table = catalog.load_table(ref.identifier)
+            except NoSuchTableError:
+                raise ApplicationError(
+                    f"catalog {ref.catalog!r} has no table {'.'.join(ref.identifier)}",
+                    type=ERROR_TABLE_NOT_FOUND,
+                    non_retryable=True,
+                ) from None
+            protection = self._protection(catalog, ref, table.properties)
+            return LoadedTable(
+                metadata_location=table.metadata_location,
+                file_io_properties=file_io_properties(table.io.properties),
+                protection=protection,
+            )
+
+    def _protection(self, catalog: Catalog, ref: TableRef, properties: dict[str, str]) -> GuardOutcome:
+        holder = f"table {ref.name}" if protected(properties) else None
+        calls = 1
+        if holder is None:
+            holder, namespace_calls = protected_ancestor(catalog, ref.namespace)
+            calls += namespace_calls
+        if holder is not None:
+            raise ApplicationError(
+                f"{holder} says {PROTECTED_PROPERTY}=true: {ref.name} is never dropped or purged by "
+                f"name; remove the property to allow it",
+                type=ERROR_PROTECTED,
+                non_retryable=True,
+            )
+        return GuardOutcome(
+            guard=GuardName.PROTECTION,
+            applied=True,
+            passed=True,
+            detail=f"neither the table nor its {len(ref.namespace)} namespace level(s) are protected",
+            catalog_calls=calls,
+        )
+
+    @activity.defn(name=DROP_TABLE_ACTIVITY)
+    def drop_table(self, step: DropInput) -> DropResult:
+        """Drops the entry only while it still points at the planned snapshot: a commit since
+        planning would leave its new files out of the plan."""
+        with self._step(DROP_TABLE_ACTIVITY):
+            dropped = self._drop_if_planned(self._catalog(step.table.catalog), step)
+            return DropResult(dropped=dropped, storage_gone=self._storage_gone(step))
+
+    @staticmethod
+    def _drop_if_planned(catalog: Catalog, step: DropInput) -> bool:
+        """False when the entry was already gone (a retried drop)."""
+        try:
+            current = catalog.load_table(step.table.identifier).metadata_location
+            if current != step.metadata_location:
+                raise ApplicationError(
+                    f"{step.table.name} changed since it was planned (now at {current}); nothing was "
+                    "dropped or deleted: purge it by name again",
+                    type=ERROR_TABLE_CHANGED,
+                    non_retryable=True,
+                )
+            catalog.drop_table(step.table.identifier)
+        except NoSuchTableError:
+            return False
+        log.info("dropped the catalog entry of %s for purge %s", step.table.name, step.table.purge_id)
+        return True
+
+    @staticmethod
+    def _storage_gone(step: DropInput) -> bool:
+        """Some catalogs delete a table's storage when they drop it (S3 Tables): its metadata
+        file is the first thing any purge would find gone."""
+        io = load_file_io(step.file_io_properties, step.metadata_location)
+        return not io.new_input(step.metadata_location).exists()
+
+    @activity.defn(name=LIVE_TABLE_GUARD_ACTIVITY)
+    def check_live_tables(self, step: GuardInput) -> GuardOutcome:
+        """Refusal is the workflow's to make: this reports what it found."""
+        with self._step(LIVE_TABLE_GUARD_ACTIVITY):
+            unguarded = admitted(self._admission, step.table.catalog)
+            if unguarded is not None:
+                return guard_not_applied(unguarded)
+            started = time.monotonic()
+            purged = PurgedTable(
+                catalog=step.table.catalog,
+                identifier=step.table.identifier,
+                metadata_location=step.metadata_location,
+                locations=tuple(step.locations),
+            )
+            scan = self._scanner.scan(
+                self._catalog(step.table.catalog),
+                purged,
+                step.scope,
+                activity.heartbeat,
+                skip_own=step.skip_own_entry,
+            )
+            detail = scan.refusal or (
+                f"no live table in {step.scope.value} scope uses the purged metadata or locations"
+            )
+            if scan.unloadable:
+                detail += f"; could not load {len(scan.unloadable)}: {named(scan.unloadable)}"
+            return GuardOutcome(
+                guard=GuardName.LIVE_TABLE,
+                applied=True,
+                passed=scan.refusal is None,
+                detail=detail,
+                catalog_calls=scan.catalog_calls,
+                tables_compared=scan.tables_compared,
+                seconds=round(time.monotonic() - started, 3),
+            )
+
+    @activity.defn(name=REGISTER_TABLE_ACTIVITY)
+    def register_table(self, step: RegisterInput) -> RegisterResult:
+        with self._step(REGISTER_TABLE_ACTIVITY):
+            name = step.table.name
+            if not self._registry.knows(step.table.catalog):
+                return RegisterResult(
+                    registered=False,
+                    note=f"catalog {step.table.catalog!r} is not configured here: register {name} at "
+                    f"{step.metadata_location} yourself",
+                )
+            catalog = self._catalog(step.table.catalog)
+            try:
+                catalog.register_table(step.table.identifier, step.metadata_location)
+            except TableAlreadyExistsError:
+                try:
+                    current = catalog.load_table(step.table.identifier).metadata_location
+                except NoSuchTableError:
+                    current = None
+                if current == step.metadata_location:
+                    # A retried registration that went through the first time.
+                    return RegisterResult(registered=True, note=f"{name} registered at {current}")
+                raise ApplicationError(
+                    f"{name} is taken by another table meanwhile; rename or drop it, then undrop again",
+                    type=ERROR_IDENTIFIER_TAKEN,
+                    non_retryable=True,
+                ) from None
+            return RegisterResult(registered=True, note=f"{name} registered at {step.metadata_location}")

@@ -1,0 +1,201 @@
+"""Finalize: manifests (every chunk has deleted their entries), manifest lists, statistics, older
+metadata, the current metadata file last; then the report object, then the plan's objects are
+removed.
+
+Finalize checkpoints to its own object after every slice of deletes, so a retried attempt (a
+killed worker) resumes where the last one stopped instead of starting over."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.activities.chunk_deleter import ChunkOutcome, chunk_outcome_uri
+from icepurge.activities.locations import parent_dir
+from icepurge.activities.object_store import ObjectStore
+from icepurge.activities.plan_model import Plan, UnreadableFile, content_chunk_uri, context_uri, emitted_uri
+from icepurge.activities.state_store import StateStore
+from icepurge.contract.counts import Category, FileCounts, SkipReason
+from icepurge.contract.names import FAILURE_SAMPLE_SIZE
+from icepurge.contract.status import FileFailure, GuardOutcome
+from icepurge.contract.steps import FinalizeResult
+
+# With content deletes failed, a re-run needs the whole chain down to the manifests that list
+# the failed files (which manifests those are is not kept, so all of them stay).
+KEPT_FOR_RETRY = frozenset({Category.MANIFESTS, Category.MANIFEST_LISTS, Category.METADATA_FILES})
+# Files per delete call, so finalize heartbeats and checkpoints in time whatever the table.
+SLICE = 8_000
+
+
+class PurgeReportObject(BaseModel):
+    """The report object in the state location: what the workflow result can't carry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    metadata_location: str
+    dry_run: bool
+    counts: FileCounts
+    failures: list[FileFailure] = Field(default_factory=list)
+    would_delete: list[str] = Field(default_factory=list)
+    skipped_foreign: list[str] = Field(default_factory=list)
+    unreadable: list[UnreadableFile] = Field(default_factory=list)
+    guards: list[GuardOutcome] = Field(
+        default_factory=list, description="What the guards found, or why they were not applied."
+    )
+    finalize: FinalizeResult | None = Field(
+        None, description="Finalize's own result, returned again if finalize is retried after it."
+    )
+
+
+class FinalizeProgress(BaseModel):
+    """Groups [0, next_group) are settled, and paths [0, next_path) of the next one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    next_group: int = 0
+    next_path: int = 0
+    counts: FileCounts = Field(default_factory=FileCounts)
+    failures: list[FileFailure] = Field(default_factory=list)
+    would_delete: list[str] = Field(default_factory=list)
+    delete_requests: int = 0
+    throttled_requests: int = 0
+
+
+def report_uri(plan_uri: str) -> str:
+    return f"{parent_dir(plan_uri)}/report.json"
+
+
+def progress_uri(plan_uri: str) -> str:
+    return f"{parent_dir(plan_uri)}/finalize.json"
+
+
+def finalize(
+    *,
+    plan: Plan,
+    plan_uri: str,
+    chunk_count: int,
+    store: ObjectStore,
+    state: StateStore,
+    dry_run: bool,
+    keep_metadata_chain: bool,
+    counts_so_far: FileCounts,
+    beat: Callable[[], None],
+    guards: list[GuardOutcome] | None = None,
+) -> FinalizeResult:
+    done = finalized_before(state, plan_uri)
+    if done is None:
+        progress = _delete_groups(
+            plan, plan_uri, store=store, state=state, dry_run=dry_run, keep=keep_metadata_chain, beat=beat
+        )
+        report = PurgeReportObject(
+            purge_id=plan.purge_id,
+            metadata_location=plan.metadata_location,
+            dry_run=dry_run,
+            counts=counts_so_far.model_copy(deep=True),
+            skipped_foreign=[file.path for file in plan.foreign_files],
+            unreadable=plan.unreadable,
+            guards=guards or [],
+        )
+        done = _write_report(
+            report, plan_uri, chunk_count=chunk_count, state=state, progress=progress, beat=beat
+        )
+    # Removal is idempotent: a retry after a crash here finds the report and finishes it.
+    chunk_uris = [chunk_outcome_uri(plan_uri, index) for index in range(chunk_count)]
+    content_uris = [content_chunk_uri(plan_uri, index) for index in range(len(plan.content_chunks))]
+    planning_uris = [context_uri(plan_uri), emitted_uri(plan_uri)]
+    for uri in [*chunk_uris, *content_uris, *planning_uris, progress_uri(plan_uri), plan_uri]:
+        state.delete(uri)
+        beat()
+    return done
+
+
+def _delete_groups(
+    plan: Plan,
+    plan_uri: str,
+    *,
+    store: ObjectStore,
+    state: StateStore,
+    dry_run: bool,
+    keep: bool,
+    beat: Callable[[], None],
+) -> FinalizeProgress:
+    saved = state.read(progress_uri(plan_uri))
+    progress = FinalizeProgress.model_validate_json(saved) if saved else FinalizeProgress()
+    groups = plan.finalize_groups()
+    while progress.next_group < len(groups):
+        category, paths = groups[progress.next_group]
+        bucket = progress.counts.of(category)
+        reason = (
+            SkipReason.DRY_RUN
+            if dry_run
+            else SkipReason.KEPT_FOR_RETRY
+            if keep and category in KEPT_FOR_RETRY
+            else None
+        )
+        if reason is not None:
+            bucket.skipped[reason] = bucket.skipped.get(reason, 0) + len(paths)
+            if dry_run:
+                progress.would_delete.extend(paths)
+            progress.next_path = len(paths)
+        while progress.next_path < len(paths):
+            result = store.delete(paths[progress.next_path : progress.next_path + SLICE])
+            progress.delete_requests += result.requests
+            progress.throttled_requests += result.throttled
+            bucket.deleted += len(result.deleted)
+            bucket.already_missing += len(result.missing)
+            bucket.failed += len(result.failed)
+            progress.failures.extend(
+                FileFailure(path=path, category=category, error=error) for path, error in result.failed
+            )
+            progress.next_path = min(progress.next_path + SLICE, len(paths))
+            _save(state, plan_uri, progress, beat)
+        progress.next_group += 1
+        progress.next_path = 0
+        _save(state, plan_uri, progress, beat)
+    return progress
+
+
+def _save(state: StateStore, plan_uri: str, progress: FinalizeProgress, beat: Callable[[], None]) -> None:
+    state.write(progress_uri(plan_uri), progress)
+    beat()
+
+
+def _write_report(
+    report: PurgeReportObject,
+    plan_uri: str,
+    *,
+    chunk_count: int,
+    state: StateStore,
+    progress: FinalizeProgress,
+    beat: Callable[[], None],
+) -> FinalizeResult:
+    """Adds finalize's counts and every chunk's lists to `report` and writes it."""
+    report.counts.add(progress.counts)
+    for index in range(chunk_count):
+        saved = state.read(chunk_outcome_uri(plan_uri, index))
+        if saved:
+            chunk = ChunkOutcome.model_validate_json(saved)
+            report.failures.extend(chunk.failures)
+            report.would_delete.extend(chunk.would_delete)
+        beat()
+    report.failures.extend(progress.failures)
+    report.would_delete.extend(progress.would_delete)
+    location = report_uri(plan_uri)
+    report.finalize = FinalizeResult(
+        counts=progress.counts,
+        failures_total=len(progress.failures),
+        failure_sample=progress.failures[:FAILURE_SAMPLE_SIZE],
+        report_location=location,
+        delete_requests=progress.delete_requests,
+        throttled_requests=progress.throttled_requests,
+    )
+    state.write(location, report)
+    return report.finalize
+
+
+def finalized_before(state: StateStore, plan_uri: str) -> FinalizeResult | None:
+    """The result of a finalize that completed but whose activity result was lost."""
+    saved = state.read(report_uri(plan_uri))
+    return PurgeReportObject.model_validate_json(saved).finalize if saved else None

@@ -1,0 +1,147 @@
+"""The persisted plan: every file list of a purge, kept in the state location, not in history.
+
+Content files are not in the plan object itself: they are deduplicated into chunk objects
+(`ContentChunk`) beside it, each distinct file in exactly one chunk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.contract.counts import Category
+
+
+@dataclass(frozen=True, slots=True)
+class ContentFile:
+    path: str
+    category: Category
+    size: int
+
+
+class ContentChunk(BaseModel):
+    """One chunk's distinct content files, by column: compact JSON for thousands of files."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paths: list[str] = Field(default_factory=list)
+    categories: list[Category] = Field(default_factory=list)
+    sizes: list[int] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, files: list[ContentFile]) -> ContentChunk:
+        return cls(
+            paths=[file.path for file in files],
+            categories=[file.category for file in files],
+            sizes=[file.size for file in files],
+        )
+
+    def files(self) -> list[ContentFile]:
+        return [
+            ContentFile(path, category, size)
+            for path, category, size in zip(self.paths, self.categories, self.sizes, strict=True)
+        ]
+
+
+class PlannedFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    category: Category
+
+
+class UnreadableReason(StrEnum):
+    MISSING = "missing"
+    CORRUPT = "corrupt"
+
+
+class UnreadableFile(BaseModel):
+    """A metadata file, manifest list or manifest that planning could not read for good: truly
+    absent (404) or truly unparsable. Transient faults are retried, never listed here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    category: Category
+    reason: UnreadableReason
+    detail: str = ""
+
+
+class PlanCheckpoint(BaseModel):
+    """Planning's heartbeat: the reachable files are saved beside the plan, manifests
+    [0, manifests_done) are in `spills` spilled parts, and the manifests found unreadable so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reach_saved: bool = False
+    manifests_done: int = 0
+    spills: int = 0
+    unreadable: list[UnreadableFile] = Field(default_factory=list)
+    chunks_emitted: int = Field(
+        0,
+        description="Chunk objects [0, chunks_emitted) hold the distinct files of manifests "
+        "[0, manifests_done).",
+    )
+
+
+class ChunkContext(BaseModel):
+    """What a chunk needs besides its files, written before the first chunk object: chunks can
+    start while planning still runs, before the plan object exists."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    gc_enabled: bool
+    locations: list[str]
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    metadata_location: str
+    gc_enabled: bool
+    locations: list[str]
+    content_entries: int = Field(
+        0, description="Entries the manifest lists record: a bound on the content files, known early."
+    )
+    content_chunks: list[int] = Field(description="Distinct content files in each chunk object.")
+    content_by_category: dict[Category, int] = Field(default_factory=dict)
+    manifests: list[str]
+    manifest_lists: list[str]
+    statistics_files: list[str]
+    previous_metadata_files: list[str]
+    current_metadata_file: str | None
+    foreign_files: list[PlannedFile]
+    unreadable: list[UnreadableFile] = Field(default_factory=list)
+
+    def finalize_groups(self) -> list[tuple[Category, list[str]]]:
+        """Finalize's delete order: manifests once every chunk has deleted their entries, then
+        what lists them; the current metadata file goes last, alone."""
+        groups = [
+            (Category.MANIFESTS, self.manifests),
+            (Category.MANIFEST_LISTS, self.manifest_lists),
+            (Category.STATISTICS_FILES, self.statistics_files),
+            (Category.METADATA_FILES, self.previous_metadata_files),
+        ]
+        if self.current_metadata_file:
+            groups.append((Category.METADATA_FILES, [self.current_metadata_file]))
+        return groups
+
+
+def context_uri(plan_uri: str) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/context.json"
+
+
+def emitted_uri(plan_uri: str) -> str:
+    """Where planning records the chunks it has handed out early (see `EarlyChunks`)."""
+    return f"{plan_uri.rsplit('/', 1)[0]}/emitted.json"
+
+
+def reach_uri(plan_uri: str) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/reach.json"
+
+
+def content_chunk_uri(plan_uri: str, chunk_index: int) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/content/{chunk_index:06d}.json"

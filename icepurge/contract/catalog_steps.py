@@ -1,0 +1,94 @@
+"""Inputs and outputs of the catalog steps of a purge: load, drop, the live-table guard and the
+re-registration of an undrop. Catalog credentials never travel here: workers hold them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.contract.request import OverlapScope, PurgeRequest
+from icepurge.contract.status import GuardName, GuardOutcome
+
+
+class TableRef(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    purge_id: str
+    catalog: str
+    namespace: list[str]
+    table: str
+
+    @classmethod
+    def of(cls, purge_id: str, request: PurgeRequest) -> TableRef:
+        return cls(
+            purge_id=purge_id, catalog=request.catalog, namespace=request.namespace, table=request.table
+        )
+
+    @property
+    def identifier(self) -> tuple[str, ...]:
+        return (*self.namespace, self.table)
+
+    @property
+    def name(self) -> str:
+        return ".".join([self.catalog, *self.identifier])
+
+
+class LoadedTable(BaseModel):
+    """The snapshot a purge by name works from. Its FileIO properties may hold credentials the
+    catalog vended: the payload codec seals them in history."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metadata_location: str
+    file_io_properties: dict[str, str] = Field(repr=False)
+    protection: GuardOutcome
+
+
+class DropInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: TableRef
+    metadata_location: str = Field(description="What the plan was made from: drop only if still current.")
+    file_io_properties: dict[str, str] = Field(
+        default_factory=dict, repr=False, description="To see whether the drop took the storage too."
+    )
+
+
+class DropResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dropped: bool = Field(description="False: the entry was already gone (a retried drop).")
+    storage_gone: bool = Field(
+        False, description="The metadata file is gone after the drop: the catalog deleted storage."
+    )
+
+
+class GuardInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: TableRef
+    metadata_location: str
+    locations: list[str] = Field(description="The purged table's locations (from the plan).")
+    scope: OverlapScope
+    skip_own_entry: bool = Field(
+        False,
+        description="A dry run of a purge by name: the identifier's entry, which the real purge "
+        "drops before its guard runs, is left out while it still uses the purged metadata.",
+    )
+
+
+class RegisterInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: TableRef
+    metadata_location: str
+
+
+class RegisterResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    registered: bool
+    note: str
+
+
+def guard_not_applied(why: str) -> GuardOutcome:
+    return GuardOutcome(guard=GuardName.LIVE_TABLE, applied=False, passed=True, detail=f"not applied: {why}")

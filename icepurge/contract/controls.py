@@ -1,0 +1,93 @@
+"""Operator controls of a running purge (workflow updates) and the checks that guard them.
+
+A check that fails rejects the update before it reaches history; the message says why."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.validation import InvalidPurgeRequestError
+
+PAUSABLE_STATES = frozenset({PurgeState.PENDING, PurgeState.PLANNING, PurgeState.DELETING})
+# A budget set before the deletes begin is the one they start with.
+BUDGET_STATES = PAUSABLE_STATES | {
+    PurgeState.PAUSED,
+    PurgeState.LOADING,
+    PurgeState.DROPPING,
+    PurgeState.SCHEDULED,
+}
+
+
+class ControlRejectedError(ValueError):
+    """The purge can't take this control now; the message says why."""
+
+
+class RateBudgetChange(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bucket_requests_per_second: float | None = Field(
+        description="New per-bucket delete-request budget; null = as fast as the store answers.",
+        gt=0,
+        le=100_000,
+    )
+
+
+def rate_budget_change(requests_per_second: float | None) -> RateBudgetChange:
+    """Raises InvalidPurgeRequestError naming the field, as every client does for bad input."""
+    try:
+        return RateBudgetChange(bucket_requests_per_second=requests_per_second)
+    except ValidationError as error:
+        reason = error.errors()[0]["msg"]
+        raise InvalidPurgeRequestError(f"bucket_requests_per_second: {reason}") from None
+
+
+def check_pause(status: PurgeStatus) -> None:
+    if status.paused:
+        raise ControlRejectedError(f"purge {status.purge_id} is already paused")
+    if status.state not in PAUSABLE_STATES:
+        scheduled = status.state is PurgeState.SCHEDULED
+        raise ControlRejectedError(
+            f"purge {status.purge_id} is {status.state}: only a purge still planning or deleting can pause"
+            + (" (a scheduled one waits already: expedite, undrop or cancel it)" if scheduled else "")
+        )
+
+
+def check_resume(status: PurgeStatus) -> None:
+    if not status.paused:
+        raise ControlRejectedError(f"purge {status.purge_id} is not paused")
+
+
+def check_rate_budget(status: PurgeStatus) -> None:
+    if status.state not in BUDGET_STATES:
+        raise ControlRejectedError(
+            f"purge {status.purge_id} is {status.state}: its deletes are over, no budget to change"
+        )
+
+
+def check_scheduled(status: PurgeStatus, control: str, *, window_over: bool) -> None:
+    """Undrop and expedite act on a soft-deleted purge while it waits, and only then."""
+    if status.state is not PurgeState.SCHEDULED or window_over:
+        state = "at the end of its window" if status.state is PurgeState.SCHEDULED else status.state
+        raise ControlRejectedError(
+            f"purge {status.purge_id} is {state}: only a SCHEDULED purge, before its deletes begin, "
+            f"can {control}"
+        )
+
+
+def check_undrop(status: PurgeStatus, *, window_over: bool) -> None:
+    check_scheduled(status, "undrop", window_over=window_over)
+    if status.storage_deleted_by_catalog:
+        raise ControlRejectedError(
+            f"catalog {status.catalog!r} deleted the table's files when icepurge dropped it: there is "
+            f"nothing left to register again; expedite or cancel purge {status.purge_id}"
+        )
+
+
+class TableControl(BaseModel):
+    """A namespace purge's pause, resume and budget share, signalled to each table purge it runs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    paused: bool
+    bucket_requests_per_second: float | None = Field(None, gt=0, le=100_000)

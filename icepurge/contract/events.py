@@ -1,0 +1,178 @@
+"""What a purge tells the systems around it: one event per state change, and throttled progress.
+
+An event's id is stable across replays, retries and continue-as-new, so a receiver that sees an
+id twice knows the second one is a redelivery."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.status import PurgeState, PurgeStatus
+
+
+class EventKind(StrEnum):
+    STARTED = "started"
+    PROGRESS = "progress"
+    COMPLETED = "completed"
+    COMPLETED_WITH_ERRORS = "completed_with_errors"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    # A step's attempt failed and it is being retried (its error is in `error`).
+    RETRYING = "retrying"
+    # Soft delete: planned (and dropped), waiting until `scheduled_for` before deleting.
+    SCHEDULED = "scheduled"
+    UNDROPPED = "undropped"
+
+
+FINAL_EVENT_KINDS = frozenset(
+    {
+        EventKind.COMPLETED,
+        EventKind.COMPLETED_WITH_ERRORS,
+        EventKind.FAILED,
+        EventKind.CANCELLED,
+        EventKind.UNDROPPED,
+    }
+)
+
+
+class PurgeKind(StrEnum):
+    TABLE = "table"
+    NAMESPACE = "namespace"
+
+
+class TableTally(BaseModel):
+    """A namespace purge's tables so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    total: int
+    done: int
+    failed: int
+    skipped: int
+    running: int
+    namespaces_dropped: int
+
+
+class PurgeEvent(BaseModel):
+    """Counters and identity only: the request's FileIO properties never get here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    purge_kind: PurgeKind = Field(
+        PurgeKind.TABLE, description="'namespace': a namespace purge's own event (table is '')."
+    )
+    tables: TableTally | None = Field(None, description="A namespace purge's tables so far.")
+
+    event_id: str = Field(description="<purge id>:<first run id>:<sequence>; the same on redelivery.")
+    sequence: int = Field(description="0, 1, 2, ... in the order the purge emitted its events.")
+    kind: EventKind
+    purge_id: str
+    run_id: str
+    catalog: str
+    namespace: list[str]
+    table: str
+    requested_by: str
+    request_id: str | None
+    state: PurgeState | NamespacePurgeState
+    files_total: int
+    files_done: int
+    files_deleted: int
+    files_failed: int
+    bytes_deleted: int
+    chunks_done: int
+    chunks_total: int
+    rate_files_per_second: float | None
+    eta_seconds: float | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    occurred_at: datetime
+    error_type: str | None = None
+    error: str | None = None
+    scheduled_for: datetime | None = None
+    guards_not_applied: list[str] = Field(
+        default_factory=list,
+        description="Each guard the purge runs without, and why: e.g. the live-table guard of a "
+        "catalog declared snapshot-only, or one turned off by the request.",
+    )
+
+
+class EventCursor(BaseModel):
+    """Where a run's event stream stands; carried through continue-as-new."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chain_id: str
+    next_sequence: int = 0
+    last_progress_at: datetime | None = None
+
+
+def event_from(
+    kind: EventKind, status: PurgeStatus, cursor: EventCursor, run_id: str, now: datetime
+) -> PurgeEvent:
+    total = status.counts.total()
+    failed = kind is EventKind.FAILED
+    retrying = status.retrying if kind is EventKind.RETRYING else None
+    return PurgeEvent(
+        event_id=f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
+        sequence=cursor.next_sequence,
+        kind=kind,
+        purge_id=status.purge_id,
+        run_id=run_id,
+        catalog=status.catalog,
+        namespace=status.namespace,
+        table=status.table,
+        requested_by=status.requested_by,
+        request_id=status.request_id,
+        state=status.state,
+        files_total=status.files_total,
+        files_done=status.files_done,
+        files_deleted=total.deleted,
+        files_failed=status.failures_total,
+        bytes_deleted=total.bytes_deleted,
+        chunks_done=status.chunks_done,
+        chunks_total=status.chunks_total,
+        rate_files_per_second=status.rate_files_per_second,
+        eta_seconds=status.eta_seconds,
+        started_at=status.started_at,
+        finished_at=status.finished_at,
+        occurred_at=now,
+        error_type=status.error_type if failed else None,
+        error=status.last_error if failed else retrying.last_error if retrying else None,
+        scheduled_for=status.scheduled_for,
+        guards_not_applied=[
+            f"{guard.guard.value}: {guard.detail}" for guard in status.guards if not guard.applied
+        ],
+    )
+
+
+class TableEvents:
+    """A table purge's events, from its status."""
+
+    def __init__(self, status: PurgeStatus) -> None:
+        self._status = status
+
+    def event(self, kind: EventKind, cursor: EventCursor, run_id: str, now: datetime) -> PurgeEvent:
+        return event_from(kind, self._status, cursor, run_id, now)
+
+    def undelivered(self, count: int) -> None:
+        self._status.events_undelivered += count
+
+
+class EventBatch(BaseModel):
+    """The deliver activity's input: events in the order they were emitted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    events: list[PurgeEvent]
+
+
+class DeliveryReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    undelivered: dict[str, int] = Field(
+        default_factory=dict, description="Events each sink gave up on, by sink name."
+    )

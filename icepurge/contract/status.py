@@ -1,0 +1,192 @@
+"""What a purge reports: the live status (query) and the final report (workflow result)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.contract.counts import FileCounts
+from icepurge.contract.sweep_steps import SweepOutcome
+
+
+class PurgeState(StrEnum):
+    PENDING = "PENDING"
+    LOADING = "LOADING"
+    PLANNING = "PLANNING"
+    DROPPING = "DROPPING"
+    # Soft delete: planned (and dropped) and waiting for its time; nothing deleted yet.
+    SCHEDULED = "SCHEDULED"
+    DELETING = "DELETING"
+    PAUSED = "PAUSED"
+    FINALIZING = "FINALIZING"
+    # options.sweep_location: listing the table's location for what no metadata file knew.
+    SWEEPING = "SWEEPING"
+    SUCCEEDED = "SUCCEEDED"
+    SUCCEEDED_WITH_ERRORS = "SUCCEEDED_WITH_ERRORS"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    # Undropped during its window: nothing deleted, the table registered again when it could be.
+    UNDROPPED = "UNDROPPED"
+
+
+TERMINAL_STATES = frozenset(
+    {
+        PurgeState.SUCCEEDED,
+        PurgeState.SUCCEEDED_WITH_ERRORS,
+        PurgeState.FAILED,
+        PurgeState.CANCELLED,
+        PurgeState.UNDROPPED,
+    }
+)
+
+
+class GuardName(StrEnum):
+    PROTECTION = "protection"
+    LIVE_TABLE = "live_table"
+
+
+class GuardOutcome(BaseModel):
+    """What a guard found, or why it could not be applied."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    guard: GuardName
+    applied: bool
+    passed: bool = Field(description="Nothing stood in the way (true too when not applied).")
+    detail: str
+    catalog_calls: int = 0
+    tables_compared: int = 0
+    seconds: float = 0.0
+
+
+class FileFailure(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    category: str
+    error: str
+
+
+class PlannedTotals(BaseModel):
+    """Distinct files the plan found, by kind."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content_files: int = 0
+    manifests: int = 0
+    manifest_lists: int = 0
+    metadata_files: int = 0
+    statistics_files: int = 0
+
+    @property
+    def files(self) -> int:
+        return (
+            self.content_files
+            + self.manifests
+            + self.manifest_lists
+            + self.metadata_files
+            + self.statistics_files
+        )
+
+
+class RetryingStep(BaseModel):
+    """A step the server is retrying, from its pending activities."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: str
+    attempt: int
+    last_error: str | None = None
+    next_attempt_at: datetime | None = None
+
+
+class PurgeStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    state: PurgeState
+    catalog: str
+    namespace: list[str]
+    table: str
+    metadata_location: str | None = Field(
+        None, description="The purged snapshot's metadata; a purge by name knows it once loaded."
+    )
+    requested_by: str
+    request_id: str | None = None
+    dry_run: bool = False
+    by_name: bool = Field(
+        False, description="Started by name: icepurge loads the table and (unless a dry run) drops it."
+    )
+    engine: str = "local"
+    gc_enabled: bool | None = None
+    planned: PlannedTotals = Field(default_factory=PlannedTotals)
+    counts: FileCounts = Field(default_factory=FileCounts)
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    delete_requests: int = 0
+    throttled_requests: int = Field(
+        0, description="Delete requests the store throttled (503 SlowDown) that icepurge retried."
+    )
+    rate_files_per_second: float | None = None
+    eta_seconds: float | None = None
+    started_at: datetime | None = None
+    updated_at: datetime | None = None
+    finished_at: datetime | None = None
+    last_error: str | None = None
+    error_type: str | None = Field(None, description="Why a FAILED purge failed (MetadataNotFound, ...).")
+    failure_sample: list[FileFailure] = Field(default_factory=list)
+    failures_total: int = 0
+    unreadable_files: int = Field(
+        0,
+        description="Metadata files, manifest lists or manifests that planning found absent or "
+        "unparsable; their paths are in the report.",
+    )
+    report_location: str | None = None
+    run_count: int = Field(1, description="Runs of this purge so far (continue-as-new included).")
+    paused: bool = Field(False, description="Paused by an operator; resume to go on.")
+    bucket_requests_per_second: float | None = Field(
+        None, description="The rate budget in force (the request's, or the last one set since)."
+    )
+    retrying: RetryingStep | None = Field(
+        None,
+        description="A step being retried after a failed attempt: which, the attempt, its last error "
+        "and when the next attempt is due. Read from the server by the clients.",
+    )
+    scheduled_for: datetime | None = Field(
+        None, description="Soft delete: when the deletes begin unless expedited or undropped."
+    )
+    dropped_at: datetime | None = Field(
+        None, description="When this purge dropped the table's catalog entry (purge by name)."
+    )
+    storage_deleted_by_catalog: bool = Field(
+        False,
+        description="The catalog's drop deleted the table's storage itself (S3 Tables): the deletes "
+        "then check each file first and count the gone ones as already missing.",
+    )
+    undropped_note: str | None = Field(
+        None, description="An UNDROPPED purge: where the table is registered again, or why not."
+    )
+    guards: list[GuardOutcome] = Field(
+        default_factory=list, description="The guards applied, what they found, or why they were not."
+    )
+    events_undelivered: int = Field(
+        0, description="Events a sink or the notified workflow never received (sinks gave up)."
+    )
+    sweep: SweepOutcome | None = Field(
+        None,
+        description="options.sweep_location: the objects swept (apart from the planned files), or why none.",
+    )
+
+
+class PurgeReport(BaseModel):
+    """The workflow's result: the final status; full failure and would-delete lists are in the
+    report object at report_location."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: PurgeStatus
+    duration_seconds: float

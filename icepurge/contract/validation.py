@@ -1,0 +1,28 @@
+"""Turns a raw request into a PurgeRequest, or into an error that names the bad fields."""
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from icepurge.contract.request import PurgeRequest
+
+
+class InvalidPurgeRequestError(ValueError):
+    """The request breaks the contract; the message names each bad field (never its value)."""
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(part) for part in issue['loc']) or '(request)'}: {issue['msg']}"
+        for issue in error.errors(include_url=False, include_input=False)
+    ]
+    return "invalid purge request: " + "; ".join(problems)
+
+
+def parse_request(raw: Any) -> PurgeRequest:
+    if isinstance(raw, PurgeRequest):
+        return raw
+    try:
+        return PurgeRequest.model_validate(raw)
+    except ValidationError as error:
+        raise InvalidPurgeRequestError(describe_validation_error(error)) from None

