@@ -18,12 +18,12 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import DiskTemplate, S3Template, TableTemplate
-from icepurge.activities.azure_bulk_delete import AZURE_BATCH
-from icepurge.activities.blob_address import blob_address
-from icepurge.activities.s3_client import s3_client
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import OBJECT_BODY
+from icepurge.stores.azure_deletes import AZURE_BATCH
+from icepurge.stores.blob_address import blob_address
+from icepurge.stores.s3_client import s3_client
 
 T = TypeVar("T")
 CEILING_THREADS = 8

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from pyiceberg.io import load_file_io
 
-from icepurge.activities.bulk_delete import DeleteTuning, FileIODeleter
 from icepurge.activities.chunk_deleter import group_size
 from icepurge.activities.object_store import ObjectStore
-from icepurge.activities.rate_budget import BucketRateLimits
+from icepurge.stores.fileio_deletes import FileIODeleter
+from icepurge.stores.outcomes import DeleteTuning
+from icepurge.stores.rate_budget import BucketRateLimits
 
 CONCURRENCY = 8
 GROUP = group_size(CONCURRENCY, DeleteTuning().batch_files)

@@ -14,11 +14,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from icepurge.activities.s3_client import s3_client
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
 from icepurge.devstack.synthetic_table import OBJECT_BODY, TableShape, synthetic_table
+from icepurge.stores.s3_client import s3_client
 
 CEILING_THREADS = 8
 BATCH = 1000

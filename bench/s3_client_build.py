@@ -15,7 +15,7 @@ import sys
 
 _PROBE = """
 import time
-from icepurge.activities.s3_client import load_s3_model, s3_client
+from icepurge.stores.s3_client import load_s3_model, s3_client
 if {warm}:
     load_s3_model()
 started = time.perf_counter()

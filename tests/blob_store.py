@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from icepurge.activities.blob_address import blob_address
 from icepurge.devstack.azurite import AzuriteEndpoint
+from icepurge.stores.blob_address import blob_address
 
 
 class BlobStore:

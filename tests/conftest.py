@@ -37,6 +37,8 @@ from tests.store import S3Store
 SNAPSHOT_ONLY_CATALOGS = ("tests", CATALOG_A, CATALOG_B, "api-paged")
 LAKE_CATALOG = "lake"
 REST_CATALOG = "tablebucket"
+# Tables on the local disk, known by name: the location sweep lists a folder there.
+DISK_CATALOG = "disk"
 # Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
 ATTIC_CATALOG = "attic"
 REST_TABLE_BUCKET = "icepurge-tables"
@@ -46,6 +48,18 @@ CONTINUE_AS_NEW_EVENTS = 60
 TEST_CHUNK_FILES = 40
 # Where EventListener workflows (tests/listener_workflow.py) run.
 LISTENER_QUEUE = "icepurge-listener"
+
+
+def _disk_properties(stack: EmbeddedStack) -> dict[str, str]:
+    warehouse = stack.state_dir / "disk-warehouse"
+    warehouse.mkdir(exist_ok=True)
+    return {"uri": stack.catalog_uri, "warehouse": warehouse.as_uri()}
+
+
+@pytest.fixture(scope="session")
+def disk_catalog(stack: EmbeddedStack) -> SqlCatalog:
+    """The DISK_CATALOG the workers know by name, as a test writes tables to it."""
+    return SqlCatalog(DISK_CATALOG, **_disk_properties(stack))
 
 
 @pytest.fixture(scope="session")
@@ -65,6 +79,7 @@ def stack() -> Iterator[EmbeddedStack]:
         os.environ.update(
             pyiceberg_catalog_env(REST_CATALOG, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
         )
+        os.environ.update(pyiceberg_catalog_env(DISK_CATALOG, {"type": "sql", **_disk_properties(embedded)}))
         yield embedded
     finally:
         embedded.stop()

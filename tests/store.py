@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from icepurge.activities.s3_client import s3_client
+from icepurge.stores.s3_client import s3_client
 
 
 def key_of(uri: str) -> str:

@@ -12,17 +12,17 @@ from azure.core.exceptions import ServiceRequestError
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.activities.azure_bulk_delete import AZURE_BATCH, AzureBatchDeleter
-from icepurge.activities.azure_client import safe_message
-from icepurge.activities.bulk_delete import DeleteTuning
 from icepurge.activities.locations import LocationGuard
-from icepurge.activities.rate_budget import BucketRateLimits
 from icepurge.api.client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.stores.azure_client import safe_message
+from icepurge.stores.azure_deletes import AZURE_BATCH, AzureBatchDeleter
+from icepurge.stores.outcomes import DeleteTuning
+from icepurge.stores.rate_budget import BucketRateLimits
 from tests.azure_parity import assert_azure_parity
 from tests.blob_store import BlobStore
 from tests.expected import drop_table_data_set, history_set

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from icepurge.activities.engine_choice import AutoSparkThresholds, store_kind
+from icepurge.activities.engine_choice import AutoSparkThresholds
+from icepurge.contract.schemes import store_kind
 from icepurge.worker.settings import WorkerSettings
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.activities.bulk_delete import LocalBulkDeleter, local_path
-from icepurge.activities.rate_budget import BucketRateLimits
 from icepurge.api.client import PurgeClient
 from icepurge.contract.status import PurgeState
+from icepurge.stores.local_deletes import LocalBulkDeleter, local_path
+from icepurge.stores.rate_budget import BucketRateLimits
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
 from tests.tables import rich_table

@@ -14,12 +14,12 @@ from temporalio.client import Client
 
 from icepurge.activities.finalizer import PurgeReportObject
 from icepurge.activities.metadata_reader import read_bytes
-from icepurge.activities.object_reads import names_a_refusal
 from icepurge.api.client import PurgeClient
 from icepurge.contract.names import PLAN_ACTIVITY, STATUS_QUERY
 from icepurge.contract.status import PurgeState, PurgeStatus
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.stores.refusals import names_a_refusal
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
 from tests.store import S3Store, key_of

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.loaders import JSONFileLoader
 
-from icepurge.activities.s3_client import load_s3_model, s3_client
+from icepurge.stores.s3_client import load_s3_model, s3_client
 
 
 def test_a_client_for_new_properties_reads_no_model_again(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from icepurge.activities.bulk_delete import DeleteOutcome, RequestStats
 from icepurge.activities.locations import LocationGuard, parent_dir
 from icepurge.activities.object_store import ObjectStore
 from icepurge.activities.plan_model import ContentFile
@@ -16,6 +15,7 @@ from icepurge.activities.state_store import StateStore
 from icepurge.contract.counts import CONTENT_CATEGORIES, FileCounts, SkipReason
 from icepurge.contract.status import FileFailure
 from icepurge.contract.steps import ChunkCheckpoint
+from icepurge.stores.outcomes import DeleteOutcome, RequestStats
 
 
 def group_size(concurrency: int, batch_files: int) -> int:

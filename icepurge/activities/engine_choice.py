@@ -6,29 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from icepurge.activities.blob_address import AZURE_SCHEMES
-from icepurge.activities.locations import S3_SCHEMES, scheme_of
+from icepurge.contract.schemes import StoreKind, store_kind
 
 DEFAULT_AUTO_SPARK_MIN_FILES: dict[str, int | None] = {
     # On SeaweedFS the local engine was the faster at every size and shape measured (2 cores).
-    "s3": None,
+    StoreKind.S3: None,
     # Measured only on Azurite, an emulator whose single process sets the pace, and other stores
     # not at all: the threshold icepurge had before it measured per store.
-    "azure": 100_000,
+    StoreKind.AZURE: 100_000,
     # The local engine's bulk unlinks reach plain Python's ceiling on a local disk.
-    "file": None,
-    "other": 100_000,
+    StoreKind.FILE: None,
+    StoreKind.OTHER: 100_000,
 }
-STORE_KINDS = tuple(DEFAULT_AUTO_SPARK_MIN_FILES)
-
-
-def store_kind(location: str) -> str:
-    scheme = scheme_of(location)
-    if scheme in S3_SCHEMES:
-        return "s3"
-    if scheme in AZURE_SCHEMES:
-        return "azure"
-    return "file" if scheme == "file" else "other"
+STORE_KINDS = tuple(kind.value for kind in StoreKind)
 
 
 @dataclass(frozen=True)

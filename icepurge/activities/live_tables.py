@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
-from icepurge.activities.locations import normalize, table_locations
+from icepurge.activities.locations import table_locations
 from icepurge.contract.request import OverlapScope
+from icepurge.stores.addresses import normalize
 
 Identifier = tuple[str, ...]
 # Tables named in a refusal or in the list of those that could not be loaded.

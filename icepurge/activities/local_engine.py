@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from icepurge.activities.bulk_delete import DeleteTuning, LatencyObserver, RequestStats
 from icepurge.activities.chunk_deleter import ChunkJob, ChunkOutcome
 from icepurge.activities.locations import LocationGuard
 from icepurge.activities.object_store import ObjectStore
@@ -13,6 +12,7 @@ from icepurge.activities.plan_model import ContentFile
 from icepurge.activities.state_store import StateStore
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.steps import ChunkCheckpoint
+from icepurge.stores.outcomes import DeleteTuning, LatencyObserver, RequestStats
 
 
 def run_files(

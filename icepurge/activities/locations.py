@@ -3,36 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from urllib.parse import urlsplit
 
-from icepurge.activities.blob_address import AZURE_SCHEMES, blob_address
+from icepurge.stores.addresses import normalize
 
-S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 # Table properties that move where a table writes; all of them are the table's own locations.
 LOCATION_PROPERTIES = ("write.data.path", "write.metadata.path", "write.object-storage.path")
-
-
-def scheme_of(uri: str) -> str:
-    head, sep, _ = uri.partition("://")
-    return head.lower() if sep else "file"
-
-
-def normalize(uri: str) -> str:
-    """One spelling per object: s3a/s3n are s3, abfss/wasb(s) are abfs, no trailing slash, no
-    duplicate slashes."""
-    scheme = scheme_of(uri)
-    if scheme in S3_SCHEMES:
-        parts = urlsplit(uri)
-        path = "/".join(segment for segment in parts.path.split("/") if segment)
-        return f"s3://{parts.netloc}/{path}".rstrip("/")
-    if scheme in AZURE_SCHEMES:
-        # abfs/abfss/wasb/wasbs and the dfs/blob hosts name the same blob.
-        address = blob_address(uri)
-        path = "/".join(segment for segment in address.name.split("/") if segment)
-        return f"abfs://{address.container}@{address.account or ''}/{path}".rstrip("/")
-    if "://" not in uri:
-        return "file://" + uri.rstrip("/")
-    return uri.rstrip("/")
 
 
 def parent_dir(uri: str) -> str:

@@ -1,36 +1,28 @@
-"""Routes each file to the deleter for its store: S3's and Azure's bulk APIs, the local disk in
-slices, any other scheme through PyIceberg's FileIO."""
+"""A purge's deletes across stores: each file goes to the store its URI is on (the store layer
+picks S3's and Azure's bulk APIs, the local disk in slices, any other scheme through PyIceberg's
+FileIO), on one pool and one per-bucket rate budget."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
-from pyiceberg.io import load_file_io
+from icepurge.contract.schemes import StoreKind, scheme_of, store_kind
+from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
+from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import Deletes, Store, StoreContext
 
-from icepurge.activities.blob_address import AZURE_SCHEMES
-from icepurge.activities.bulk_delete import (
-    DeleteOutcome,
-    DeleteTuning,
-    FileIODeleter,
-    LatencyObserver,
-    LocalBulkDeleter,
-    S3BulkDeleter,
-)
-from icepurge.activities.locations import S3_SCHEMES, scheme_of
-from icepurge.activities.rate_budget import BucketRateLimits
-from icepurge.activities.s3_client import s3_client
 
-LOCAL_SCHEME = "file"
-
-if TYPE_CHECKING:
-    from icepurge.activities.azure_bulk_delete import AzureBatchDeleter
+def _store_key(uri: str) -> str:
+    """Stores of one kind share an implementation; FileIO stores differ by scheme (gs, hdfs)."""
+    kind = store_kind(uri)
+    return scheme_of(uri) if kind is StoreKind.OTHER else kind
 
 
 class ObjectStore:
-    """Routes each file to the deleter for its scheme; one per activity, closed after use."""
+    """Routes each file to its store; one per activity, closed after use."""
 
     def __init__(
         self,
@@ -40,16 +32,11 @@ class ObjectStore:
         requests_per_second: float | None = None,
         observer: LatencyObserver = None,
     ) -> None:
-        self._properties = properties
-        self._observer = observer
-        self._tuning = tuning
         self._limits = BucketRateLimits(requests_per_second)
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
-        self._concurrency = concurrency
-        self._s3: S3BulkDeleter | None = None
-        self._fileio: dict[str, FileIODeleter] = {}
-        self._local: LocalBulkDeleter | None = None
-        self._azure: AzureBatchDeleter | None = None
+        deletes = Deletes(self._pool, self._limits, tuning, concurrency, observer)
+        self._context = StoreContext(properties, connections=concurrency + 2, deletes=deletes)
+        self._stores: dict[str, Store] = {}
 
     def __enter__(self) -> ObjectStore:
         return self
@@ -59,42 +46,18 @@ class ObjectStore:
         self._limits.close()
 
     def delete(self, uris: Iterable[str]) -> DeleteOutcome:
-        by_scheme: dict[str, list[str]] = defaultdict(list)
+        by_store: dict[str, list[str]] = defaultdict(list)
         for uri in uris:
-            by_scheme[scheme_of(uri)].append(uri)
+            by_store[_store_key(uri)].append(uri)
         outcome = DeleteOutcome()
-        for scheme, group in by_scheme.items():
-            outcome.merge(self._deleter(scheme, group[0]).delete(group))
+        for key, group in by_store.items():
+            outcome.merge(self.store(key, group[0]).delete_many(group))
         return outcome
 
-    def _deleter(
-        self, scheme: str, sample: str
-    ) -> S3BulkDeleter | LocalBulkDeleter | AzureBatchDeleter | FileIODeleter:
-        if scheme in S3_SCHEMES:
-            if self._s3 is None:
-                client = s3_client(self._properties, max_connections=self._concurrency + 2, max_attempts=1)
-                self._s3 = S3BulkDeleter(client, self._pool, self._limits, self._tuning, self._observer)
-            return self._s3
-        if scheme in AZURE_SCHEMES:
-            if self._azure is None:
-                # Here rather than at the top: the Azure SDK takes half a second to import.
-                from icepurge.activities.azure_bulk_delete import AzureBatchDeleter
+    def store(self, key: str, sample: str) -> Store:
+        if key not in self._stores:
+            self._stores[key] = open_store(sample, self._context)
+        return self._stores[key]
 
-                self._azure = AzureBatchDeleter(
-                    self._properties,
-                    self._pool,
-                    self._limits,
-                    self._tuning,
-                    self._observer,
-                    max_connections=self._concurrency + 2,
-                )
-            return self._azure
-        if scheme == LOCAL_SCHEME:
-            if self._local is None:
-                self._local = LocalBulkDeleter(self._pool, self._concurrency, self._limits, self._observer)
-            return self._local
-        if scheme not in self._fileio:
-            self._fileio[scheme] = FileIODeleter(
-                load_file_io(self._properties, sample), self._pool, self._limits, self._observer
-            )
-        return self._fileio[scheme]
+    def store_of(self, uri: str) -> Store:
+        return self.store(_store_key(uri), uri)

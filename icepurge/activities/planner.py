@@ -20,7 +20,7 @@ from pyiceberg.table.metadata import TableMetadata
 
 from icepurge.activities.content_partitions import ContentPartitioner
 from icepurge.activities.early_chunks import EarlyChunks
-from icepurge.activities.locations import LocationGuard, normalize, parent_dir, table_locations
+from icepurge.activities.locations import LocationGuard, parent_dir, table_locations
 from icepurge.activities.manifest_reader import (
     UnparsableFileError,
     fetch,
@@ -47,6 +47,7 @@ from icepurge.contract.names import (
     ERROR_UNSUPPORTED_FORMAT,
 )
 from icepurge.contract.request import PurgeRequest
+from icepurge.stores.addresses import normalize
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

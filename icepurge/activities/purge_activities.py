@@ -18,7 +18,6 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.attempt_reports import reporting_failed_attempts
-from icepurge.activities.bulk_delete import LatencyObserver
 from icepurge.activities.catalog_admission import CatalogAdmission, admitted
 from icepurge.activities.chunk_context import read_chunk_context
 from icepurge.activities.chunk_deleter import chunk_outcome_uri
@@ -37,7 +36,6 @@ from icepurge.activities.plan_model import (
 )
 from icepurge.activities.planner import ReadyChunks, build_plan
 from icepurge.activities.progress_signals import ProgressReport, ProgressSignals
-from icepurge.activities.rate_budget import task_share
 from icepurge.activities.request_metrics import RequestMetrics
 from icepurge.activities.settings import ActivitySettings
 from icepurge.activities.spark_engine import SparkEngine
@@ -64,6 +62,8 @@ from icepurge.contract.steps import (
     PlanSummary,
     chunk_step,
 )
+from icepurge.stores.outcomes import LatencyObserver
+from icepurge.stores.rate_budget import task_share
 
 log = logging.getLogger(__name__)
 _CONTEXT_CACHE_SIZE = 8

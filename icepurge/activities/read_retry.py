@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from icepurge.activities.backoff import full_jitter
 from icepurge.activities.config_faults import is_configuration_fault
+from icepurge.stores.backoff import full_jitter
 
 log = logging.getLogger(__name__)
 

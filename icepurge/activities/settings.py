@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from icepurge.activities.bulk_delete import DeleteTuning
 from icepurge.activities.engine_choice import AutoSparkThresholds
 from icepurge.activities.planner import ChunkSizing
+from icepurge.stores.outcomes import DeleteTuning
 
 
 @dataclass(frozen=True)

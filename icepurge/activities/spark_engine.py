@@ -17,18 +17,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from icepurge.activities.bulk_delete import DeleteTuning, RequestStats
 from icepurge.activities.chunk_deleter import ChunkOutcome, group_size
 from icepurge.activities.local_engine import run_files
 from icepurge.activities.locations import parent_dir
 from icepurge.activities.plan_model import ChunkContext, ContentChunk, content_chunk_uri
 from icepurge.activities.progress_signals import ProgressReport
-from icepurge.activities.rate_budget import task_share
 from icepurge.activities.spark_jobs import spark_jobs
 from icepurge.activities.state_store import StateStore
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.steps import ChunkCheckpoint
+from icepurge.stores.outcomes import DeleteTuning, RequestStats
+from icepurge.stores.rate_budget import task_share
 
 if TYPE_CHECKING:
     import pyarrow as pa

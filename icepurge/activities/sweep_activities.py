@@ -14,26 +14,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.attempt_reports import reporting_failed_attempts
-from icepurge.activities.bulk_delete import DeleteTuning
 from icepurge.activities.finalizer import PurgeReportObject
-from icepurge.activities.locations import normalize
 from icepurge.activities.object_store import ObjectStore
 from icepurge.activities.progress_signals import ProgressSignals
-from icepurge.activities.rate_budget import task_share
-from icepurge.activities.s3_client import s3_client
 from icepurge.activities.settings import ActivitySettings
 from icepurge.activities.spark_engine import SparkEngine
 from icepurge.activities.state_store import StateStore
 from icepurge.contract.names import SWEEP_ACTIVITY
 from icepurge.contract.request import Engine
 from icepurge.contract.sweep_steps import SweepCheckpoint, SweepInput, SweepResult
+from icepurge.stores.addresses import normalize
+from icepurge.stores.outcomes import DeleteTuning
+from icepurge.stores.rate_budget import task_share
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import Store, StoreContext
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -63,25 +63,17 @@ class SweepTarget:
     flat: bool = False
 
 
-def _bucket_and_prefix(location: str) -> tuple[str, str]:
-    parts = urlsplit(location)
-    return parts.netloc, parts.path.strip("/") + "/"
-
-
 def _split(step: SweepInput, location: str) -> list[SweepTarget]:
     """The location's first level: its own objects, and one target per folder under it."""
-    bucket, prefix = _bucket_and_prefix(location)
-    client = s3_client(step.request.file_io_properties, max_connections=4)
+    store = open_store(location, StoreContext(step.request.file_io_properties, connections=4))
     folders: list[str] = []
-    arguments: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}
+    token: str | None = None
     while True:
-        answer = client.list_objects_v2(**arguments)
-        folders += [
-            f"s3://{bucket}/{found['Prefix'].rstrip('/')}" for found in answer.get("CommonPrefixes", [])
-        ]
-        if not answer.get("IsTruncated"):
+        page = store.list_page(location, token, _PAGE_KEYS, flat=True)
+        folders += page.folders
+        token = page.next_token
+        if token is None:
             break
-        arguments["ContinuationToken"] = answer["NextContinuationToken"]
     return [SweepTarget(location, flat=True), *(SweepTarget(folder) for folder in folders)]
 
 
@@ -101,7 +93,11 @@ class TargetSweep:
         while True:
             page_uri = f"{self.record}-{done.pages:06d}.json"
             recorded = self.state.read(page_uri)
-            page = SweepPage.model_validate_json(recorded) if recorded else self._list(target, done)
+            page = (
+                SweepPage.model_validate_json(recorded)
+                if recorded
+                else self._list(target, done, store.store_of(target.location))
+            )
             if recorded is None:
                 self.state.write(page_uri, page)
             swept = len(page.objects)
@@ -118,27 +114,18 @@ class TargetSweep:
             if page.next_token is None:
                 return
 
-    def _list(self, target: SweepTarget, done: SweepCheckpoint) -> SweepPage:
-        bucket, prefix = _bucket_and_prefix(target.location)
-        client = s3_client(self.step.request.file_io_properties, max_connections=4)
-        arguments: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": _PAGE_KEYS}
-        if target.flat:
-            arguments["Delimiter"] = "/"
-        if done.continuation_token:
-            arguments["ContinuationToken"] = done.continuation_token
-        answer = client.list_objects_v2(**arguments)
+    def _list(self, target: SweepTarget, done: SweepCheckpoint, store: Store) -> SweepPage:
+        listed = store.list_page(target.location, done.continuation_token, _PAGE_KEYS, flat=target.flat)
         objects, recent = [], 0
-        for item in answer.get("Contents", []):
-            uri = f"s3://{bucket}/{item['Key']}"
+        for item in listed.objects:
             # Directory markers (SeaweedFS lists them) hold nothing.
-            if uri.endswith("/") or uri in self.planned:
+            if item.uri.endswith("/") or normalize(item.uri) in self.planned:
                 continue
-            if item["LastModified"] + _CLOCK_RESOLUTION <= self.step.cutoff:
-                objects.append(uri)
+            if item.modified + _CLOCK_RESOLUTION <= self.step.cutoff:
+                objects.append(item.uri)
             else:
                 recent += 1
-        following = answer.get("NextContinuationToken") if answer.get("IsTruncated") else None
-        return SweepPage(objects=objects, kept_recent=recent, next_token=following)
+        return SweepPage(objects=objects, kept_recent=recent, next_token=listed.next_token)
 
 
 @dataclass(frozen=True)

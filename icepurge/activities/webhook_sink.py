@@ -16,9 +16,9 @@ import time
 
 import httpx
 
-from icepurge.activities.backoff import full_jitter
 from icepurge.activities.event_sinks import WEBHOOK_SINK
 from icepurge.contract.events import PurgeEvent
+from icepurge.stores.backoff import full_jitter
 
 SIGNATURE_HEADER = "Icepurge-Signature"
 TIMESTAMP_HEADER = "Icepurge-Timestamp"

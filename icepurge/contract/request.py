@@ -7,9 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-SUPPORTED_SCHEMES = frozenset(
-    {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs", "file", "hdfs", "viewfs", "oss"}
-)
+from icepurge.contract.schemes import SUPPORTED_SCHEMES, names_a_scheme, scheme_of
 
 
 class Engine(StrEnum):
@@ -114,11 +112,6 @@ def printable(value: str) -> str:
     return value
 
 
-def metadata_scheme(location: str) -> str:
-    head, sep, _ = location.partition("://")
-    return head.lower() if sep else ""
-
-
 class PurgeRequest(BaseModel):
     """A snapshot of a dropped table, handed over by its catalog; or, without a metadata
     location, a table to drop and purge by name."""
@@ -170,8 +163,7 @@ class PurgeRequest(BaseModel):
     def _supported_scheme(cls, location: str | None) -> str | None:
         if location is None:
             return None
-        scheme = metadata_scheme(location)
-        if scheme not in SUPPORTED_SCHEMES:
+        if not names_a_scheme(location) or scheme_of(location) not in SUPPORTED_SCHEMES:
             supported = ", ".join(sorted(SUPPORTED_SCHEMES))
             raise ValueError(f"metadata_location needs a URI scheme among: {supported}")
         if not location.endswith(".json") and not location.endswith(".json.gz"):

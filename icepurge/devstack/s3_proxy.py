@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
-from icepurge.activities.s3_client import s3_client
+from icepurge.stores.s3_client import s3_client
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -11,10 +11,10 @@ from pathlib import Path
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from icepurge.activities.s3_client import s3_client
 from icepurge.devstack.binaries import binary
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import ServiceFailedError, ServiceProcess
+from icepurge.stores.s3_client import s3_client
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from icepurge.activities.bulk_delete import DeleteTuning
 from icepurge.activities.engine_choice import STORE_KINDS, AutoSparkThresholds
 from icepurge.activities.planner import ChunkSizing
 from icepurge.activities.settings import ActivitySettings
 from icepurge.contract.names import TASK_QUEUE
+from icepurge.stores.outcomes import DeleteTuning
 from icepurge.worker.payload_codec import AesGcmCodec, CodecKeyError, parse_key
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from icepurge.activities.spark_jobs import is_connect, spark_jobs
+from icepurge.extras import require_extra
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -24,12 +25,13 @@ if TYPE_CHECKING:
 REDACTION_REGEX = (
     "(?i)secret|password|token|access[.-]?key|account[.-]?key|connection[.-]?string|credential|session"
 )
-# What a purge task imports from this project; executors get it from the driver.
-# The whole package: tasks import the store layer, the contract and the activities.
+# What a purge task imports from this project (the activities, the contract, the stores);
+# executors get it from the driver.
 TASK_PACKAGES = ("icepurge",)
 
 
 def build_spark_session(master: str, extra_conf: dict[str, str]) -> SparkSession:
+    require_extra("The Spark engine (ICEPURGE_SPARK_MASTER)", "pyspark", "spark")
     from pyspark.sql import SparkSession
 
     if master.startswith("sc://"):
@@ -82,7 +84,7 @@ def ship_project_code(spark: SparkSession) -> None:
 
 def _import_task_modules(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     import icepurge.activities.spark_engine  # noqa: F401  # what every purge task imports first
-    from icepurge.activities.s3_client import load_s3_model
+    from icepurge.stores.s3_client import load_s3_model
 
     load_s3_model()
     yield from batches

@@ -8,14 +8,13 @@ from datetime import timedelta
 from temporalio import workflow
 
 from icepurge.contract.names import SWEEP_ACTIVITY
-from icepurge.contract.request import Engine, OverlapScope, PurgeRequest, metadata_scheme
+from icepurge.contract.request import Engine, OverlapScope, PurgeRequest
+from icepurge.contract.schemes import LISTABLE_KINDS, StoreKind, scheme_of, store_kind
 from icepurge.contract.status import PurgeStatus
 from icepurge.contract.sweep_steps import SweepInput, SweepOutcome, SweepResult
 from icepurge.workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
 from icepurge.workflows.table_lifecycle import live_table_outcome
-from icepurge.workflows.upgrades import PREVIEW_GUARDS
-
-SWEEP_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+from icepurge.workflows.upgrades import PREVIEW_GUARDS, SWEEP_ANY_LISTABLE_STORE
 
 
 def _inside(location: str, base: str) -> bool:
@@ -28,11 +27,18 @@ def _refusal(status: PurgeStatus, location: str) -> str | None:
         return "not applied: gc.enabled=false, the table's files are not icepurge's to delete"
     if status.failures_total:
         return f"not applied: {status.failures_total} planned files failed; re-run the purge, then sweep"
-    if metadata_scheme(location) not in SWEEP_SCHEMES:
-        return (
-            f"not applied: sweeping {metadata_scheme(location) or 'local'}:// locations is not supported yet"
-        )
+    if not _listable(location):
+        return f"not applied: {scheme_of(location)}:// locations can't be listed, so they can't be swept"
     return None
+
+
+def _listable(location: str) -> bool:
+    """S3 was the only store a sweep could list before the store layer; a purge started then
+    keeps that rule."""
+    kind = store_kind(location)
+    if kind is StoreKind.S3:
+        return True
+    return kind in LISTABLE_KINDS and workflow.patched(SWEEP_ANY_LISTABLE_STORE)
 
 
 async def _guard_refusal(status: PurgeStatus, request: PurgeRequest, location: str) -> str | None:

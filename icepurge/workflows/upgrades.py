@@ -12,3 +12,6 @@ RUN_SCOPED_STATE: Final = "run-scoped-state"
 PREVIEW_GUARDS: Final = "preview-guards"
 # A namespace purge's dry run says which namespaces the real run would drop.
 PREVIEW_DROPS: Final = "preview-drops"
+# The location sweep runs on every store that can list (S3, Azure Blob/ADLS, the local disk),
+# not on S3 alone.
+SWEEP_ANY_LISTABLE_STORE: Final = "sweep-any-listable-store"

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-AZURE_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
-
 
 @dataclass(frozen=True)
 class BlobAddress:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from icepurge.activities.s3_client import s3_client
+from icepurge.stores.s3_client import s3_client
 
 _MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "NoSuchBucket", "404"})
 
@@ -18,7 +18,7 @@ _MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "NoSuchBucket", "404"})
 def get_object(properties: dict[str, str], location: str, connections: int, max_attempts: int) -> bytes:
     bucket, key = _bucket_and_key(location)
     client = s3_client(properties, max_connections=connections, max_attempts=max_attempts)
-    with _as_os_errors(location):
+    with as_os_errors(location):
         return client.get_object(Bucket=bucket, Key=key)["Body"].read()
 
 
@@ -27,7 +27,7 @@ def put_object(
 ) -> None:
     bucket, key = _bucket_and_key(location)
     client = s3_client(properties, max_connections=connections, max_attempts=max_attempts)
-    with _as_os_errors(location):
+    with as_os_errors(location):
         client.put_object(Bucket=bucket, Key=key, Body=body)
 
 
@@ -35,7 +35,7 @@ def delete_object(properties: dict[str, str], location: str, connections: int, m
     """Deleting an absent key succeeds, as S3 answers."""
     bucket, key = _bucket_and_key(location)
     client = s3_client(properties, max_connections=connections, max_attempts=max_attempts)
-    with _as_os_errors(location):
+    with as_os_errors(location):
         client.delete_object(Bucket=bucket, Key=key)
 
 
@@ -45,7 +45,7 @@ def _bucket_and_key(location: str) -> tuple[str, str]:
 
 
 @contextmanager
-def _as_os_errors(location: str) -> Iterator[None]:
+def as_os_errors(location: str) -> Iterator[None]:
     try:
         yield
     except ClientError as error:

@@ -1,0 +1,83 @@
+"""S3 and S3-compatible stores (s3://, s3a://, s3n://) through the process's shared boto3 clients:
+one request per object operation (PyArrow's file system sends a HEAD before every read), bulk
+deletes with DeleteObjects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from icepurge.stores.outcomes import DeleteOutcome
+from icepurge.stores.s3_client import s3_client
+from icepurge.stores.s3_deletes import S3BulkDeleter
+from icepurge.stores.s3_objects import as_os_errors, delete_object, get_object, put_object
+from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+
+def bucket_and_key(uri: str) -> tuple[str, str]:
+    parts = urlsplit(uri)
+    return parts.netloc, parts.path.lstrip("/")
+
+
+class S3Store:
+    def __init__(self, context: StoreContext) -> None:
+        self._context = context
+        self._deleter: S3BulkDeleter | None = None
+
+    def read(self, uri: str) -> bytes:
+        return get_object(self._context.properties, uri, self._context.connections, self._context.attempts)
+
+    def write(self, uri: str, data: bytes) -> None:
+        put_object(self._context.properties, uri, data, self._context.connections, self._context.attempts)
+
+    def delete(self, uri: str) -> None:
+        delete_object(self._context.properties, uri, self._context.connections, self._context.attempts)
+
+    def delete_many(self, uris: list[str]) -> DeleteOutcome:
+        if self._deleter is None:
+            bulk = self._context.bulk()
+            # Attempts are the deleter's own (it counts throttling), not boto3's.
+            client = s3_client(self._context.properties, max_connections=bulk.concurrency + 2, max_attempts=1)
+            self._deleter = S3BulkDeleter(client, bulk.pool, bulk.limits, bulk.tuning, bulk.observer)
+        return self._deleter.delete(uris)
+
+    def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
+        bucket, key_prefix = bucket_and_key(prefix.rstrip("/") + "/")
+        arguments: dict[str, Any] = {"Bucket": bucket, "Prefix": key_prefix, "MaxKeys": limit}
+        if flat:
+            arguments["Delimiter"] = "/"
+        if token:
+            arguments["ContinuationToken"] = token
+        with as_os_errors(prefix):
+            answer = self._client().list_objects_v2(**arguments)
+        return ListedPage(
+            objects=[
+                Listed(f"s3://{bucket}/{item['Key']}", item["LastModified"])
+                for item in answer.get("Contents", [])
+            ],
+            folders=[
+                f"s3://{bucket}/{found['Prefix'].rstrip('/')}" for found in answer.get("CommonPrefixes", [])
+            ],
+            next_token=answer.get("NextContinuationToken") if answer.get("IsTruncated") else None,
+        )
+
+    def head(self, uri: str) -> ObjectHead | None:
+        bucket, key = bucket_and_key(uri)
+        try:
+            with as_os_errors(uri):
+                answer = self._client().head_object(Bucket=bucket, Key=key)
+        except FileNotFoundError:
+            return None
+        modified: datetime = answer["LastModified"]
+        return ObjectHead(size=int(answer["ContentLength"]), modified=modified)
+
+    def _client(self) -> S3Client:
+        return s3_client(
+            self._context.properties,
+            max_connections=self._context.connections,
+            max_attempts=self._context.attempts,
+        )

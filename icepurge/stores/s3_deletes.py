@@ -1,0 +1,153 @@
+"""S3 DeleteObjects in batches (1000 keys by default). Retries are ours, not boto3's, so that
+throttling (503 SlowDown) is seen and counted, and every attempt waits for the purge's
+per-bucket rate budget."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
+
+from icepurge.stores.bulk_rounds import (
+    BulkRequest,
+    RequestFailure,
+    Rounds,
+    Settled,
+    delete_in_rounds,
+    in_batches,
+)
+from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
+from icepurge.stores.rate_budget import BucketRateLimits
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+_THROTTLE_CODES = frozenset(
+    {
+        "SlowDown",
+        "ServiceUnavailable",
+        "Throttling",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TooManyRequests",
+    }
+)
+# Other 5xx answers are retried by their status code (see _retryable).
+_TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout"}
+
+
+def _request_failure(error: Exception) -> RequestFailure:
+    return RequestFailure(_error_text(error), _retryable(error), _throttled(error))
+
+
+def _error_code(error: ClientError) -> str:
+    code = str(error.response.get("Error", {}).get("Code", ""))
+    status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return "SlowDown" if status in (429, 503) and code not in _THROTTLE_CODES else code
+
+
+def _retryable(error: Exception) -> bool:
+    if isinstance(error, ClientError):
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return _error_code(error) in _TRANSIENT_CODES or status >= 500
+    return isinstance(error, HTTPClientError | BotoConnectionError)
+
+
+def _throttled(error: Exception) -> bool:
+    return isinstance(error, ClientError) and _error_code(error) in _THROTTLE_CODES
+
+
+def _error_text(error: Exception) -> str:
+    if isinstance(error, ClientError):
+        details = error.response.get("Error", {})
+        return f"{details.get('Code', 'ClientError')}: {details.get('Message', '')}".strip()
+    return f"{type(error).__name__}: {error}"
+
+
+class S3BulkDeleter:
+    def __init__(
+        self,
+        client: S3Client,
+        pool: ThreadPoolExecutor,
+        limits: BucketRateLimits,
+        tuning: DeleteTuning,
+        observer: LatencyObserver = None,
+    ) -> None:
+        self._client = client
+        self._pool = pool
+        self._limits = limits
+        self._max_attempts = tuning.max_attempts
+        self._batch = tuning.batch_files
+        self._check_existence = tuning.check_existence
+        self._observer = observer
+
+    def delete(self, uris: list[str]) -> DeleteOutcome:
+        by_bucket: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for uri in uris:
+            parts = urlsplit(uri)
+            by_bucket[parts.netloc].append((parts.path.lstrip("/"), uri))
+        return in_batches(self._pool, by_bucket, self._batch, self._delete_batch)
+
+    def _delete_batch(self, bucket: str, keys: list[tuple[str, str]]) -> DeleteOutcome:
+        outcome = DeleteOutcome()
+        uri_of = dict(keys)
+        remaining = (
+            self._existing(bucket, list(uri_of), uri_of, outcome) if self._check_existence else list(uri_of)
+        )
+        if not remaining:
+            return outcome
+        request = BulkRequest(
+            send=lambda batch: self._client.delete_objects(
+                Bucket=bucket, Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True}
+            ),
+            errors=(ClientError, BotoCoreError),
+            failure=_request_failure,
+            settle=_settle,
+        )
+        rounds = Rounds(self._max_attempts, self._limits, bucket, self._observer)
+        return delete_in_rounds(request, remaining, uri_of, rounds, outcome)
+
+    def _existing(
+        self, bucket: str, keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome
+    ) -> list[str]:
+        """The keys a HEAD finds (or can't tell about: the delete will); the absent ones are
+        recorded as already missing."""
+        present: list[str] = []
+        for key in keys:
+            self._limits.acquire(bucket)
+            outcome.requests += 1
+            try:
+                self._client.head_object(Bucket=bucket, Key=key)
+            except ClientError as error:
+                status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+                if status == 404:
+                    outcome.missing.append(uri_of[key])
+                    continue
+            except BotoCoreError:
+                pass
+            present.append(key)
+        return present
+
+
+def _settle(
+    response: Any, keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome, last_attempt: bool
+) -> Settled:
+    """Records each key's result; returns the keys to send again."""
+    by_key = {item["Key"]: item for item in response.get("Errors", []) if "Key" in item}
+    retry: list[str] = []
+    for key in keys:
+        key_error = by_key.get(key)
+        code = key_error.get("Code") if key_error else None
+        if key_error is None:
+            outcome.deleted.append(uri_of[key])
+        elif code == "NoSuchKey":
+            outcome.missing.append(uri_of[key])
+        elif code in _TRANSIENT_CODES and not last_attempt:
+            retry.append(key)
+        else:
+            outcome.failed.append((uri_of[key], f"{code}: {key_error.get('Message', '')}"))
+    return Settled(retry, any(by_key[key].get("Code") in _THROTTLE_CODES for key in retry))

@@ -1,0 +1,220 @@
+"""The store layer: every store answers the same interface the same way (read, write, delete one,
+delete many, list a page, head) on the real thing (SeaweedFS, Azurite, the local disk); the
+registry picks one implementation per scheme; the location sweep lists any store that can."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.testing import ActivityEnvironment
+
+from icepurge.activities.sweep_activities import SweepActivities
+from icepurge.api.client import PurgeClient
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.status import PurgeState
+from icepurge.contract.sweep_steps import SweepInput
+from icepurge.devstack.azurite import AzuriteEndpoint
+from icepurge.devstack.stack import WAREHOUSE_BUCKET
+from icepurge.stores.azure import AzureStore
+from icepurge.stores.fileio import FileIOStore
+from icepurge.stores.local import LocalStore
+from icepurge.stores.outcomes import DeleteTuning
+from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.registry import open_store
+from icepurge.stores.s3 import S3Store
+from icepurge.stores.store import Deletes, ListingUnsupportedError, Store, StoreContext
+from icepurge.worker.settings import WorkerSettings
+from tests.blob_store import BlobStore
+from tests.conftest import AZURE_CONTAINER, DISK_CATALOG
+from tests.store import S3Store as S3View
+from tests.tables import simple_table
+
+
+@dataclass(frozen=True)
+class StoreUnderTest:
+    context: StoreContext
+    base: str
+    exists: Callable[[str], bool]
+
+
+@pytest.fixture
+def deletes() -> Iterator[Deletes]:
+    limits = BucketRateLimits(None)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        # S3 answers "deleted" for an absent key: a HEAD first tells it apart.
+        yield Deletes(pool, limits, DeleteTuning(check_existence=True), concurrency=4)
+    limits.close()
+
+
+@pytest.fixture(params=["s3", "azure", "local"])
+def store_under_test(request: pytest.FixtureRequest, deletes: Deletes, tmp_path: Path) -> StoreUnderTest:
+    folder = f"stores-{uuid.uuid4().hex[:8]}"
+    if request.param == "s3":
+        view: S3View = request.getfixturevalue("s3")
+        return StoreUnderTest(
+            StoreContext(view.properties, deletes=deletes), f"s3://{WAREHOUSE_BUCKET}/{folder}", view.exists
+        )
+    if request.param == "azure":
+        azurite: AzuriteEndpoint = request.getfixturevalue("azurite")
+        blobs: BlobStore = request.getfixturevalue("blobs")
+        base = azurite.location(AZURE_CONTAINER, folder)
+        return StoreUnderTest(StoreContext(blobs.properties, deletes=deletes), base, blobs.exists)
+    return StoreUnderTest(
+        StoreContext({}, deletes=deletes),
+        (tmp_path / folder).as_uri(),
+        lambda uri: Path(uri.removeprefix("file://")).exists(),
+    )
+
+
+def test_every_store_answers_the_same_way(store_under_test: StoreUnderTest) -> None:
+    base, context = store_under_test.base, store_under_test.context
+    store = open_store(base, context)
+    names = ["a.json", "b.json", "c.json", "sub/d.json", "sub/deeper/e.json"]
+    for name in names:
+        store.write(f"{base}/{name}", name.encode())
+    assert store.read(f"{base}/sub/d.json") == b"sub/d.json"
+    with pytest.raises(FileNotFoundError):
+        store.read(f"{base}/absent.json")
+    head = store.head(f"{base}/a.json")
+    assert head is not None and head.size == len(b"a.json")
+    assert abs(head.modified - datetime.now(UTC)) < timedelta(minutes=5)
+    assert store.head(f"{base}/absent.json") is None
+
+    listed, token, pages = [], None, 0
+    while True:
+        page = store.list_page(base, token, limit=2, flat=False)
+        listed += [item.uri for item in page.objects]
+        pages += 1
+        token = page.next_token
+        if token is None:
+            break
+    assert listed == sorted(f"{base}/{name}" for name in names)
+    assert pages == 3
+    flat = store.list_page(base, None, limit=100, flat=True)
+    assert [item.uri for item in flat.objects] == [f"{base}/{name}" for name in names[:3]]
+    assert flat.folders == [f"{base}/sub"]
+    assert flat.next_token is None
+
+    outcome = store.delete_many([f"{base}/a.json", f"{base}/b.json", f"{base}/absent.json"])
+    assert sorted(outcome.deleted) == [f"{base}/a.json", f"{base}/b.json"]
+    assert outcome.missing == [f"{base}/absent.json"]
+    assert outcome.failed == []
+    store.delete(f"{base}/c.json")
+    store.delete(f"{base}/c.json")
+    assert not store_under_test.exists(f"{base}/c.json")
+    assert store_under_test.exists(f"{base}/sub/d.json")
+
+
+def test_one_registry_picks_the_store_by_scheme(tmp_path: Path) -> None:
+    context = StoreContext({"adls.account-name": "acct"})
+    assert isinstance(open_store("s3a://bucket/t/metadata/v1.json", context), S3Store)
+    assert isinstance(open_store("wasbs://c@acct.blob.core.windows.net/t", context), AzureStore)
+    assert isinstance(open_store(str(tmp_path / "t"), context), LocalStore)
+    assert isinstance(open_store("gs://bucket/t/metadata/v1.json", context), FileIOStore)
+
+
+def test_a_store_without_a_listing_says_so_and_still_reads_and_writes(tmp_path: Path) -> None:
+    uri = (tmp_path / "x" / "a.json").as_uri()
+    os.makedirs(tmp_path / "x")
+    store: Store = FileIOStore(StoreContext({}), uri)
+    store.write(uri, b"{}")
+    assert store.read(uri) == b"{}"
+    head = store.head(uri)
+    assert head is not None and head.size == 2
+    with pytest.raises(ListingUnsupportedError, match="can't be listed"):
+        store.list_page((tmp_path / "x").as_uri(), None, 10, flat=False)
+
+
+def test_a_store_whose_extra_is_missing_names_the_extra_to_install() -> None:
+    """Azure's SDK is an extra (icepurge[azure]): without it, an abfs:// URI fails at once,
+    not retried, saying what to install."""
+    program = """
+import sys
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name == "azure" or name.startswith("azure."):
+            raise ModuleNotFoundError(name)
+sys.meta_path.insert(0, Blocker())
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import StoreContext
+try:
+    open_store("abfs://c@acct.dfs.core.windows.net/t", StoreContext({}))
+except Exception as error:
+    print(type(error).__name__, error.non_retryable, error)
+"""
+    answer = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    ).stdout
+    assert answer.startswith("MissingExtraError True")
+    assert "icepurge[azure]" in answer
+
+
+def test_the_sweep_lists_and_deletes_on_azure(
+    worker_settings: WorkerSettings, azurite: AzuriteEndpoint, blobs: BlobStore
+) -> None:
+    location = azurite.location(AZURE_CONTAINER, f"swept-{uuid.uuid4().hex[:8]}")
+    old = [f"{location}/data/old-{index}.parquet" for index in range(3)] + [f"{location}/top.json"]
+    for uri in old:
+        blobs.put(uri)
+    time.sleep(1.2)
+    cutoff = datetime.now(UTC)
+    time.sleep(1.2)
+    recent = f"{location}/data/recent.parquet"
+    blobs.put(recent)
+    request = PurgeRequest.model_validate(
+        {
+            "catalog": "tests",
+            "namespace": ["swept"],
+            "table": "t",
+            "metadata_location": f"{location}/metadata/v1.metadata.json",
+            "file_io_properties": blobs.properties,
+            "requested_by": "pytest",
+        }
+    )
+    step = SweepInput(
+        purge_id=f"sweep-{uuid.uuid4().hex[:8]}", request=request, prefixes=[location], cutoff=cutoff
+    )
+    result = ActivityEnvironment().run(
+        SweepActivities(worker_settings.activity_settings()).sweep_location, step
+    )
+    assert (result.swept, result.kept_recent, result.failed) == (4, 1, 0)
+    assert blobs.list(location) == {recent}
+
+
+async def test_a_by_name_purge_sweeps_a_table_on_the_local_disk(
+    purges: PurgeClient, disk_catalog: SqlCatalog
+) -> None:
+    name = f"t{uuid.uuid4().hex[:6]}"
+    table = simple_table(disk_catalog, ("swept_disk",), name, appends=2)
+    folder = Path(table.location().removeprefix("file://"))
+    orphan = folder / "data" / "aborted.parquet"
+    orphan.write_bytes(b"never referenced")
+    neighbour = folder.parent / f"{folder.name}_kept" / "x.parquet"
+    neighbour.parent.mkdir(parents=True)
+    neighbour.write_bytes(b"not the table's")
+    time.sleep(1.2)
+    purge_id = await purges.purge_by_name(
+        DISK_CATALOG,
+        ["swept_disk"],
+        name,
+        requested_by="pytest",
+        options={"sweep_location": True, "sweep_grace_seconds": 0},
+    )
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert status.sweep is not None and status.sweep.applied, status.sweep
+    assert status.sweep.swept == 1
+    assert not orphan.exists()
+    assert [path for path in folder.rglob("*") if path.is_file()] == []
+    assert neighbour.read_bytes() == b"not the table's"
