@@ -20,12 +20,12 @@ import httpx
 from pyiceberg.catalog.sql import SqlCatalog
 
 from bench.bench_stack import bench_stack
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
+from icepurge.connection.settings import TemporalSettings
 from icepurge.contract.request import PurgeRequest
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
-from icepurge.worker.connect import connect
-from icepurge.worker.settings import TemporalSettings
 
 QUEUE = "icepurge-latency"
 

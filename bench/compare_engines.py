@@ -42,7 +42,8 @@ from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
 from bench.purge_timeline import purge_timeline
 from bench.table_templates import TableTemplate
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from icepurge.devstack.process import WORKER_READY, ServiceProcess, free_ports
@@ -51,7 +52,6 @@ from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_rewrites import RewriteHeavyShape, synthetic_rewrite_heavy_table
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
-from icepurge.worker.connect import connect
 
 LOCAL_QUEUE, EAGER_QUEUE, SPARK_QUEUE = "bench-local", "bench-eager", "bench-spark"
 FILES_PER_MANIFEST, SNAPSHOTS, DELETE_FILES_PER_SNAPSHOT = 500, 10, 10

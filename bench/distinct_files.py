@@ -25,13 +25,13 @@ from bench.bench_stack import bench_stack
 from bench.compare_engines import LOCAL_QUEUE, SPARK_QUEUE, start_workers
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import S3Template
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.rewrite_heavy_table import RewriteShape, compared_shapes, rewrite_heavy_table
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.stores.s3_client import s3_client
-from icepurge.worker.connect import connect
 
 
 @dataclass

@@ -20,7 +20,8 @@ from pathlib import Path
 from pyiceberg.table import Table
 
 from bench.table_templates import S3Template
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.requests import request_for_table
@@ -28,7 +29,6 @@ from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from icepurge.devstack.webhook_receiver import WEBHOOK_SECRET, Received, webhook_receiver
 from icepurge.stores.s3_client import s3_client
-from icepurge.worker.connect import connect
 
 
 @dataclass

@@ -19,14 +19,14 @@ from pyiceberg.table import Table
 from bench.bench_stack import bench_stack
 from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
 from icepurge.activities.locations import table_locations
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
 from icepurge.contract.request import OverlapScope
 from icepurge.contract.status import GuardName
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.demo_tables import SCHEMA, create_demo_table
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.connect import connect
 
 QUEUE = "bench-guard"
 SQL, REST, TABLE_BUCKET = "benchsql", "benchrest", "bench-guard-tables"

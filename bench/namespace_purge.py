@@ -18,14 +18,14 @@ from temporalio.client import Client
 
 from bench.bench_stack import bench_stack
 from bench.purge_throughput import bulk_delete_ceiling
-from icepurge.api.client import PurgeClient
-from icepurge.api.listing import PurgeFilter
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.connection.connect import connect
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.demo_tables import create_demo_table
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.connect import connect
 
 QUEUE = "bench-namespace"
 CATALOG = "benchlake"

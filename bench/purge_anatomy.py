@@ -27,6 +27,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import CONTENDERS, SHAPES, Measured, Run, purges_in_turns, table_of
+from icepurge.connection.connect import connect
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     FINALIZE_ACTIVITY,
@@ -34,7 +35,6 @@ from icepurge.contract.names import (
     PLAN_ACTIVITY,
 )
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.connect import connect
 
 _SHORT = {
     PLAN_ACTIVITY: "planning",

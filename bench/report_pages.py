@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 
 from icepurge.activities.finalizer import PurgeReportObject
-from icepurge.api.report_pages import ReportReader, ReportSection
+from icepurge.api.server.report_pages import ReportReader
 from icepurge.contract.counts import FileCounts
+from icepurge.contract.report_pages import ReportSection
 from icepurge.contract.status import PurgeState, PurgeStatus
 
 PAGE = 1000

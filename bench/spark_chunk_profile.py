@@ -19,13 +19,13 @@ from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import FILES_PER_MANIFEST, LOCAL_QUEUE, SNAPSHOTS, SPARK_QUEUE
 from bench.purge_timeline import purge_timeline
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.devstack.process import WORKER_READY, free_ports
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
-from icepurge.worker.connect import connect
 
 
 def _get(url: str) -> Any:

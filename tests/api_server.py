@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from icepurge.api.auth import Role, TokenEntry, token_hash
+from icepurge.api.server.auth import TokenEntry, token_hash
+from icepurge.contract.roles import Role
 
 CATALOG_A, CATALOG_B = "api-a", "api-b"
 # name: (token, catalogs, roles)

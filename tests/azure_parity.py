@@ -7,7 +7,7 @@ from typing import Any
 
 from pyiceberg.table import Table
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.status import PurgeState
 from tests.blob_store import BlobStore

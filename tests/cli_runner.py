@@ -33,7 +33,7 @@ async def run_cli(args: tuple[str, ...], env: dict[str, str]) -> tuple[int, str,
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "icepurge.api.cli",
+        "icepurge.api.cli.main",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

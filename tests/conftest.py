@@ -15,15 +15,15 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.settings import ApiSettings
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.settings import ApiSettings
+from icepurge.connection.connect import connect
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.connect import connect
 from icepurge.worker.run import build_worker, sandboxed_runner
 from icepurge.worker.settings import WorkerSettings
 from tests.api_server import CATALOG_A, CATALOG_B, token_file

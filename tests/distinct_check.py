@@ -8,7 +8,7 @@ from typing import Any
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.status import PurgeState, PurgeStatus
 from icepurge.devstack.rewrite_heavy_table import rewrite_heavy_table

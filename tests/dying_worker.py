@@ -18,9 +18,9 @@ from temporalio.worker import (
     Interceptor,
 )
 
+from icepurge.connection.connect import connect
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.connect import connect
 from icepurge.worker.run import build_worker
 from icepurge.worker.settings import WorkerSettings
 

@@ -11,9 +11,9 @@ from pyiceberg.table import Table
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.http_client import HttpPurgeClient
-from icepurge.api.listing import PurgeFilter
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import CONTENT_CATEGORIES, Category
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import PurgeReport, PurgeStatus

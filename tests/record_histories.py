@@ -20,12 +20,12 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.connection.connect import connect
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.connect import connect
 from icepurge.worker.run import build_worker
 from icepurge.worker.settings import WorkerSettings
 from tests.store import S3Store

@@ -16,7 +16,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 from schemathesis.openapi.loaders import from_url
 
-from icepurge.api.settings import ApiSettings
+from icepurge.api.server.settings import ApiSettings
 from icepurge.devstack.api_server import serve_api
 from tests.api_server import bearer
 

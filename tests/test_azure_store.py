@@ -13,7 +13,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from icepurge.activities.locations import LocationGuard
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.azurite import AzuriteEndpoint

@@ -12,8 +12,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import (
     ERROR_INVALID_REQUEST,
     ERROR_METADATA_ACCESS_DENIED,

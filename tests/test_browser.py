@@ -13,8 +13,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.settings import ApiSettings
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.settings import ApiSettings
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.stack import EmbeddedStack
 from tests.browser import rendered_dom, require_browser

@@ -9,8 +9,8 @@ import asyncio
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.listing import PurgeFilter
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import DROP_TABLE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.stack import EmbeddedStack

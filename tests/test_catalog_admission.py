@@ -13,8 +13,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.events import EventKind
 from icepurge.contract.names import ERROR_CATALOG_NOT_CONFIGURED
 from icepurge.contract.purge_id import purge_id_for

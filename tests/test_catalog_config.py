@@ -14,7 +14,7 @@ from icepurge.activities.catalog_activities import CatalogActivities, file_io_pr
 from icepurge.activities.catalog_admission import CatalogAdmission
 from icepurge.activities.catalogs import REDACTED, CatalogRegistry
 from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
-from icepurge.api.cli_common import namespace_levels
+from icepurge.api.cli.common import namespace_levels
 from icepurge.contract.catalog_steps import TableRef
 from icepurge.contract.names import ERROR_CATALOG_UNAVAILABLE
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env

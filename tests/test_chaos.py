@@ -23,8 +23,8 @@ from pyiceberg.table import Table
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeServiceUnavailableError
+from icepurge.api.clients.errors import PurgeServiceUnavailableError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeState, PurgeStatus
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table

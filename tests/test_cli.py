@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.devstack.stack import EmbeddedStack
 from tests.cli_runner import icepurge
 from tests.purge_helpers import request_for

@@ -16,10 +16,10 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
-from icepurge.api.admin_setup import SearchAttributeConflictError, ensure_search_attributes
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeAccessDeniedError, PurgeControlRejectedError
-from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeControlRejectedError
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.admin_setup import SearchAttributeConflictError, ensure_search_attributes
 from icepurge.contract.counts import Category
 from icepurge.contract.names import SEARCH_ATTRIBUTES
 from icepurge.contract.status import PurgeState

@@ -9,7 +9,7 @@ from collections import Counter
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.process import ServiceProcess

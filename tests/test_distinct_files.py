@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.devstack.stack import EmbeddedStack
 from tests.distinct_check import purge_rewrite_heavy_table
 from tests.store import S3Store

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeState
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store

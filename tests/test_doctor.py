@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.payload_codec import new_key
 from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.payload_codec import new_key
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge, icepurge_over_api
 

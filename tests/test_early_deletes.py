@@ -16,7 +16,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeReport, PurgeState
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy

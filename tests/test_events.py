@@ -18,8 +18,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, FileCounts
 from icepurge.contract.events import EventKind, PurgeEvent
 from icepurge.contract.names import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.activities.finalizer import PurgeReportObject
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy

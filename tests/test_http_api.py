@@ -14,11 +14,15 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeAccessDeniedError, PurgeNotFoundError, PurgeServiceUnavailableError
-from icepurge.api.http_client import HttpPurgeClient
-from icepurge.api.listing import PurgeFilter
-from icepurge.api.settings import ApiSettings
+from icepurge.api.clients.errors import (
+    PurgeAccessDeniedError,
+    PurgeNotFoundError,
+    PurgeServiceUnavailableError,
+)
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.api_server import serve_api

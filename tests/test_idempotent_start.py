@@ -9,9 +9,9 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeControlRejectedError, PurgeFailedError
-from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeFailedError
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS

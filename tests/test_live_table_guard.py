@@ -8,8 +8,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.activities.live_tables import overlaps
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import ERROR_LIVE_TABLE
 from icepurge.contract.status import GuardName, PurgeState
 from icepurge.devstack.requests import request_for_table

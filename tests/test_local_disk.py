@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeState
 from icepurge.stores.local_deletes import LocalBulkDeleter, local_path
 from icepurge.stores.rate_budget import BucketRateLimits

@@ -13,7 +13,7 @@ from typing import Any
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient, by_name_request
+from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

@@ -9,9 +9,9 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.errors import PurgeAccessDeniedError
-from icepurge.api.http_client import HttpPurgeClient
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.errors import PurgeAccessDeniedError
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.stack import EmbeddedStack

@@ -9,9 +9,9 @@ from functools import partial
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeControlRejectedError
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.errors import PurgeControlRejectedError
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.status import PurgeState, PurgeStatus
 from tests.conftest import LAKE_CATALOG

@@ -13,8 +13,8 @@ from collections import Counter
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.names import TABLE_PAGE_ACTIVITY
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.status import PurgeState

@@ -12,9 +12,9 @@ from pyiceberg.catalog.sql import SqlCatalog
 from sqlalchemy import text
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.events import EventKind, PurgeKind
 from icepurge.contract.names import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus

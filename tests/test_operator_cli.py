@@ -12,12 +12,12 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError, PurgeNotFoundError
-from icepurge.api.http_client import HttpPurgeClient
-from icepurge.api.report_pages import ReportSection
-from icepurge.api.settings import ApiSettings
+from icepurge.api.clients.errors import PurgeFailedError, PurgeNotFoundError
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.report_pages import ReportSection
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy

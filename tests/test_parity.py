@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
 from icepurge.contract.status import PurgeState
 from tests.expected import drop_table_data_set, history_set

@@ -11,11 +11,11 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.common.v1 import Payload
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.payload_codec import ENCODING, AesGcmCodec, CodecKeyError, new_key, parse_key
+from icepurge.connection.settings import TemporalSettings
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.payload_codec import ENCODING, AesGcmCodec, CodecKeyError, new_key, parse_key
-from icepurge.worker.settings import TemporalSettings
 from tests.api_server import bearer
 from tests.cli_runner import icepurge
 from tests.purge_helpers import purge, request_for, sealed_history

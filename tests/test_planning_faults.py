@@ -14,7 +14,7 @@ from temporalio.client import Client
 
 from icepurge.activities.finalizer import PurgeReportObject
 from icepurge.activities.metadata_reader import read_bytes
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import PLAN_ACTIVITY, STATUS_QUERY
 from icepurge.contract.status import PurgeState, PurgeStatus
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy

@@ -10,9 +10,9 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.names import ERROR_LIVE_TABLE, PROTECTED_PROPERTY
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.status import GuardName, GuardOutcome, PurgeState, PurgeStatus

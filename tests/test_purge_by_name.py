@@ -10,9 +10,9 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient, by_name_request
-from icepurge.api.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundError
-from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundError
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
 from icepurge.contract.names import (
     ERROR_CATALOG_NOT_CONFIGURED,
     ERROR_PROTECTED,

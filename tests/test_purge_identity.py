@@ -14,9 +14,9 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.activities.spark_engine import chunk_job_tag
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import PurgeState

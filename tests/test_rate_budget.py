@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

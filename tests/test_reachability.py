@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy

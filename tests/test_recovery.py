@@ -13,7 +13,7 @@ from pyiceberg.table import Table
 from temporalio.client import Client
 
 from icepurge.activities.plan_model import PlanCheckpoint
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.contract.status import PurgeReport, PurgeState
 from icepurge.devstack.process import ServiceProcess

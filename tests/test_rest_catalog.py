@@ -9,10 +9,10 @@ from urllib.parse import unquote
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeControlRejectedError
-from icepurge.api.listing import PurgeFilter
-from icepurge.api.namespace_client import namespace_request
+from icepurge.api.clients.errors import PurgeControlRejectedError
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.status import GuardName, PurgeState
 from icepurge.devstack.stack import EmbeddedStack

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table

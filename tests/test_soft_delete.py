@@ -11,11 +11,11 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.cli import EXIT_CODES
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeControlRejectedError
-from icepurge.api.http_client import HttpPurgeClient
-from icepurge.api.listing import PurgeFilter
+from icepurge.api.cli.main import EXIT_CODES
+from icepurge.api.clients.errors import PurgeControlRejectedError
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS

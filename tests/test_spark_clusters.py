@@ -17,8 +17,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.process import ServiceFailedError, ServiceProcess, free_ports
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy

@@ -14,8 +14,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.names import ERROR_ENGINE_UNAVAILABLE
 from icepurge.contract.status import PurgeState

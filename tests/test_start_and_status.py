@@ -9,8 +9,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import STATUS_QUERY
 from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.status import PurgeState

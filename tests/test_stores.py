@@ -20,7 +20,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.testing import ActivityEnvironment
 
 from icepurge.activities.sweep_activities import SweepActivities
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import PurgeState
 from icepurge.contract.sweep_steps import SweepInput

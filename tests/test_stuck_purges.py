@@ -10,9 +10,9 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
-from icepurge.api.errors import PurgeFailedError
-from icepurge.api.listing import PurgeFilter
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.process import free_ports

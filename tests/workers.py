@@ -9,7 +9,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.worker.run import build_worker
 from icepurge.worker.settings import WorkerSettings
 

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 
 import uvicorn
 
-from icepurge.api.app import create_app
-from icepurge.api.settings import ApiSettings
+from icepurge.api.server.app import create_app
+from icepurge.api.server.settings import ApiSettings
 from icepurge.devstack.process import free_ports
 
 

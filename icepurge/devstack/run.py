@@ -9,7 +9,7 @@ import signal
 import time
 from pathlib import Path
 
-from icepurge.api.http_client import HttpPurgeClient
+from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.contract.status import TERMINAL_STATES
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts

@@ -10,7 +10,10 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.api.client import PurgeClient
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
+from icepurge.connection.payload_codec import new_key
+from icepurge.connection.settings import TemporalSettings
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.seaweed import (
@@ -21,9 +24,6 @@ from icepurge.devstack.seaweed import (
     seaweed_server,
 )
 from icepurge.devstack.temporal_server import temporal_server
-from icepurge.worker.connect import connect
-from icepurge.worker.payload_codec import new_key
-from icepurge.worker.settings import TemporalSettings
 
 WAREHOUSE_BUCKET = "warehouse"
 STATE_BUCKET = "icepurge-state"
@@ -158,7 +158,7 @@ class EmbeddedStack:
         }
         return ServiceProcess(
             "api",
-            [sys.executable, "-m", "icepurge.api.cli", "api"],
+            [sys.executable, "-m", "icepurge.api.cli.main", "api"],
             self.state_dir / "logs" / "api.log",
             env={**env, **overrides},
         )
@@ -166,7 +166,7 @@ class EmbeddedStack:
     def worker_process(self, name: str = "worker", **overrides: str) -> ServiceProcess:
         return ServiceProcess(
             name,
-            [sys.executable, "-m", "icepurge.api.cli", "worker"],
+            [sys.executable, "-m", "icepurge.api.cli.main", "worker"],
             self.state_dir / "logs" / f"{name}.log",
             env=self.worker_env(**overrides),
         )

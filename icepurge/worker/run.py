@@ -25,7 +25,7 @@ from icepurge.activities.purge_activities import PurgeActivities
 from icepurge.activities.spark_engine import SparkEngine
 from icepurge.activities.state_store import StateStore
 from icepurge.activities.sweep_activities import SweepActivities
-from icepurge.worker.connect import connect
+from icepurge.connection.connect import connect
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
 from icepurge.worker.spark_session import build_spark_session, warm_up

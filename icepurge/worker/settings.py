@@ -3,54 +3,12 @@
 from __future__ import annotations
 
 from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from icepurge.activities.engine_choice import STORE_KINDS, AutoSparkThresholds
 from icepurge.activities.planner import ChunkSizing
 from icepurge.activities.settings import ActivitySettings
-from icepurge.contract.names import TASK_QUEUE
+from icepurge.connection.settings import CatalogPolicySettings, TemporalSettings
 from icepurge.stores.outcomes import DeleteTuning
-from icepurge.worker.payload_codec import AesGcmCodec, CodecKeyError, parse_key
-
-
-class TemporalSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ICEPURGE_", env_file=".env", extra="ignore")
-
-    temporal_address: str = Field("127.0.0.1:7233", description="Temporal frontend host:port.")
-    temporal_namespace: str = "default"
-    task_queue: str = TASK_QUEUE
-    codec_keys: dict[str, SecretStr] = Field(
-        default_factory=dict,
-        repr=False,
-        description="Payload encryption keys as JSON {key id: base64 of 32 bytes}; none = plaintext.",
-    )
-    codec_key_id: str | None = Field(
-        None, description="The key that seals new payloads; may be left out when there is one key."
-    )
-
-    def payload_codec(self) -> AesGcmCodec | None:
-        if not self.codec_keys:
-            return None
-        keys = {key_id: parse_key(key_id, key.get_secret_value()) for key_id, key in self.codec_keys.items()}
-        current = self.codec_key_id
-        if current is None:
-            if len(keys) > 1:
-                raise CodecKeyError("several codec keys: name the one that seals in ICEPURGE_CODEC_KEY_ID")
-            current = next(iter(keys))
-        return AesGcmCodec(keys, current)
-
-
-class CatalogPolicySettings(BaseSettings):
-    """What the API and the workers must agree on about catalogs they can't reach."""
-
-    model_config = SettingsConfigDict(env_prefix="ICEPURGE_", env_file=".env", extra="ignore")
-
-    snapshot_only_catalogs: list[str] = Field(
-        default_factory=list,
-        description="Catalogs not configured here whose purges by snapshot are taken anyway, "
-        'without a live-table guard (JSON list; ["*"] = any name). A purge naming any other '
-        "catalog that is not configured is refused.",
-    )
 
 
 class WorkerSettings(TemporalSettings, CatalogPolicySettings):

@@ -1,0 +1,103 @@
+"""What the `icepurge` commands share: the console, a client, namespace levels from text."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from icepurge.api.cli.settings import CliSettings
+from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeServiceUnavailableError
+from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.api.clients.protocol import Purges
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
+from icepurge.connection.payload_codec import CodecKeyError, undecodable
+from icepurge.connection.settings import TemporalSettings
+
+# Messages are never cut into lines at the terminal's width: a pasted id or path stays whole.
+console = Console(stderr=True, soft_wrap=True)
+T = TypeVar("T")
+
+
+class PlaintextCredentialsError(RuntimeError):
+    """A direct start would put FileIO credentials in history unsealed; the message says what to set."""
+
+
+# Errors any command may meet, whatever it expects: each is one line, never a traceback.
+_ALWAYS = (PurgeServiceUnavailableError, PurgeAccessDeniedError, CodecKeyError, PlaintextCredentialsError)
+
+
+def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
+    """Runs a command's work; an expected error is one red line and exit code 2, no traceback."""
+    caught: tuple[type[Exception], ...] = (*expected, *_ALWAYS)
+    try:
+        return asyncio.run(work)
+    except caught as error:
+        say_error(str(error))
+        raise typer.Exit(2) from None
+    except KeyError as error:
+        if not undecodable(error):
+            raise
+        say_error(undecodable_hint(str(error).strip("'")))
+        raise typer.Exit(2) from None
+
+
+def say_error(text: str) -> None:
+    """One line, whatever the terminal's width, and brackets in the text are not markup."""
+    console.print(text, style="red", markup=False, highlight=False, soft_wrap=True)
+
+
+def undecodable_hint(detail: str) -> str:
+    return (
+        f"can't read the purge's payloads ({detail}): they are sealed by the payload codec. "
+        "Set ICEPURGE_CODEC_KEYS as on the workers, or leave out --direct to go through the HTTP API."
+    )
+
+
+def refuse_plaintext_credentials() -> None:
+    """The workers seal history; a direct start without the codec key would not."""
+    if TemporalSettings().payload_codec() is None:
+        raise PlaintextCredentialsError(
+            "refusing to write FileIO credentials into Temporal history unsealed: set "
+            "ICEPURGE_CODEC_KEYS as on the workers, or leave out --direct to start through the HTTP API"
+        )
+
+
+def cli_settings() -> CliSettings:
+    try:
+        return CliSettings()
+    except ValidationError as error:
+        console.print(f"[red]CLI settings: {error.errors()[0]['msg']}[/red]")
+        raise typer.Exit(2) from None
+
+
+async def cli_client() -> Purges:
+    settings = cli_settings()
+    if not settings.cli_direct:
+        return HttpPurgeClient(settings.api_url, settings.token())
+    temporal = TemporalSettings()
+    return PurgeClient(await connect(temporal, warn_plaintext=False), temporal.task_queue)
+
+
+def namespace_levels(text: str) -> list[str]:
+    """`a.b` is the levels a and b; a level that holds a dot is given as a JSON list:
+    `'["a.b", "c"]'` is the levels a.b and c."""
+    if text.lstrip().startswith("["):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise typer.BadParameter(f"not a JSON list of levels: {error}") from None
+        if not isinstance(parsed, list) or not all(isinstance(level, str) for level in parsed):
+            raise typer.BadParameter('a JSON list of strings, e.g. \'["a.b", "c"]\'')
+        levels: list[str] = parsed
+    else:
+        levels = text.split(".")
+    if not levels or not all(levels):
+        raise typer.BadParameter("give at least one level, and no empty level (a..b)")
+    return levels

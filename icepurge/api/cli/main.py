@@ -1,0 +1,457 @@
+"""The `icepurge` command line: run a worker, start and follow purges."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import unquote
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from icepurge.api.cli.common import (
+    cli_client,
+    cli_settings,
+    console,
+    namespace_levels,
+    refuse_plaintext_credentials,
+    run_or_exit,
+)
+from icepurge.api.cli.namespace import namespace_status, purge_namespace, purge_tables, watch_namespace
+from icepurge.api.cli.report import report
+from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeNotFoundError
+from icepurge.api.clients.listing import PurgeFilter, PurgePage
+from icepurge.api.clients.protocol import NamespacePurges, Purges
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.auth import TokenEntry, new_token
+from icepurge.connection.connect import connect
+from icepurge.connection.settings import TemporalSettings
+from icepurge.contract.names import NAMESPACE_ID_PREFIX
+from icepurge.contract.namespace_status import NamespacePurgeStatus
+from icepurge.contract.reasons import typed_reason
+from icepurge.contract.roles import Role
+from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
+from icepurge.contract.validation import InvalidPurgeRequestError
+
+app = typer.Typer(help="icepurge: durable purges of dropped Iceberg tables.", no_args_is_help=True)
+purge = typer.Typer(help="Start, follow and control purges.", no_args_is_help=True)
+app.add_typer(purge, name="purge")
+admin = typer.Typer(help="Prepare a Temporal cluster for icepurge.", no_args_is_help=True)
+app.add_typer(admin, name="admin")
+
+
+@app.callback()
+def connection(
+    direct: Annotated[
+        bool,
+        typer.Option(
+            "--direct",
+            help="Talk to Temporal directly (ICEPURGE_TEMPORAL_ADDRESS, ICEPURGE_CODEC_KEYS) instead of "
+            "the HTTP API (ICEPURGE_API_URL, ICEPURGE_API_TOKEN or ICEPURGE_API_TOKEN_FILE).",
+        ),
+    ] = False,
+) -> None:
+    """icepurge: durable purges of dropped Iceberg tables."""
+    if direct:
+        os.environ["ICEPURGE_CLI_DIRECT"] = "true"
+
+
+EXIT_CODES = {
+    PurgeState.SUCCEEDED: 0,
+    PurgeState.SUCCEEDED_WITH_ERRORS: 3,
+    PurgeState.FAILED: 4,
+    PurgeState.CANCELLED: 5,
+    PurgeState.UNDROPPED: 6,
+}
+
+
+@app.command()
+def worker() -> None:
+    """Run a worker (configured by ICEPURGE_* environment variables) until SIGINT/SIGTERM."""
+    from icepurge.worker.run import serve
+    from icepurge.worker.settings import WorkerSettings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    asyncio.run(serve(WorkerSettings()))
+
+
+@app.command()
+def api() -> None:
+    """Serve the HTTP API (ICEPURGE_API_* variables) with uvicorn until SIGINT/SIGTERM."""
+    import uvicorn
+
+    from icepurge.api.server.app import create_app
+    from icepurge.api.server.settings import ApiSettings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    settings = ApiSettings()
+    if settings.api_insecure_dev:
+        console.print("[yellow]INSECURE DEV MODE: the API accepts every request without a token[/yellow]")
+    uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info")
+
+
+@app.command()
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check the API and the token's roles, Temporal and its search attributes, the workers and
+    their payload codec, the state location, each catalog and Spark; say how to fix what fails.
+    Exit code 0 only when every check passes. With --direct, the checks run here, not in the API."""
+    from icepurge.api.cli.doctor import print_results, run_checks
+
+    print_results(asyncio.run(run_checks(cli_settings())), as_json=as_json)
+
+
+@app.command()
+def token(
+    name: Annotated[str, typer.Argument(help="Who will hold the token.")],
+    catalog: Annotated[list[str], typer.Option(help="Catalog it may use (repeat; * = all).")],
+    role: Annotated[list[Role], typer.Option(help="start, read, cancel, control or decode (repeat).")],
+) -> None:
+    """Mint an API token: prints the token (give it to its holder) and the token-file entry."""
+    secret, digest = new_token()
+    entry = TokenEntry(name=name, sha256=digest, catalogs=frozenset(catalog), roles=frozenset(role))
+    console.print("token (shown once):")
+    print(secret)
+    console.print('entry for the token file\'s "tokens" list:')
+    print(entry.model_dump_json())
+
+
+@purge.command("start")
+def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, or - for stdin.")]) -> None:
+    """Start a purge (or attach to the running one for the same table snapshot); prints its id."""
+    text = sys.stdin.read() if str(request_file) == "-" else request_file.read_text()
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        console.print(f"[red]request is not valid JSON: {error}[/red]")
+        raise typer.Exit(2) from None
+
+    async def go() -> str:
+        client = await cli_client()
+        credentials = isinstance(raw, dict) and bool(raw.get("file_io_properties"))
+        if isinstance(client, PurgeClient) and credentials:
+            refuse_plaintext_credentials()
+        return await client.start(raw)
+
+    print(run_or_exit(go(), InvalidPurgeRequestError))
+
+
+@purge.command("table")
+def purge_table(
+    catalog: Annotated[str, typer.Argument(help="A catalog configured on the workers.")],
+    namespace: Annotated[
+        str,
+        typer.Argument(help='Levels joined by dots (a.b); a level holding a dot: \'["a.b","c"]\'.'),
+    ],
+    table: Annotated[str, typer.Argument()],
+    *,
+    purge_after: Annotated[
+        int, typer.Option(help="Soft delete: wait this many seconds (SCHEDULED) before deleting.")
+    ] = 0,
+    dry_run: Annotated[bool, typer.Option(help="Plan and list; drop and delete nothing.")] = False,
+    request_id: Annotated[str | None, typer.Option(help="Makes a retried command idempotent.")] = None,
+    requested_by: Annotated[str | None, typer.Option(help="Default: $USER.")] = None,
+) -> None:
+    """Drop a table from its catalog and purge it: load, plan, drop, delete. Prints the purge id."""
+    levels = namespace_levels(namespace)
+    options = {"purge_after_seconds": purge_after, "dry_run": dry_run}
+    who = requested_by or os.environ.get("USER") or "icepurge-cli"
+
+    async def go() -> str:
+        client = await cli_client()
+        return await client.purge_by_name(
+            catalog, levels, table, requested_by=who, options=options, request_id=request_id
+        )
+
+    print(run_or_exit(go(), InvalidPurgeRequestError))
+
+
+purge.command("namespace")(purge_namespace)
+purge.command("report")(report)
+
+
+@purge.command("undrop")
+def undrop(purge_id: str) -> None:
+    """End a SCHEDULED purge with nothing deleted and register its table again."""
+    _control(purge_id, "undropped", lambda client: _table_purges(client).undrop(purge_id))
+
+
+@purge.command("expedite")
+def expedite(purge_id: str) -> None:
+    """Start a SCHEDULED purge's deletes now."""
+    _control(purge_id, "expedited", lambda client: _table_purges(client).expedite(purge_id))
+
+
+@purge.command("status")
+def status(purge_id: str) -> None:
+    """Print a purge's (or a namespace purge's) status as JSON."""
+    if purge_id.startswith(NAMESPACE_ID_PREFIX):
+        print(namespace_status(purge_id).model_dump_json(indent=2))
+        return
+
+    async def go() -> PurgeStatus:
+        return await (await cli_client()).status(purge_id)
+
+    print(run_or_exit(go(), PurgeNotFoundError).model_dump_json(indent=2))
+
+
+@purge.command("watch")
+def watch(
+    purge_id: str, interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0
+) -> None:
+    """Follow a purge with a live progress bar (a namespace purge: tables and files); the exit
+    code tells the final state."""
+    if purge_id.startswith(NAMESPACE_ID_PREFIX):
+        watch_namespace(purge_id, interval)
+
+    async def go() -> PurgeStatus:
+        client = await cli_client()
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]} files/s"),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=console) as bar:
+            task = bar.add_task(purge_id, total=None, rate="-")
+            while True:
+                current = await client.status(purge_id)
+                retrying = current.retrying
+                note = f" (retrying {retrying.step}, attempt {retrying.attempt})" if retrying else ""
+                bar.update(
+                    task,
+                    description=f"{current.state.value:<21} {current.table}{note}",
+                    completed=current.files_done,
+                    total=current.files_total or None,
+                    rate=f"{current.rate_files_per_second or 0:.0f}",
+                )
+                if current.state in TERMINAL_STATES:
+                    return current
+                await asyncio.sleep(interval)
+
+    final = run_or_exit(go(), PurgeNotFoundError)
+    console.print(_final_line(final))
+    raise typer.Exit(EXIT_CODES.get(final.state, 1))
+
+
+def _final_line(final: PurgeStatus) -> str:
+    if final.state is PurgeState.FAILED:
+        return f"FAILED: {typed_reason(final.last_error or 'no reason recorded', final.error_type)}"
+    if final.state is PurgeState.UNDROPPED:
+        return f"UNDROPPED: nothing deleted; {final.undropped_note}"
+    if final.state is PurgeState.CANCELLED:
+        return f"CANCELLED: {final.counts.total().deleted} files deleted before it stopped"
+    line = f"{final.state.value}: {final.counts.total().deleted} files deleted"
+    if final.dry_run:
+        line = f"{final.state.value} (dry run): {final.files_total} files would be deleted"
+    if final.failures_total:
+        first = final.failure_sample[0] if final.failure_sample else None
+        example = f" (first: {first.path}: {first.error})" if first else ""
+        line += f", {final.failures_total} failed{example}"
+    if final.report_location and (final.failures_total or final.dry_run or final.unreadable_files):
+        line += f"; `icepurge purge report {final.purge_id}` lists them"
+    return line
+
+
+@purge.command("cancel")
+def cancel(purge_id: str) -> None:
+    """Ask a purge to stop; it ends CANCELLED once its running chunks have stopped."""
+
+    async def go() -> None:
+        await (await cli_client()).cancel(purge_id)
+
+    run_or_exit(go(), PurgeNotFoundError)
+    console.print(f"cancel requested for {purge_id}")
+
+
+Controllable = Purges | NamespacePurges
+
+
+def _table_purges(client: Controllable) -> Purges:
+    if isinstance(client, Purges):
+        return client
+    raise PurgeControlRejectedError(
+        "undrop and expedite act on table purges: list a namespace purge's with `icepurge purge tables ID`"
+    )
+
+
+def _control(
+    purge_id: str,
+    action: str,
+    call: Callable[[Controllable], Awaitable[PurgeStatus | NamespacePurgeStatus]],
+) -> None:
+    """A namespace purge's id (icepurge-ns-...) takes the control for the whole namespace purge."""
+
+    async def go() -> PurgeStatus | NamespacePurgeStatus:
+        client = await cli_client()
+        return await call(client.namespaces if purge_id.startswith(NAMESPACE_ID_PREFIX) else client)
+
+    current = run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
+    if isinstance(current, NamespacePurgeStatus):
+        done = f"{current.tables_finished} of {current.tables_total} tables finished"
+        console.print(
+            f"{purge_id} {action}; now {current.state.value}{' (paused)' if current.paused else ''}, {done}"
+        )
+        return
+    console.print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
+
+
+@purge.command("rerun")
+def rerun(
+    purge_id: str,
+    file_io_properties: Annotated[
+        Path | None,
+        typer.Option(help="JSON file of new FileIO properties (fixed credentials); default: the last run's."),
+    ] = None,
+) -> None:
+    """Run a closed purge again: one that FAILED, was CANCELLED or SUCCEEDED_WITH_ERRORS."""
+    properties = json.loads(file_io_properties.read_text()) if file_io_properties else None
+
+    async def go() -> str:
+        return await (await cli_client()).rerun(purge_id, properties)
+
+    run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
+    console.print(f"{purge_id} running again")
+
+
+@purge.command("pause")
+def pause(purge_id: str) -> None:
+    """Pause a purge: its running chunks stop at their checkpoints, no new ones start."""
+    _control(purge_id, "paused", lambda client: client.pause(purge_id))
+
+
+@purge.command("resume")
+def resume(purge_id: str) -> None:
+    """Resume a paused purge."""
+    _control(purge_id, "resumed", lambda client: client.resume(purge_id))
+
+
+@purge.command("rate")
+def rate(
+    purge_id: str,
+    requests_per_second: Annotated[
+        float | None, typer.Argument(help="Delete requests per second per bucket.")
+    ] = None,
+    unlimited: Annotated[bool, typer.Option("--unlimited", help="Remove the budget.")] = False,
+) -> None:
+    """Change a running purge's rate budget; it takes hold within seconds."""
+    if (requests_per_second is None) != unlimited:
+        console.print("[red]give a number of requests per second, or --unlimited[/red]")
+        raise typer.Exit(2)
+    budget = "unlimited" if unlimited else f"{requests_per_second:g} requests/s per bucket"
+    _control(
+        purge_id,
+        f"budget set to {budget}",
+        lambda client: client.set_rate_budget(purge_id, requests_per_second),
+    )
+
+
+@admin.command("codec-key")
+def codec_key(key_id: Annotated[str, typer.Argument(help="A name for the key.")] = "k1") -> None:
+    """Print a new payload-codec key as an env-file line (ICEPURGE_CODEC_KEYS=...). To rotate, add
+    the new key next to the old ones and point ICEPURGE_CODEC_KEY_ID at it."""
+    from icepurge.connection.payload_codec import new_key
+
+    print(f"ICEPURGE_CODEC_KEYS={json.dumps({key_id: new_key()})}")
+
+
+@admin.command("setup")
+def setup() -> None:
+    """Register icepurge's search attributes in ICEPURGE_TEMPORAL_NAMESPACE (safe to repeat)."""
+    from icepurge.api.server.admin_setup import SearchAttributeConflictError, ensure_search_attributes
+
+    settings = TemporalSettings()
+
+    async def go() -> list[str]:
+        return await ensure_search_attributes(await connect(settings), settings.temporal_namespace)
+
+    added = run_or_exit(go(), SearchAttributeConflictError)
+    namespace = settings.temporal_namespace
+    console.print(f"added to {namespace}: {', '.join(added)}" if added else f"{namespace} was ready")
+
+
+@purge.command("list")
+def list_purges(
+    *,
+    state: Annotated[PurgeState | None, typer.Option(help="Only purges in this state.")] = None,
+    catalog: Annotated[str | None, typer.Option()] = None,
+    namespace: Annotated[
+        list[str] | None, typer.Option(help="A namespace level (repeat, outermost first).")
+    ] = None,
+    table: Annotated[str | None, typer.Option()] = None,
+    requested_by: Annotated[str | None, typer.Option()] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 50,
+) -> None:
+    """List purges, newest first, as a table."""
+    purge_filter = PurgeFilter(
+        state=state, catalog=catalog, namespace=namespace or None, table=table, requested_by=requested_by
+    )
+
+    async def go() -> PurgePage:
+        return await (await cli_client()).list(purge_filter, page_size=limit)
+
+    _print_page(run_or_exit(go(), InvalidPurgeRequestError))
+
+
+@purge.command("tables")
+def tables(
+    purge_id: str,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="Table purges per page.")] = 50,
+    page_token: Annotated[str | None, typer.Option(help="The token the previous page printed.")] = None,
+) -> None:
+    """List the table purges a namespace purge started, newest first."""
+    page = purge_tables(purge_id, limit, page_token)
+    _print_page(page)
+    if page.next_page_token:
+        console.print(f"more: --page-token {page.next_page_token}")
+
+
+def _print_page(page: PurgePage) -> None:
+    listing = Table("state", "table", "files", "deleted", "failed", "started", "reason")
+    listing.add_column("purge id", no_wrap=True)
+    for item in page.items:
+        levels = unquote(item.namespace).split("\x1f") if item.namespace else []
+        name = ".".join(part for part in (item.catalog, *levels, item.table) if part)
+        listing.add_row(
+            item.state or "",
+            name,
+            str(item.files_total or ""),
+            str(item.files_deleted or ""),
+            str(item.files_failed or ""),
+            f"{item.started_at:%Y-%m-%d %H:%M:%S}" if item.started_at else "",
+            _truncated(item.reason or ""),
+            item.purge_id,
+        )
+    # Piped output is not cut to 80 columns.
+    Console(width=None if sys.stdout.isatty() else 250).print(listing)
+
+
+def _truncated(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def main() -> None:
+    try:
+        app()
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The Temporal client's native threads can call into Python while the interpreter
+    # finalizes and abort it (temporalio/sdk-python#300); a finished command skips finalization.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""`icepurge purge namespace|tables` and the namespace side of `status` and `watch`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from icepurge.api.cli.common import cli_client, console, namespace_levels, run_or_exit
+from icepurge.api.clients.errors import PurgeNotFoundError
+from icepurge.api.clients.listing import PurgePage
+from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.contract.namespace_status import (
+    NAMESPACE_TERMINAL_STATES,
+    NamespacePurgeState,
+    NamespacePurgeStatus,
+)
+from icepurge.contract.validation import InvalidPurgeRequestError
+
+NAMESPACE_EXIT_CODES = {
+    NamespacePurgeState.SUCCEEDED: 0,
+    NamespacePurgeState.SUCCEEDED_WITH_ERRORS: 3,
+    NamespacePurgeState.FAILED: 4,
+    NamespacePurgeState.CANCELLED: 5,
+}
+
+
+def purge_namespace(
+    catalog: Annotated[str, typer.Argument(help="A catalog configured on the workers.")],
+    namespace: Annotated[
+        str,
+        typer.Argument(
+            help="Levels joined by dots (a.b), a JSON list of levels, or '' for the whole catalog."
+        ),
+    ],
+    *,
+    recursive: Annotated[bool, typer.Option(help="Also every nested namespace.")] = False,
+    max_concurrent_tables: Annotated[int, typer.Option(min=1, max=64)] = 4,
+    confirm: Annotated[str | None, typer.Option(help="The catalog's name: required for ''.")] = None,
+    dry_run: Annotated[bool, typer.Option(help="Plan every table; drop and delete nothing.")] = False,
+    purge_after: Annotated[int, typer.Option(help="Soft delete each table for this many seconds.")] = 0,
+    request_id: Annotated[str | None, typer.Option(help="Makes a retried command idempotent.")] = None,
+    requested_by: Annotated[str | None, typer.Option(help="Default: $USER.")] = None,
+) -> None:
+    """Drop and purge every table of a namespace (or a whole catalog); prints the purge id."""
+    levels = namespace_levels(namespace) if namespace.strip() else []
+    who = requested_by or os.environ.get("USER") or "icepurge-cli"
+    try:
+        request = namespace_request(
+            catalog,
+            levels,
+            requested_by=who,
+            recursive=recursive,
+            max_concurrent_tables=max_concurrent_tables,
+            confirm=confirm,
+            options={"dry_run": dry_run, "purge_after_seconds": purge_after},
+            request_id=request_id,
+        )
+    except InvalidPurgeRequestError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+
+    async def go() -> str:
+        return await (await cli_client()).namespaces.start(request)
+
+    print(run_or_exit(go(), InvalidPurgeRequestError))
+
+
+def purge_tables(purge_id: str, limit: int, page_token: str | None) -> PurgePage:
+    """The table purges a namespace purge started, newest first."""
+
+    async def go() -> PurgePage:
+        return await (await cli_client()).namespace_tables(purge_id, page_size=limit, page_token=page_token)
+
+    return run_or_exit(go(), PurgeNotFoundError, InvalidPurgeRequestError)
+
+
+def namespace_status(purge_id: str) -> NamespacePurgeStatus:
+    async def go() -> NamespacePurgeStatus:
+        return await (await cli_client()).namespaces.status(purge_id)
+
+    return run_or_exit(go(), PurgeNotFoundError)
+
+
+def watch_namespace(purge_id: str, interval: float) -> None:
+    """One bar for tables, one for files; the exit code tells the final state."""
+
+    async def go() -> NamespacePurgeStatus:
+        client = (await cli_client()).namespaces
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=console) as bars:
+            tables = bars.add_task("tables", total=None)
+            files = bars.add_task("files", total=None)
+            while True:
+                current = await client.status(purge_id)
+                running = f", {current.tables_running} running" if current.tables_running else ""
+                bars.update(
+                    tables,
+                    description=f"{current.state.value:<19} tables{running}",
+                    completed=current.tables_finished,
+                    total=current.tables_total or None,
+                )
+                bars.update(
+                    files,
+                    description=f"{'':<19} files",
+                    completed=current.files.done,
+                    total=current.files.planned or None,
+                )
+                if current.state in NAMESPACE_TERMINAL_STATES:
+                    return current
+                await asyncio.sleep(interval)
+
+    final = run_or_exit(go(), PurgeNotFoundError)
+    console.print(final_namespace_line(final))
+    raise typer.Exit(NAMESPACE_EXIT_CODES.get(final.state, 1))
+
+
+def final_namespace_line(final: NamespacePurgeStatus) -> str:
+    if final.state is NamespacePurgeState.FAILED:
+        return f"FAILED: {final.error_type or 'Error'}: {final.last_error}"
+    if final.dry_run:
+        line = (
+            f"{final.state.value} (dry run): {final.tables_done} of {final.tables_total} tables would be "
+            f"purged, {final.tables_skipped} skipped, {final.tables_failed} would fail; "
+            f"{final.files.planned} files would be deleted, namespaces it would drop: "
+            f"{final.namespaces_dropped}"
+        )
+    else:
+        line = (
+            f"{final.state.value}: {final.tables_done} of {final.tables_total} tables purged, "
+            f"{final.tables_skipped} skipped, {final.tables_failed} failed; {final.files.deleted} files "
+            f"deleted, namespaces dropped: {final.namespaces_dropped}"
+        )
+    failures = "; ".join(
+        f"{failure.table}: {failure.error_type or 'Error'}: {failure.error[:120]}"
+        for failure in final.failure_sample[:3]
+    )
+    return f"{line}; {failures}" if failures else line

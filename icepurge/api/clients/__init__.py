@@ -1,0 +1,1 @@
+"""Python clients: PurgeClient over Temporal, HttpPurgeClient over the HTTP API; one Protocol."""

@@ -1,0 +1,154 @@
+"""The Python client over the HTTP API: the same methods, results and errors as
+icepurge.api.clients.temporal_client.PurgeClient (which talks to Temporal directly)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+from urllib.parse import quote
+
+from icepurge.api.clients.api_transport import ApiTransport
+from icepurge.api.clients.http_namespace_client import HttpNamespacePurgeClient
+from icepurge.api.clients.listing import PurgeFilter, PurgePage
+from icepurge.api.clients.status_polling import closed_status
+from icepurge.contract.doctor import DoctorReport, TokenInfo
+from icepurge.contract.report_pages import ReportPage, ReportSection
+from icepurge.contract.request import PurgeOptions, PurgeRequest
+from icepurge.contract.status import TERMINAL_STATES, PurgeReport, PurgeStatus
+from icepurge.contract.validation import parse_request
+
+
+class HttpPurgeClient:
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0) -> None:
+        self._transport = ApiTransport(base_url, token, timeout)
+        self._call = self._transport.call
+
+    async def __aenter__(self) -> HttpPurgeClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._transport.http.aclose()
+
+    async def start(self, request: PurgeRequest | dict[str, Any]) -> str:
+        """Raises InvalidPurgeRequestError before sending anything, like the Temporal client."""
+        parsed = parse_request(request)
+        body = await self._call("POST", "/v1/purges", json=parsed.model_dump(mode="json"))
+        return str(body["purge_id"])
+
+    async def purge_by_name(
+        self,
+        catalog: str,
+        namespace: list[str],
+        table: str,
+        *,
+        requested_by: str | None = None,
+        options: PurgeOptions | dict[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> str:
+        """Drops the table from its catalog and purges it (see PurgeClient.purge_by_name);
+        requested_by defaults to the token's name."""
+        chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
+        body: dict[str, Any] = {"namespace": namespace, "table": table, "options": chosen}
+        if requested_by is not None:
+            body["requested_by"] = requested_by
+        if request_id is not None:
+            body["request_id"] = request_id
+        answer = await self._call("POST", f"/v1/catalogs/{quote(catalog, safe='')}/purges", json=body)
+        return str(answer["purge_id"])
+
+    async def namespace_tables(
+        self, purge_id: str, page_size: int = 50, page_token: str | None = None
+    ) -> PurgePage:
+        """The table purges a namespace purge started, a page at a time."""
+        params: dict[str, str | int] = {"page_size": page_size}
+        if page_token is not None:
+            params["page_token"] = page_token
+        return PurgePage.model_validate(
+            await self._call("GET", f"/v1/purges/{purge_id}/tables", params=params)
+        )
+
+    @property
+    def namespaces(self) -> HttpNamespacePurgeClient:
+        """Namespace and whole-catalog purges, on the same connection."""
+        return HttpNamespacePurgeClient(self._transport)
+
+    async def catalogs(self) -> list[str]:
+        """The catalogs the API knows that this token may use."""
+        answer = await self._call("GET", "/v1/catalogs")
+        return [str(item["name"]) for item in answer["catalogs"]]
+
+    async def undrop(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/undrop"))
+
+    async def expedite(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/expedite"))
+
+    async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
+        body = {"file_io_properties": file_io_properties}
+        answer = await self._call("POST", f"/v1/purges/{purge_id}/rerun", json=body)
+        return str(answer["purge_id"])
+
+    async def status(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("GET", f"/v1/purges/{purge_id}"))
+
+    async def cancel(self, purge_id: str) -> None:
+        await self._call("POST", f"/v1/purges/{purge_id}/cancel")
+
+    async def pause(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/pause"))
+
+    async def resume(self, purge_id: str) -> PurgeStatus:
+        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/resume"))
+
+    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
+        body = {"bucket_requests_per_second": requests_per_second}
+        answer = await self._call("PUT", f"/v1/purges/{purge_id}/rate-budget", json=body)
+        return PurgeStatus.model_validate(answer)
+
+    async def list(
+        self, purge_filter: PurgeFilter | None = None, page_size: int = 50, page_token: str | None = None
+    ) -> PurgePage:
+        chosen = purge_filter or PurgeFilter()
+        params: dict[str, str | int] = {"page_size": page_size}
+        values = {
+            "state": chosen.state.value if chosen.state else None,
+            "catalog": chosen.catalog,
+            # httpx percent-encodes the 0x1F separator itself.
+            "namespace": "\x1f".join(chosen.namespace) if chosen.namespace else None,
+            "table": chosen.table,
+            "requested_by": chosen.requested_by,
+            "page_token": page_token,
+        }
+        params.update({key: value for key, value in values.items() if value is not None})
+        return PurgePage.model_validate(await self._call("GET", "/v1/purges", params=params))
+
+    async def report(
+        self, purge_id: str, section: ReportSection | None = None, offset: int = 0, limit: int = 1000
+    ) -> ReportPage:
+        """One page of the purge's report object (section default: would_delete for a dry run,
+        failures otherwise); PurgeNotFoundError says why when it has none."""
+        params: dict[str, str | int] = {"offset": offset, "limit": limit}
+        if section is not None:
+            params["section"] = section.value
+        return ReportPage.model_validate(
+            await self._call("GET", f"/v1/purges/{purge_id}/report", params=params)
+        )
+
+    async def token_info(self) -> TokenInfo:
+        """Who this client's token is: name, roles, catalogs."""
+        return TokenInfo.model_validate(await self._call("GET", "/v1/token"))
+
+    async def doctor(self) -> DoctorReport:
+        """The API's checks of Temporal, the workers and codec, the state location, catalogs, Spark."""
+        return DoctorReport.model_validate(await self._call("GET", "/v1/doctor", timeout=60.0))
+
+    async def ready(self) -> None:
+        """Raises PurgeServiceUnavailableError unless the API answers and reaches Temporal."""
+        await self._call("GET", "/readyz")
+
+    async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> PurgeReport:
+        """Polls until the purge ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""
+        status, duration = await closed_status(
+            purge_id, partial(self.status, purge_id), TERMINAL_STATES, poll_seconds
+        )
+        return PurgeReport(status=status, duration_seconds=duration)

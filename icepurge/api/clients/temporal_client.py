@@ -1,0 +1,353 @@
+"""The Python client over Temporal directly (icepurge/api/clients/http_client.py is the same over HTTP)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from contextlib import suppress
+from datetime import UTC
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecution,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from icepurge.api.clients.errors import (
+    PurgeControlRejectedError,
+    PurgeNotFoundError,
+)
+from icepurge.api.clients.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
+from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient
+from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
+from icepurge.contract import search_attributes as attributes
+from icepurge.contract.catalog_steps import LoadedTable
+from icepurge.contract.controls import rate_budget_change
+from icepurge.contract.names import (
+    ERROR_MEMO,
+    EXPEDITE_UPDATE,
+    LOAD_TABLE_ACTIVITY,
+    PAUSE_UPDATE,
+    RATE_BUDGET_UPDATE,
+    RESUME_UPDATE,
+    STATUS_QUERY,
+    TASK_QUEUE,
+    UNDROP_UPDATE,
+    WORKFLOW_TYPE,
+)
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.request import PurgeOptions, PurgeRequest
+from icepurge.contract.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
+from icepurge.contract.validation import InvalidPurgeRequestError, parse_request
+
+_ERROR_LIMIT = 500
+
+
+async def _summary(execution: WorkflowExecution) -> PurgeSummary:
+    found = execution.typed_search_attributes
+    return PurgeSummary(
+        purge_id=execution.id,
+        state=found.get(attributes.STATE),
+        catalog=found.get(attributes.CATALOG),
+        namespace=found.get(attributes.NAMESPACE),
+        table=found.get(attributes.TABLE),
+        requested_by=found.get(attributes.REQUESTED_BY),
+        files_total=found.get(attributes.FILES_TOTAL),
+        files_deleted=found.get(attributes.FILES_DELETED),
+        files_failed=found.get(attributes.FILES_FAILED),
+        error=await execution.memo_value(ERROR_MEMO, None),
+        started_at=execution.start_time,
+        closed_at=execution.close_time,
+        scheduled_for=found.get(attributes.SCHEDULED_FOR),
+    )
+
+
+def _retrying(description: WorkflowExecutionDescription) -> RetryingStep | None:
+    """The first step the server is retrying after a failed attempt (the workflow itself can't
+    see its pending activities, the server can)."""
+    for pending in description.raw_description.pending_activities:
+        if pending.attempt > 1 or pending.HasField("last_failure"):
+            scheduled = pending.HasField("next_attempt_schedule_time")
+            next_at = pending.next_attempt_schedule_time.ToDatetime(tzinfo=UTC) if scheduled else None
+            return RetryingStep(
+                step=pending.activity_type.name,
+                attempt=pending.attempt,
+                last_error=pending.last_failure.message[:_ERROR_LIMIT] or None,
+                next_attempt_at=next_at,
+            )
+    return None
+
+
+def by_name_request(
+    catalog: str,
+    namespace: list[str],
+    table: str,
+    *,
+    requested_by: str,
+    options: PurgeOptions | dict[str, Any] | None = None,
+    request_id: str | None = None,
+    notify_workflow_id: str | None = None,
+) -> PurgeRequest:
+    """Raises InvalidPurgeRequestError naming the bad fields."""
+    chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
+    return parse_request(
+        {
+            "catalog": catalog,
+            "namespace": namespace,
+            "table": table,
+            "requested_by": requested_by,
+            "request_id": request_id,
+            "notify_workflow_id": notify_workflow_id,
+            "options": chosen,
+        }
+    )
+
+
+def _reuse_policy(request: PurgeRequest) -> WorkflowIDReusePolicy:
+    """A snapshot, or a request id, names one purge forever: a retried start returns it even
+    closed. A table's name alone doesn't: once its purge closed, a table re-created under the
+    name may be purged again."""
+    if request.by_name and request.request_id is None:
+        return WorkflowIDReusePolicy.ALLOW_DUPLICATE
+    return WorkflowIDReusePolicy.REJECT_DUPLICATE
+
+
+class PurgeClient:
+    def __init__(self, client: Client, task_queue: str = TASK_QUEUE) -> None:
+        self._client = client
+        self._task_queue = task_queue
+
+    async def start(self, request: PurgeRequest | dict[str, Any]) -> str:
+        """Starts a purge, or returns the one already started for the same table snapshot,
+        running or closed: a catalog may retry a start whose answer it never got, and a closed
+        purge keeps the result it reached. Running it again is `rerun`.
+
+        Raises InvalidPurgeRequestError (naming the fields) before anything reaches Temporal.
+        """
+        parsed = parse_request(request)
+        with suppress(WorkflowAlreadyStartedError):
+            await self._start(parsed, _reuse_policy(parsed))
+        return purge_id_for(parsed)
+
+    async def purge_by_name(
+        self,
+        catalog: str,
+        namespace: list[str],
+        table: str,
+        *,
+        requested_by: str,
+        options: PurgeOptions | dict[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> str:
+        """Drops the table from its catalog and purges it, in the crash-safe order: load, plan,
+        drop, (wait out options.purge_after_seconds,) delete. The catalog must be configured on
+        the workers. Returns the purge id; a start while one runs for the table attaches to it."""
+        return await self.start(
+            by_name_request(
+                catalog, namespace, table, requested_by=requested_by, options=options, request_id=request_id
+            )
+        )
+
+    async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
+        """Runs a closed purge again with its own request (new FileIO properties, if given, for
+        credentials fixed since): to finish a SUCCEEDED_WITH_ERRORS, FAILED or CANCELLED one.
+        Refused (PurgeControlRejectedError) while it runs and once it SUCCEEDED; the earlier
+        runs stay listed."""
+        handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
+        try:
+            description = await handle.describe()
+            if description.status == WorkflowExecutionStatus.RUNNING:
+                raise PurgeControlRejectedError(f"purge {purge_id} is still running; cancel it first")
+            if description.status == WorkflowExecutionStatus.COMPLETED:
+                report: PurgeReport = await handle.result()
+                if report.status.state is PurgeState.SUCCEEDED:
+                    raise PurgeControlRejectedError(f"purge {purge_id} SUCCEEDED; there is nothing to re-run")
+            request = await self._request_of(handle)
+            if request.get("metadata_location") is None:
+                request = await self._after_drop(handle, request)
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+        if file_io_properties is not None:
+            request["file_io_properties"] = file_io_properties
+        parsed = parse_request(request)
+        try:
+            await self._start(
+                parsed,
+                WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                WorkflowIDConflictPolicy.FAIL,
+                purge_id=purge_id,
+            )
+        except WorkflowAlreadyStartedError:
+            raise PurgeControlRejectedError(f"purge {purge_id} was started again meanwhile") from None
+        return purge_id
+
+    async def _after_drop(self, handle: WorkflowHandle[Any, Any], request: dict[str, Any]) -> dict[str, Any]:
+        """A purge by name that dropped its table runs again from the snapshot it loaded (its
+        load step's result): loading by name would find the table gone, or another one."""
+        status = await self.status(handle.id)
+        if status.dropped_at is None:
+            return request
+        loaded = await self._loaded_table(handle)
+        if loaded is None:
+            raise PurgeControlRejectedError(f"purge {handle.id} has no loaded snapshot in its history")
+        properties = {**loaded.file_io_properties, **request.get("file_io_properties", {})}
+        return {**request, "metadata_location": loaded.metadata_location, "file_io_properties": properties}
+
+    async def _loaded_table(self, handle: WorkflowHandle[Any, Any]) -> LoadedTable | None:
+        load_steps: set[int] = set()
+        async for event in handle.fetch_history_events():
+            scheduled = event.activity_task_scheduled_event_attributes
+            if event.HasField("activity_task_scheduled_event_attributes"):
+                if scheduled.activity_type.name == LOAD_TABLE_ACTIVITY:
+                    load_steps.add(event.event_id)
+            elif event.HasField("activity_task_completed_event_attributes"):
+                completed = event.activity_task_completed_event_attributes
+                if completed.scheduled_event_id in load_steps:
+                    payloads = completed.result.payloads
+                    decoded = await self._client.data_converter.decode(payloads[:1], [LoadedTable])
+                    loaded: LoadedTable = decoded[0]
+                    return loaded
+        return None
+
+    async def _start(
+        self,
+        request: PurgeRequest,
+        reuse: WorkflowIDReusePolicy,
+        conflict: WorkflowIDConflictPolicy = WorkflowIDConflictPolicy.USE_EXISTING,
+        purge_id: str | None = None,
+    ) -> None:
+        try:
+            await self._client.start_workflow(
+                WORKFLOW_TYPE,
+                request.model_dump(mode="json"),
+                id=purge_id or purge_id_for(request),
+                task_queue=self._task_queue,
+                id_conflict_policy=conflict,
+                id_reuse_policy=reuse,
+                static_summary=f"purge {request.table_name}",
+                search_attributes=attributes.start_attributes(request),
+            )
+        except RPCError as error:
+            raise translate_rpc_error(error) from None
+
+    async def _request_of(self, handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
+        """The request the latest run started with (the first argument of every run)."""
+        async for event in handle.fetch_history_events():
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            decoded = await self._client.data_converter.decode(payloads[:1], [dict[str, Any]])
+            request: dict[str, Any] = decoded[0]
+            return request
+        raise PurgeNotFoundError(f"purge {handle.id} has no history")
+
+    async def status(self, purge_id: str) -> PurgeStatus:
+        """Live from the workflow's query; a completed purge's from its result."""
+        handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
+        try:
+            description = await handle.describe()
+            if description.status == WorkflowExecutionStatus.COMPLETED:
+                report: PurgeReport = await handle.result()
+                return report.status
+            status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+        # The server knows when the next attempt is due; the workflow knows the last error even
+        # while the next attempt runs.
+        status.retrying = _retrying(description) or status.retrying
+        return status
+
+    async def catalog_of(self, purge_id: str) -> str | None:
+        """The purge's catalog, from its search attributes (no workflow code runs)."""
+        try:
+            description = await self._client.get_workflow_handle(purge_id).describe()
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+        return description.typed_search_attributes.get(attributes.CATALOG)
+
+    async def cancel(self, purge_id: str) -> None:
+        """Asks the purge to stop; it ends CANCELLED once its running chunks have stopped."""
+        try:
+            await self._client.get_workflow_handle(purge_id).cancel()
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+
+    async def pause(self, purge_id: str) -> PurgeStatus:
+        """Stops the running chunks at their checkpoints and starts no more until `resume`."""
+        return await self._control(purge_id, PAUSE_UPDATE)
+
+    async def resume(self, purge_id: str) -> PurgeStatus:
+        return await self._control(purge_id, RESUME_UPDATE)
+
+    async def undrop(self, purge_id: str) -> PurgeStatus:
+        """Ends a SCHEDULED purge with nothing deleted and registers its table again (when its
+        catalog is configured); refused once the deletes began or when the name is taken."""
+        return await self._control(purge_id, UNDROP_UPDATE)
+
+    async def expedite(self, purge_id: str) -> PurgeStatus:
+        """Starts a SCHEDULED purge's deletes now."""
+        return await self._control(purge_id, EXPEDITE_UPDATE)
+
+    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
+        """A new per-bucket delete-request budget (None = unlimited), in force within seconds."""
+        change = rate_budget_change(requests_per_second)
+        return await self._control(purge_id, RATE_BUDGET_UPDATE, change)
+
+    async def _control(self, purge_id: str, update: str, *arguments: Any) -> PurgeStatus:
+        return await run_update(self._client.get_workflow_handle(purge_id), update, arguments, PurgeStatus)
+
+    async def list(
+        self,
+        purge_filter: PurgeFilter | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+        catalogs: frozenset[str] | None = None,
+    ) -> PurgePage:
+        """One page of purges, newest first; `catalogs` limits the result to those catalogs."""
+        try:
+            token = base64.b64decode(page_token, altchars=b"-_", validate=True) if page_token else None
+        except (binascii.Error, ValueError):
+            raise InvalidPurgeRequestError("page_token: not a token this service returned") from None
+        query = visibility_query(purge_filter or PurgeFilter(), catalogs)
+        iterator = self._client.list_workflows(query, page_size=page_size, next_page_token=token)
+        try:
+            await iterator.fetch_next_page()
+        except RPCError as error:
+            # A token the server can't decode comes back INVALID_ARGUMENT or, from the dev
+            # server's SQLite visibility, UNKNOWN ("something went wrong").
+            unknown_token = token is not None and error.status == RPCStatusCode.UNKNOWN
+            if error.status == RPCStatusCode.INVALID_ARGUMENT or unknown_token:
+                raise InvalidPurgeRequestError("page_token: not a token this service returned") from None
+            raise translate_rpc_error(error) from None
+        following = iterator.next_page_token
+        return PurgePage(
+            items=[await _summary(execution) for execution in iterator.current_page or []],
+            next_page_token=base64.urlsafe_b64encode(following).decode() if following else None,
+        )
+
+    async def namespace_tables(
+        self,
+        purge_id: str,
+        page_size: int = 50,
+        page_token: str | None = None,
+        catalogs: frozenset[str] | None = None,
+    ) -> PurgePage:
+        """The table purges a namespace purge started, a page at a time: those of its latest run
+        (the same request, started again after an earlier one closed, starts purges of its own)."""
+        started = (await self.namespaces.status(purge_id)).started_at
+        return await self.list(
+            PurgeFilter(parent=purge_id, started_since=started), page_size, page_token, catalogs
+        )
+
+    @property
+    def namespaces(self) -> NamespacePurgeClient:
+        """Namespace and whole-catalog purges, on the same connection."""
+        return NamespacePurgeClient(self._client, self._task_queue)
+
+    async def wait(self, purge_id: str) -> PurgeReport:
+        """The final report; raises PurgeFailedError when the purge ended FAILED or CANCELLED."""
+        return await result_of(self._client.get_workflow_handle(purge_id, result_type=PurgeReport))

@@ -1,0 +1,137 @@
+"""Namespace and whole-catalog purges over Temporal directly: start, status, wait."""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
+from icepurge.contract import search_attributes as attributes
+from icepurge.contract.controls import rate_budget_change
+from icepurge.contract.names import (
+    NAMESPACE_WORKFLOW_TYPE,
+    PAUSE_UPDATE,
+    RATE_BUDGET_UPDATE,
+    RESUME_UPDATE,
+    STATUS_QUERY,
+    TASK_QUEUE,
+)
+from icepurge.contract.namespace_request import (
+    NamespacePurgeRequest,
+    namespace_purge_id_for,
+    parse_namespace_request,
+)
+from icepurge.contract.namespace_status import NamespacePurgeReport, NamespacePurgeStatus
+from icepurge.contract.request import PurgeOptions
+from icepurge.contract.search_attributes import encode_namespace
+
+
+def namespace_request(
+    catalog: str,
+    namespace: list[str],
+    *,
+    requested_by: str,
+    recursive: bool = False,
+    max_concurrent_tables: int | None = None,
+    confirm: str | None = None,
+    options: PurgeOptions | dict[str, Any] | None = None,
+    request_id: str | None = None,
+    notify_workflow_id: str | None = None,
+) -> NamespacePurgeRequest:
+    """Raises InvalidPurgeRequestError naming the bad fields."""
+    chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
+    raw: dict[str, Any] = {
+        "catalog": catalog,
+        "namespace": namespace,
+        "recursive": recursive,
+        "confirm": confirm,
+        "requested_by": requested_by,
+        "request_id": request_id,
+        "notify_workflow_id": notify_workflow_id,
+        "options": chosen,
+    }
+    if max_concurrent_tables is not None:
+        raw["max_concurrent_tables"] = max_concurrent_tables
+    return parse_namespace_request(raw)
+
+
+class NamespacePurgeClient:
+    def __init__(self, client: Client, task_queue: str = TASK_QUEUE) -> None:
+        self._client = client
+        self._task_queue = task_queue
+
+    async def start(self, request: NamespacePurgeRequest | dict[str, Any]) -> str:
+        """Starts a namespace purge, or returns the namespace's running one (or, with a request
+        id, the one that id started, even closed)."""
+        parsed = parse_namespace_request(request)
+        purge_id = namespace_purge_id_for(parsed)
+        reuse = (
+            WorkflowIDReusePolicy.REJECT_DUPLICATE
+            if parsed.request_id is not None
+            else WorkflowIDReusePolicy.ALLOW_DUPLICATE
+        )
+        with suppress(WorkflowAlreadyStartedError):
+            try:
+                await self._client.start_workflow(
+                    NAMESPACE_WORKFLOW_TYPE,
+                    parsed.model_dump(mode="json"),
+                    id=purge_id,
+                    task_queue=self._task_queue,
+                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                    id_reuse_policy=reuse,
+                    static_summary=f"purge every table of {parsed.name}",
+                    search_attributes=TypedSearchAttributes(
+                        [
+                            SearchAttributePair(attributes.CATALOG, parsed.catalog),
+                            SearchAttributePair(attributes.NAMESPACE, encode_namespace(parsed.namespace)),
+                            SearchAttributePair(attributes.REQUESTED_BY, parsed.requested_by),
+                            SearchAttributePair(attributes.STATE, "PENDING"),
+                        ]
+                    ),
+                )
+            except RPCError as error:
+                raise translate_rpc_error(error) from None
+        return purge_id
+
+    async def status(self, purge_id: str) -> NamespacePurgeStatus:
+        """Live from the workflow's query; a completed one's from its result."""
+        handle = self._client.get_workflow_handle(purge_id, result_type=NamespacePurgeReport)
+        try:
+            description = await handle.describe()
+            if description.status == WorkflowExecutionStatus.COMPLETED:
+                report: NamespacePurgeReport = await handle.result()
+                return report.status
+            status: NamespacePurgeStatus = await handle.query(STATUS_QUERY, result_type=NamespacePurgeStatus)
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+        return status
+
+    async def wait(self, purge_id: str) -> NamespacePurgeReport:
+        """The final report; PurgeFailedError when it ended FAILED or CANCELLED."""
+        return await result_of(self._client.get_workflow_handle(purge_id, result_type=NamespacePurgeReport))
+
+    async def pause(self, purge_id: str) -> NamespacePurgeStatus:
+        """Starts no more table purges and pauses the running ones at their checkpoints."""
+        return await self._control(purge_id, PAUSE_UPDATE)
+
+    async def resume(self, purge_id: str) -> NamespacePurgeStatus:
+        return await self._control(purge_id, RESUME_UPDATE)
+
+    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> NamespacePurgeStatus:
+        """A per-bucket delete budget for the whole namespace purge, shared evenly by its window."""
+        change = rate_budget_change(requests_per_second)
+        return await self._control(purge_id, RATE_BUDGET_UPDATE, change)
+
+    async def _control(self, purge_id: str, update: str, *arguments: Any) -> NamespacePurgeStatus:
+        handle = self._client.get_workflow_handle(purge_id)
+        return await run_update(handle, update, arguments, NamespacePurgeStatus)

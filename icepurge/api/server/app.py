@@ -1,0 +1,144 @@
+"""The HTTP API application: routes, auth and error mapping (never a stack trace)."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
+from pydantic import BaseModel
+from temporalio.service import RPCError
+
+from icepurge.activities.catalogs import CatalogRegistry
+from icepurge.api.clients.errors import (
+    PurgeControlRejectedError,
+    PurgeNotFoundError,
+    PurgeReportUnavailableError,
+    PurgeServiceUnavailableError,
+)
+from icepurge.api.server.auth import TokenVerifier
+from icepurge.api.server.body_limit import BodyLimit
+from icepurge.api.server.catalog_routes import router as catalog_router
+from icepurge.api.server.codec_routes import router as codec_router
+from icepurge.api.server.doctor_routes import router as doctor_router
+from icepurge.api.server.namespace_routes import router as namespace_router
+from icepurge.api.server.report_pages import ReportReader
+from icepurge.api.server.report_routes import router as report_router
+from icepurge.api.server.routes import router
+from icepurge.api.server.settings import ApiSettings
+from icepurge.api.server.temporal_connection import TemporalConnection
+from icepurge.connection.payload_codec import CodecKeyError, undecodable
+from icepurge.contract.validation import InvalidPurgeRequestError
+
+log = logging.getLogger(__name__)
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+def _problem(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+async def _unavailable(_: Request, error: Exception) -> JSONResponse:
+    retry = getattr(error, "retry_after", 5.0)
+    return _problem(503, str(error), {"Retry-After": str(int(retry))})
+
+
+async def _not_found(_: Request, error: Exception) -> JSONResponse:
+    return _problem(404, str(error))
+
+
+async def _rejected(_: Request, error: Exception) -> JSONResponse:
+    return _problem(409, str(error))
+
+
+async def _invalid(_: Request, error: Exception) -> JSONResponse:
+    return _problem(422, str(error))
+
+
+async def _invalid_input(_: Request, error: Exception) -> JSONResponse:
+    """FastAPI's default answer echoes the input, which may hold FileIO credentials: not here."""
+    issues = error.errors() if isinstance(error, RequestValidationError) else []
+    detail = [{"loc": issue["loc"], "msg": issue["msg"], "type": issue["type"]} for issue in issues]
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
+async def _temporal_error(_: Request, error: Exception) -> JSONResponse:
+    status = error.status.name if isinstance(error, RPCError) else type(error).__name__
+    log.warning("Temporal answered %s", status)
+    return _problem(502, f"Temporal answered {status}")
+
+
+async def _undecodable(request: Request, error: Exception) -> JSONResponse:
+    """A sealed payload this process can't open: a configuration error, named as one."""
+    if isinstance(error, CodecKeyError) or undecodable(error):
+        log.warning("a payload could not be decoded: %s", error)
+        return _problem(
+            500,
+            f"the API can't open the purge's payloads ({str(error).strip(chr(39))}): set "
+            "ICEPURGE_CODEC_KEYS on the API as on the workers",
+        )
+    return await _unexpected(request, error)
+
+
+async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+    log.exception("unexpected error")
+    return _problem(500, f"internal error ({type(error).__name__}); see the API's log")
+
+
+def create_app(settings: ApiSettings) -> FastAPI:
+    # Swagger UI and ReDoc from the installed package's assets, not a CDN: /docs works offline.
+    app = FastAPIOffline(
+        title="icepurge",
+        version="1",
+        description="Durable purges of dropped Iceberg tables. Bearer tokens: see the README.",
+        responses={code: {"model": Problem} for code in (401, 403, 404, 413, 503)},
+    )
+    app.state.settings = settings
+    app.state.verifier = TokenVerifier.from_file(settings.api_auth_file) if settings.api_auth_file else None
+    app.state.temporal = TemporalConnection(settings)
+    app.state.codec = settings.payload_codec()
+    app.state.catalogs = CatalogRegistry.from_pyiceberg_config()
+    app.state.reports = ReportReader(settings.state_location, settings.state_io_properties)
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    if settings.api_cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.api_cors_origins,
+            allow_credentials=True,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Namespace"],
+        )
+    app.add_exception_handler(PurgeServiceUnavailableError, _unavailable)
+    app.add_exception_handler(PurgeNotFoundError, _not_found)
+    app.add_exception_handler(PurgeReportUnavailableError, _not_found)
+    app.add_exception_handler(PurgeControlRejectedError, _rejected)
+    app.add_exception_handler(InvalidPurgeRequestError, _invalid)
+    app.add_exception_handler(RequestValidationError, _invalid_input)
+    app.add_exception_handler(RPCError, _temporal_error)
+    app.add_exception_handler(KeyError, _undecodable)
+    app.add_exception_handler(CodecKeyError, _undecodable)
+    app.add_exception_handler(Exception, _unexpected)
+    app.include_router(router)
+    app.include_router(catalog_router)
+    app.include_router(namespace_router)
+    app.include_router(report_router)
+    app.include_router(doctor_router)
+    app.include_router(codec_router)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", responses={503: {"model": Problem}})
+    async def readyz() -> JSONResponse:
+        if await app.state.temporal.ready():
+            return JSONResponse({"status": "ready"})
+        return _problem(503, "Temporal is unreachable", {"Retry-After": "5"})
+
+    return app

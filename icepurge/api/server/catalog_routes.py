@@ -1,0 +1,82 @@
+"""The catalog routes: which catalogs this API knows, and drop-and-purge by name. Names only:
+a catalog's properties (credentials among them) never leave the process."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel
+
+from icepurge.api.clients.temporal_client import by_name_request
+from icepurge.api.server.catalog_checks import known_catalog, usable_catalogs
+from icepurge.api.server.dependencies import Caller, Purges, forbidden
+from icepurge.api.server.routes import StartedPurge, authorize, started
+from icepurge.contract.catalog_request import CatalogPurgeRequest
+from icepurge.contract.roles import Role
+from icepurge.contract.status import PurgeStatus
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/v1")
+
+
+class CatalogName(BaseModel):
+    name: str
+
+
+class CatalogList(BaseModel):
+    catalogs: list[CatalogName]
+
+
+@router.get("/catalogs", response_model=CatalogList)
+async def list_catalogs(caller: Caller, request: Request) -> CatalogList:
+    """The catalogs configured on this API (PyIceberg configuration) that the token may use."""
+    return CatalogList(catalogs=[CatalogName(name=name) for name in usable_catalogs(request, caller)])
+
+
+@router.post("/catalogs/{catalog}/purges", status_code=202, response_model=StartedPurge)
+async def purge_by_name(
+    catalog: str,
+    body: CatalogPurgeRequest,
+    *,
+    caller: Caller,
+    client: Purges,
+    request: Request,
+    response: Response,
+) -> StartedPurge:
+    """Drops the table from the catalog (no purge) once its plan is recorded, then deletes its
+    files; with options.purge_after_seconds, waits SCHEDULED first (undrop, expedite)."""
+    if not caller.may(Role.DROP, catalog):
+        raise forbidden(caller, Role.DROP, catalog)
+    known_catalog(request, caller, catalog)
+    purge_request = by_name_request(
+        catalog,
+        body.namespace,
+        body.table,
+        requested_by=body.requested_by or caller.name,
+        options=body.options,
+        request_id=body.request_id,
+        notify_workflow_id=body.notify_workflow_id,
+    )
+    purge_id = await client.start(purge_request)
+    log.info("purge by name %s (%s) started by %s", purge_id, purge_request.table_name, caller.name)
+    return started(purge_id, request, response)
+
+
+@router.post("/purges/{purge_id}/undrop", response_model=PurgeStatus)
+async def undrop_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
+    """Ends a SCHEDULED purge with nothing deleted and registers the table again; 409 once its
+    deletes began or when the identifier is taken."""
+    await authorize(client, caller, Role.DROP, purge_id)
+    status = await client.undrop(purge_id)
+    log.info("purge %s undropped by %s", purge_id, caller.name)
+    return status
+
+
+@router.post("/purges/{purge_id}/expedite", response_model=PurgeStatus)
+async def expedite_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
+    """Starts a SCHEDULED purge's deletes now; 409 when it isn't SCHEDULED."""
+    await authorize(client, caller, Role.DROP, purge_id)
+    status = await client.expedite(purge_id)
+    log.info("purge %s expedited by %s", purge_id, caller.name)
+    return status

@@ -1,0 +1,126 @@
+"""Namespace and whole-catalog purges over HTTP: start one (role drop), read its aggregate
+status, page through the table purges it started."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.api.clients.listing import PurgePage
+from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.api.server.catalog_checks import known_catalog
+from icepurge.api.server.dependencies import Caller, Purges, forbidden
+from icepurge.api.server.routes import StartedPurge, authorize, started
+from icepurge.contract.controls import RateBudgetChange
+from icepurge.contract.namespace_status import NamespacePurgeStatus
+from icepurge.contract.request import PurgeOptions
+from icepurge.contract.roles import Role
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/v1")
+
+
+class NamespacePurgeBody(BaseModel):
+    """Drop and purge every table of a namespace; [] is the whole catalog (needs confirm)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    namespace: list[str] = Field(description="Namespace levels, outermost first; [] = the whole catalog.")
+    recursive: bool = False
+    confirm: str | None = Field(None, max_length=255, description="The catalog's name, for [].")
+    max_concurrent_tables: int = Field(4, ge=1, le=64)
+    options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table.")
+    requested_by: str | None = Field(
+        None, min_length=1, max_length=255, description="Default: the token's name."
+    )
+    request_id: str | None = Field(None, max_length=255)
+    notify_workflow_id: str | None = Field(None, min_length=1, max_length=1000)
+
+
+class TablePageParameters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    page_size: int = Field(50, ge=1, le=1000)
+    page_token: str | None = Field(None, max_length=4096)
+
+
+@router.post("/catalogs/{catalog}/namespace-purges", status_code=202, response_model=StartedPurge)
+async def purge_namespace(
+    catalog: str,
+    body: NamespacePurgeBody,
+    *,
+    caller: Caller,
+    client: Purges,
+    request: Request,
+    response: Response,
+) -> StartedPurge:
+    """Enumerates the namespace (nested ones too when recursive), purges each table by name as
+    a child purge, drops the namespaces left empty."""
+    if not caller.may(Role.DROP, catalog):
+        raise forbidden(caller, Role.DROP, catalog)
+    known_catalog(request, caller, catalog)
+    parsed = namespace_request(
+        catalog,
+        body.namespace,
+        requested_by=body.requested_by or caller.name,
+        recursive=body.recursive,
+        max_concurrent_tables=body.max_concurrent_tables,
+        confirm=body.confirm,
+        options=body.options,
+        request_id=body.request_id,
+        notify_workflow_id=body.notify_workflow_id,
+    )
+    purge_id = await client.namespaces.start(parsed)
+    log.info("namespace purge %s (%s) started by %s", purge_id, parsed.name, caller.name)
+    return started(purge_id, request, response, "namespace-purges")
+
+
+@router.get("/namespace-purges/{purge_id}", response_model=NamespacePurgeStatus)
+async def namespace_purge_status(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
+    """Tables and files across the table purges, live; cancel it at /v1/purges/{id}/cancel."""
+    await authorize(client, caller, Role.READ, purge_id)
+    return await client.namespaces.status(purge_id)
+
+
+@router.get("/purges/{purge_id}/tables", response_model=PurgePage)
+async def namespace_purge_tables(
+    purge_id: str, parameters: Annotated[TablePageParameters, Query()], caller: Caller, client: Purges
+) -> PurgePage:
+    """The table purges a namespace purge started, newest first, a page at a time."""
+    await authorize(client, caller, Role.READ, purge_id)
+    return await client.namespace_tables(
+        purge_id, parameters.page_size, parameters.page_token, caller.visible_catalogs()
+    )
+
+
+@router.post("/namespace-purges/{purge_id}/pause", response_model=NamespacePurgeStatus)
+async def pause_namespace_purge(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
+    """No table purge starts until resume; the running ones pause at their checkpoints."""
+    await authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.namespaces.pause(purge_id)
+    log.info("namespace purge %s paused by %s", purge_id, caller.name)
+    return status
+
+
+@router.post("/namespace-purges/{purge_id}/resume", response_model=NamespacePurgeStatus)
+async def resume_namespace_purge(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
+    await authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.namespaces.resume(purge_id)
+    log.info("namespace purge %s resumed by %s", purge_id, caller.name)
+    return status
+
+
+@router.put("/namespace-purges/{purge_id}/rate-budget", response_model=NamespacePurgeStatus)
+async def set_namespace_rate_budget(
+    purge_id: str, body: RateBudgetChange, caller: Caller, client: Purges
+) -> NamespacePurgeStatus:
+    """One per-bucket budget for the whole namespace purge, shared evenly by its window."""
+    await authorize(client, caller, Role.CONTROL, purge_id)
+    status = await client.namespaces.set_rate_budget(purge_id, body.bucket_requests_per_second)
+    log.info(
+        "namespace purge %s budget set to %s by %s", purge_id, body.bucket_requests_per_second, caller.name
+    )
+    return status

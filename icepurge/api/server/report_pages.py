@@ -1,0 +1,77 @@
+"""A purge's report object read a page at a time: the parser streams through the object, so a
+report of millions of entries never sits in memory whole."""
+
+from __future__ import annotations
+
+import asyncio
+from itertools import islice
+from typing import Any
+
+import ijson
+from pyiceberg.io import load_file_io
+
+from icepurge.api.clients.errors import PurgeReportUnavailableError, PurgeServiceUnavailableError
+from icepurge.contract.reasons import typed_reason
+from icepurge.contract.report_pages import ReportEntry, ReportPage, ReportSection
+from icepurge.contract.status import PurgeStatus
+
+
+def _entry(item: Any) -> ReportEntry:
+    if isinstance(item, str):
+        return ReportEntry(path=item)
+    detail = item.get("error") or item.get("reason")
+    return ReportEntry(path=item["path"], category=item.get("category"), detail=detail)
+
+
+class ReportReader:
+    """Reads report objects from the state location the workers write them to."""
+
+    def __init__(self, state_location: str | None, io_properties: dict[str, str]) -> None:
+        self._location = state_location.rstrip("/") + "/" if state_location else None
+        self._properties = io_properties
+
+    async def page(self, status: PurgeStatus, section: ReportSection, offset: int, limit: int) -> ReportPage:
+        location = status.report_location
+        if location is None:
+            raise PurgeReportUnavailableError(_why_no_report(status))
+        if self._location is None:
+            raise PurgeServiceUnavailableError(
+                "this process can't read reports: set ICEPURGE_STATE_LOCATION and "
+                "ICEPURGE_STATE_IO_PROPERTIES as on the workers"
+            )
+        if not location.startswith(self._location):
+            raise PurgeReportUnavailableError(
+                f"purge {status.purge_id}'s report is outside this process's state location"
+            )
+        entries, following = await asyncio.to_thread(self._read, location, section, offset, limit)
+        return ReportPage(
+            purge_id=status.purge_id,
+            state=status.state.value,
+            report_location=location,
+            section=section,
+            entries=entries,
+            next_offset=following,
+        )
+
+    def _read(
+        self, location: str, section: ReportSection, offset: int, limit: int
+    ) -> tuple[list[ReportEntry], int | None]:
+        stream_source = load_file_io(self._properties, location).new_input(location)
+        try:
+            with stream_source.open() as stream:
+                entries = ijson.items(stream, f"{section.value}.item")
+                window = list(islice(entries, offset, offset + limit + 1))
+        except FileNotFoundError:
+            raise PurgeReportUnavailableError(f"the report object {location} is gone") from None
+        following = offset + limit if len(window) > limit else None
+        return [_entry(item) for item in window[:limit]], following
+
+
+def _why_no_report(status: PurgeStatus) -> str:
+    if status.error_type or status.last_error:
+        reason = typed_reason(status.last_error or "no message", status.error_type)
+        return (
+            f"purge {status.purge_id} has no report: it ended {status.state.value} before writing one "
+            f"({reason})"
+        )
+    return f"purge {status.purge_id} has no report yet: it is {status.state.value}; reports are written last"

@@ -1,0 +1,34 @@
+"""HTTP API configuration from ICEPURGE_* environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from icepurge.connection.settings import CatalogPolicySettings, TemporalSettings
+
+
+class ApiSettings(TemporalSettings, CatalogPolicySettings):
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(8000, ge=1, le=65535)
+    api_auth_file: Path | None = Field(None, description="Token file (see icepurge/api/server/auth.py).")
+    api_insecure_dev: bool = Field(
+        False, description="Serve without authentication: every caller may do anything. Dev only."
+    )
+    api_max_body_bytes: int = Field(1_048_576, ge=1024, description="Larger request bodies get 413.")
+    api_public_url: str | None = Field(
+        None, description="Base of the status URLs returned; default: the request's."
+    )
+    api_cors_origins: list[str] = Field(
+        default_factory=list, description="Browser origins allowed to call (the Web UI, for /codec)."
+    )
+    state_location: str | None = Field(
+        None, description="The workers' state location, where `GET /v1/purges/{id}/report` reads reports."
+    )
+    state_io_properties: dict[str, str] = Field(
+        default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
+    )
+    spark_master: str | None = Field(
+        None, description="The workers' Spark master, for `icepurge doctor` to check it is reachable."
+    )

@@ -1,0 +1,1 @@
+"""The Temporal connection every process shares: settings, payload codec, client."""

@@ -1,0 +1,40 @@
+"""A purge report's lists, a page at a time: what `GET /v1/purges/{id}/report` and
+`icepurge purge report` answer."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.contract.status import PurgeStatus
+
+
+class ReportSection(StrEnum):
+    FAILURES = "failures"
+    WOULD_DELETE = "would_delete"
+    SKIPPED_FOREIGN = "skipped_foreign"
+    UNREADABLE = "unreadable"
+
+
+class ReportEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    category: str | None = None
+    detail: str | None = Field(None, description="A failure's error; an unreadable file's reason.")
+
+
+class ReportPage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    state: str
+    report_location: str
+    section: ReportSection
+    entries: list[ReportEntry]
+    next_offset: int | None = Field(None, description="Pass as offset for the next page; null at the end.")
+
+
+def default_section(status: PurgeStatus) -> ReportSection:
+    return ReportSection.WOULD_DELETE if status.dry_run else ReportSection.FAILURES

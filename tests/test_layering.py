@@ -1,0 +1,72 @@
+"""The packages' import rules (README, Layout): what each part of icepurge may import. A change
+that makes the contract import a workflow, or a client import the server, fails here."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import icepurge
+
+ALLOWED: dict[str, set[str]] = {
+    "contract": set(),
+    "extras": set(),
+    "stores": {"contract", "extras"},
+    "workflows": {"contract"},
+    "activities": {"contract", "stores", "extras"},
+    "connection": {"contract"},
+    "worker": {"contract", "connection", "stores", "activities", "workflows", "extras"},
+    "api.clients": {"contract"},
+    "api.server": {"contract", "connection", "api.clients", "activities", "workflows"},
+    "api.cli": {"contract", "connection", "api.clients", "api.server", "activities", "worker"},
+    "devstack": {
+        "contract",
+        "connection",
+        "stores",
+        "activities",
+        "worker",
+        "api.clients",
+        "api.server",
+        "extras",
+    },
+}
+ROOT = Path(icepurge.__file__).parent
+
+
+def _part(module: str) -> str | None:
+    names = module.split(".")
+    if names[0] != "icepurge" or len(names) < 2:
+        return None
+    return ".".join(names[1:3]) if names[1] == "api" and len(names) > 2 else names[1]
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_each_package_imports_only_what_the_layout_allows() -> None:
+    wrong: list[str] = []
+    sources = [path for path in ROOT.rglob("*.py") if "node_modules" not in path.parts]
+    for path in sources:
+        own = _part(".".join(("icepurge", *path.relative_to(ROOT).with_suffix("").parts)))
+        if own is None:
+            continue
+        for module in _imports(path):
+            other = _part(module)
+            if other is not None and other != own and other not in ALLOWED[own]:
+                wrong.append(f"{path.relative_to(ROOT.parent)} imports {module}")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_every_package_has_its_rules() -> None:
+    """A new package gets its line in ALLOWED (and in the README's picture) before it lands."""
+    packages = {path.name for path in ROOT.iterdir() if (path / "__init__.py").exists()}
+    api_parts = {f"api.{path.name}" for path in (ROOT / "api").iterdir() if (path / "__init__.py").exists()}
+    modules = {path.stem for path in ROOT.glob("*.py")} - {"__init__"}
+    assert (packages - {"api"}) | api_parts | modules == set(ALLOWED)
