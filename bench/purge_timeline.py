@@ -9,8 +9,6 @@ from datetime import datetime
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
-
 _CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",
     EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: "activity_task_failed_event_attributes",
@@ -65,6 +63,3 @@ async def purge_timeline(client: Client, purge_id: str) -> Timeline:
     if first is not None and last is not None:
         timeline.total = (last - first).total_seconds()
     return timeline
-
-
-STEPS = (PLAN_ACTIVITY, CHUNK_ACTIVITY, FINALIZE_ACTIVITY)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pyiceberg.catalog import Catalog
@@ -122,11 +120,3 @@ def synthetic_rewrite_heavy_table(
         table = catalog.load_table(identifier)
         table.maintenance.expire_snapshots().by_ids(snapshot_ids[: shape.expired]).commit()
     return catalog.load_table(identifier)
-
-
-def parallel_writer(write_one: Callable[[str], None], threads: int = 32) -> ObjectWriter:
-    def write(paths: list[str]) -> None:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(write_one, paths))
-
-    return write
