@@ -20,6 +20,8 @@ from icepurge.activities.catalog_admission import CatalogAdmission, admitted
 from icepurge.activities.catalog_calls import CatalogCalls, protected, protected_ancestor
 from icepurge.activities.live_tables import LiveTableScanner, PurgedTable, named
 from icepurge.activities.progress_signals import ProgressSignals
+from icepurge.activities.step_definition import implements
+from icepurge.contract.activity_steps import DROP_TABLE, LIVE_TABLE_GUARD, LOAD_TABLE, REGISTER_TABLE
 from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
@@ -79,7 +81,7 @@ class CatalogActivities(CatalogCalls):
     def all(self) -> list[Any]:
         return [self.load_table, self.drop_table, self.check_live_tables, self.register_table]
 
-    @activity.defn(name=LOAD_TABLE_ACTIVITY)
+    @implements(LOAD_TABLE)
     def load_table(self, ref: TableRef) -> LoadedTable:
         with self._step(LOAD_TABLE_ACTIVITY):
             catalog = self._catalog(ref.catalog)
@@ -119,7 +121,7 @@ class CatalogActivities(CatalogCalls):
             catalog_calls=calls,
         )
 
-    @activity.defn(name=DROP_TABLE_ACTIVITY)
+    @implements(DROP_TABLE)
     def drop_table(self, step: DropInput) -> DropResult:
         """Drops the entry only while it still points at the planned snapshot: a commit since
         planning would leave its new files out of the plan."""
@@ -152,7 +154,7 @@ class CatalogActivities(CatalogCalls):
         io = load_file_io(step.file_io_properties, step.metadata_location)
         return not io.new_input(step.metadata_location).exists()
 
-    @activity.defn(name=LIVE_TABLE_GUARD_ACTIVITY)
+    @implements(LIVE_TABLE_GUARD)
     def check_live_tables(self, step: GuardInput) -> GuardOutcome:
         """Refusal is the workflow's to make: this reports what it found."""
         with self._step(LIVE_TABLE_GUARD_ACTIVITY):
@@ -188,7 +190,7 @@ class CatalogActivities(CatalogCalls):
                 seconds=round(time.monotonic() - started, 3),
             )
 
-    @activity.defn(name=REGISTER_TABLE_ACTIVITY)
+    @implements(REGISTER_TABLE)
     def register_table(self, step: RegisterInput) -> RegisterResult:
         with self._step(REGISTER_TABLE_ACTIVITY):
             name = step.table.name

@@ -10,8 +10,9 @@ from typing import Any
 from temporalio import activity
 
 from icepurge.activities.event_sinks import EventSink
+from icepurge.activities.step_definition import implements
+from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import DeliveryReport, EventBatch
-from icepurge.contract.names import DELIVER_EVENTS_ACTIVITY
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ class EventDelivery:
     def all(self) -> list[Callable[..., Any]]:
         return [self.deliver_events]
 
-    @activity.defn(name=DELIVER_EVENTS_ACTIVITY)
+    @implements(DELIVER_EVENTS)
     def deliver_events(self, batch: EventBatch) -> DeliveryReport:
         """A sink's failure is counted, never raised: one bad sink mustn't hold back the others
         or the purge. Only a lost worker makes the batch go out again (same event ids)."""

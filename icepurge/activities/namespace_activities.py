@@ -19,6 +19,8 @@ from icepurge.activities.namespace_drops import DropPreview, children, drop_if_e
 from icepurge.activities.namespace_entries import VIEW, Entry, namespace_entries
 from icepurge.activities.progress_signals import ProgressSignals
 from icepurge.activities.state_store import StateStore
+from icepurge.activities.step_definition import implements
+from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE, TABLE_PAGE
 from icepurge.contract.names import (
     DROP_NAMESPACES_ACTIVITY,
     ENUMERATE_ACTIVITY,
@@ -26,7 +28,6 @@ from icepurge.contract.names import (
     ERROR_PROTECTED,
     FAILURE_SAMPLE_SIZE,
     PROTECTED_PROPERTY,
-    TABLE_PAGE_ACTIVITY,
 )
 from icepurge.contract.namespace_status import SkipKind, SkippedEntry
 from icepurge.contract.namespace_steps import (
@@ -92,7 +93,7 @@ class NamespaceActivities(CatalogCalls):
     def all(self) -> list[Any]:
         return [self.enumerate_namespace, self.read_table_page, self.drop_empty_namespaces]
 
-    @activity.defn(name=ENUMERATE_ACTIVITY)
+    @implements(ENUMERATE)
     def enumerate_namespace(self, step: EnumerateInput) -> EnumerationSummary:
         with self._step(ENUMERATE_ACTIVITY):
             catalog = self._catalog(step.catalog)
@@ -163,7 +164,7 @@ class NamespaceActivities(CatalogCalls):
         except NoSuchNamespaceError:
             return {}
 
-    @activity.defn(name=TABLE_PAGE_ACTIVITY)
+    @implements(TABLE_PAGE)
     def read_table_page(self, step: TablePageInput) -> TablePage:
         tree = self._tree(step.tree_location)
         return TablePage(tables=tree.tables[step.offset : step.offset + step.limit])
@@ -183,7 +184,7 @@ class NamespaceActivities(CatalogCalls):
             self._cached = (location, tree)
         return tree
 
-    @activity.defn(name=DROP_NAMESPACES_ACTIVITY)
+    @implements(DROP_NAMESPACES)
     def drop_empty_namespaces(self, step: DropNamespacesInput) -> DropNamespacesResult:
         """Deepest first; a namespace that still holds anything stays, and says what. Heartbeats
         its place, so a retry neither drops nor counts twice."""

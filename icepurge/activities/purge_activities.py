@@ -40,9 +40,10 @@ from icepurge.activities.request_metrics import RequestMetrics
 from icepurge.activities.settings import ActivitySettings
 from icepurge.activities.spark_engine import SparkEngine
 from icepurge.activities.state_store import StateStore
+from icepurge.activities.step_definition import implements
+from icepurge.contract.activity_steps import CHUNK, FINALIZE, PLAN
 from icepurge.contract.counts import Category, FileCounts, SkipReason
 from icepurge.contract.names import (
-    CHUNK_ACTIVITY,
     ERROR_ENGINE_UNAVAILABLE,
     ERROR_STATE_LOCATION,
     FAILURE_SAMPLE_SIZE,
@@ -94,7 +95,7 @@ class PurgeActivities:
     def all(self) -> list[Callable[..., Any]]:
         return [self.plan_purge, self.delete_content_chunk, self.finalize_purge]
 
-    @activity.defn(name=PLAN_ACTIVITY)
+    @implements(PLAN)
     def plan_purge(self, step: PlanInput) -> PlanSummary:
         with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
             return self._plan_purge(step)
@@ -159,7 +160,7 @@ class PurgeActivities:
             )
         )
 
-    @activity.defn(name=CHUNK_ACTIVITY)
+    @implements(CHUNK)
     def delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
         with reporting_failed_attempts(self._signals, chunk_step(step.chunk_index)):
             return self._delete_content_chunk(step)
@@ -215,7 +216,7 @@ class PurgeActivities:
             throttled_requests=stats.throttled,
         )
 
-    @activity.defn(name=FINALIZE_ACTIVITY)
+    @implements(FINALIZE)
     def finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
         with reporting_failed_attempts(self._signals, FINALIZE_ACTIVITY):
             return self._finalize_purge(step)

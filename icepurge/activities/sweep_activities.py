@@ -26,6 +26,8 @@ from icepurge.activities.progress_signals import ProgressSignals
 from icepurge.activities.settings import ActivitySettings
 from icepurge.activities.spark_engine import SparkEngine
 from icepurge.activities.state_store import StateStore
+from icepurge.activities.step_definition import implements
+from icepurge.contract.activity_steps import SWEEP
 from icepurge.contract.names import SWEEP_ACTIVITY
 from icepurge.contract.request import Engine
 from icepurge.contract.sweep_steps import SweepCheckpoint, SweepInput, SweepResult
@@ -200,7 +202,7 @@ class SweepActivities:
     def all(self) -> list[Callable[..., Any]]:
         return [self.sweep_location]
 
-    @activity.defn(name=SWEEP_ACTIVITY)
+    @implements(SWEEP)
     def sweep_location(self, step: SweepInput) -> SweepResult:
         with reporting_failed_attempts(self._signals, SWEEP_ACTIVITY):
             planned = self._planned(step.dry_run_report)

@@ -13,11 +13,12 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, FailureError
 
+from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
-from icepurge.contract.names import DELIVER_EVENTS_ACTIVITY, EVENT_SIGNAL
+from icepurge.contract.names import EVENT_SIGNAL
+from icepurge.workflows.steps_runner import run_step
 
 
 class EventSource(Protocol):
@@ -26,13 +27,6 @@ class EventSource(Protocol):
     def event(self, kind: EventKind, cursor: EventCursor, run_id: str, now: datetime) -> PurgeEvent: ...
 
     def undelivered(self, count: int) -> None: ...
-
-
-# A killed worker's batch is picked up again after this; sinks heartbeat after each event.
-DELIVERY_HEARTBEAT = timedelta(seconds=10)
-DELIVERY_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10), maximum_attempts=5
-)
 
 
 class EventStream:
@@ -96,13 +90,9 @@ class EventStream:
 
     async def _deliver(self, batch: list[PurgeEvent]) -> None:
         try:
-            report: DeliveryReport = await workflow.execute_activity(
-                DELIVER_EVENTS_ACTIVITY,
+            report: DeliveryReport = await run_step(
+                DELIVER_EVENTS,
                 EventBatch(events=batch),
-                result_type=DeliveryReport,
-                start_to_close_timeout=timedelta(minutes=10),
-                heartbeat_timeout=DELIVERY_HEARTBEAT,
-                retry_policy=DELIVERY_RETRY,
                 summary=f"events {batch[0].sequence}-{batch[-1].sequence}",
             )
             self._source.undelivered(sum(report.undelivered.values()))

@@ -7,12 +7,12 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from icepurge.contract.names import SWEEP_ACTIVITY
+from icepurge.contract.activity_steps import SWEEP
 from icepurge.contract.request import Engine, OverlapScope, PurgeRequest
 from icepurge.contract.schemes import LISTABLE_KINDS, StoreKind, scheme_of, store_kind
 from icepurge.contract.status import PurgeStatus
 from icepurge.contract.sweep_steps import SweepInput, SweepOutcome, SweepResult
-from icepurge.workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
+from icepurge.workflows.steps_runner import run_step
 from icepurge.workflows.table_lifecycle import live_table_outcome
 from icepurge.workflows.upgrades import PREVIEW_GUARDS, SWEEP_ANY_LISTABLE_STORE
 
@@ -77,8 +77,8 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
         note = "; no live table of the catalog overlaps the location"
     started = status.started_at or workflow.now()
     cutoff = started - timedelta(seconds=request.options.sweep_grace_seconds)
-    result: SweepResult = await workflow.execute_activity(
-        SWEEP_ACTIVITY,
+    result: SweepResult = await run_step(
+        SWEEP,
         SweepInput(
             purge_id=status.purge_id,
             request=request,
@@ -88,10 +88,6 @@ async def sweep_location(request: PurgeRequest, status: PurgeStatus, locations: 
             dry_run_report=status.report_location if request.options.dry_run else None,
             run_chain=workflow.info().first_execution_run_id,
         ),
-        result_type=SweepResult,
-        start_to_close_timeout=timedelta(hours=6),
-        heartbeat_timeout=HEARTBEAT_TIMEOUT,
-        retry_policy=TRANSIENT_RETRY,
     )
     outside = [other for other in locations[1:] if not _inside(other, location)]
     verb = "would sweep" if request.options.dry_run else "swept"

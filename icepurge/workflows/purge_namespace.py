@@ -24,11 +24,10 @@ from temporalio.exceptions import (
     WorkflowAlreadyStartedError,
 )
 
+from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE, TABLE_PAGE
 from icepurge.contract.controls import RateBudgetChange, TableControl
 from icepurge.contract.events import EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import (
-    DROP_NAMESPACES_ACTIVITY,
-    ENUMERATE_ACTIVITY,
     ERROR_INVALID_REQUEST,
     EVENT_SIGNAL,
     NAMESPACE_CONTROL_SIGNAL,
@@ -37,7 +36,6 @@ from icepurge.contract.names import (
     RATE_BUDGET_UPDATE,
     RESUME_UPDATE,
     STATUS_QUERY,
-    TABLE_PAGE_ACTIVITY,
     WORKFLOW_TYPE,
 )
 from icepurge.contract.namespace_request import NamespacePurgeRequest, parse_namespace_request
@@ -85,15 +83,11 @@ from icepurge.workflows.step_outcomes import (
     failure_reason,
     failure_type,
 )
-from icepurge.workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
+from icepurge.workflows.steps_runner import run_step
 from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE
 
 # Between a namespace purge's id and its run chain in its table purges' request ids.
 CHILD_REQUEST_SEPARATOR = "@"
-
-# A page is one read of the table list (cached per worker) and no heartbeat: a worker killed
-# while reading one holds the namespace purge up for this long before the read is retried.
-TABLE_PAGE_TIMEOUT = timedelta(seconds=30)
 
 
 class CarriedNamespaceState(BaseModel):
@@ -292,8 +286,8 @@ class PurgeNamespaceWorkflow:
         progress.move_to(NamespacePurgeState.ENUMERATING, workflow.now())
         self._publish()
         status = progress.status
-        tree: EnumerationSummary = await workflow.execute_activity(
-            ENUMERATE_ACTIVITY,
+        tree: EnumerationSummary = await run_step(
+            ENUMERATE,
             EnumerateInput(
                 purge_id=status.purge_id,
                 catalog=request.catalog,
@@ -301,10 +295,6 @@ class PurgeNamespaceWorkflow:
                 nested=request.walks_nested,
                 run_chain=self._run_chain(),
             ),
-            result_type=EnumerationSummary,
-            start_to_close_timeout=timedelta(hours=2),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=TRANSIENT_RETRY,
         )
         status.tree_location = tree.tree_location
         status.tables_total = tree.tables_total
@@ -360,12 +350,9 @@ class PurgeNamespaceWorkflow:
 
     async def _table_at(self, tree: EnumerationSummary, index: int) -> TableName:
         if not self._page_offset <= index < self._page_offset + len(self._page):
-            page: TablePage = await workflow.execute_activity(
-                TABLE_PAGE_ACTIVITY,
+            page: TablePage = await run_step(
+                TABLE_PAGE,
                 TablePageInput(tree_location=tree.tree_location, offset=index, limit=TABLE_PAGE_SIZE),
-                result_type=TablePage,
-                start_to_close_timeout=TABLE_PAGE_TIMEOUT,
-                retry_policy=TRANSIENT_RETRY,
             )
             self._page, self._page_offset = page.tables, index
         return self._page[index - self._page_offset]
@@ -438,8 +425,8 @@ class PurgeNamespaceWorkflow:
             return
         progress.move_to(NamespacePurgeState.DROPPING_NAMESPACES, workflow.now())
         self._publish()
-        result: DropNamespacesResult = await workflow.execute_activity(
-            DROP_NAMESPACES_ACTIVITY,
+        result: DropNamespacesResult = await run_step(
+            DROP_NAMESPACES,
             DropNamespacesInput(
                 purge_id=status.purge_id,
                 catalog=request.catalog,
@@ -447,10 +434,6 @@ class PurgeNamespaceWorkflow:
                 preview=preview,
                 kept_tables=self._kept.indices if preview else [],
             ),
-            result_type=DropNamespacesResult,
-            start_to_close_timeout=timedelta(hours=1),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=TRANSIENT_RETRY,
         )
         status.namespaces_dropped = result.dropped
         status.entries_skipped += result.kept_total

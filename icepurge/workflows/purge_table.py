@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
+from icepurge.contract.activity_steps import CHUNK, FINALIZE, PLAN
 from icepurge.contract.catalog_steps import TableRef, guard_not_applied
 from icepurge.contract.controls import (
     RateBudgetChange,
@@ -25,7 +26,6 @@ from icepurge.contract.controls import (
 )
 from icepurge.contract.events import EventCursor, EventKind, TableEvents
 from icepurge.contract.names import (
-    CHUNK_ACTIVITY,
     CHUNK_PROGRESS_SIGNAL,
     CHUNKS_READY_SIGNAL,
     DROP_TABLE_ACTIVITY,
@@ -77,7 +77,7 @@ from icepurge.workflows.step_outcomes import (
     failure_type,
     settled,
 )
-from icepurge.workflows.step_policies import HEARTBEAT_TIMEOUT, TRANSIENT_RETRY
+from icepurge.workflows.steps_runner import run_step
 from icepurge.workflows.table_lifecycle import (
     checking_existence,
     drop_table,
@@ -407,13 +407,9 @@ class PurgeTableWorkflow:
         live-table guard has passed: nothing stands between the plan and the deletes."""
         progress.move_to(PurgeState.PLANNING, workflow.now())
         planning = asyncio.ensure_future(
-            workflow.execute_activity(
-                PLAN_ACTIVITY,
+            run_step(
+                PLAN,
                 PlanInput(purge_id=progress.status.purge_id, request=self._current_request()),
-                result_type=PlanSummary,
-                start_to_close_timeout=timedelta(hours=1),
-                heartbeat_timeout=HEARTBEAT_TIMEOUT,
-                retry_policy=TRANSIENT_RETRY,
             )
         )
         try:
@@ -505,8 +501,8 @@ class PurgeTableWorkflow:
         if target is None:
             raise ApplicationError("a chunk started before any chunk was ready", non_retryable=True)
         of = f"/{target.chunk_count}" if target.chunk_count is not None else " (while planning)"
-        result: ChunkResult = await workflow.execute_activity(
-            CHUNK_ACTIVITY,
+        result: ChunkResult = await run_step(
+            CHUNK,
             ChunkInput(
                 purge_id=self._status().purge_id,
                 request=self._current_request(),
@@ -514,10 +510,6 @@ class PurgeTableWorkflow:
                 chunk_index=index,
                 engine=target.engine,
             ),
-            result_type=ChunkResult,
-            start_to_close_timeout=timedelta(hours=2),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=TRANSIENT_RETRY,
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             summary=f"chunk {index + 1}{of}",
         )
@@ -531,8 +523,8 @@ class PurgeTableWorkflow:
     async def _finalize(self, plan: PlanSummary, progress: Progress) -> PurgeReport:
         progress.move_to(PurgeState.FINALIZING, workflow.now())
         status = progress.status
-        result: FinalizeResult = await workflow.execute_activity(
-            FINALIZE_ACTIVITY,
+        result: FinalizeResult = await run_step(
+            FINALIZE,
             FinalizeInput(
                 purge_id=status.purge_id,
                 request=self._current_request(),
@@ -542,10 +534,6 @@ class PurgeTableWorkflow:
                 counts_so_far=status.counts,
                 guards=status.guards,
             ),
-            result_type=FinalizeResult,
-            start_to_close_timeout=timedelta(hours=1),
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=TRANSIENT_RETRY,
         )
         settled(status, FINALIZE_ACTIVITY)
         progress.finalized(result, workflow.now())

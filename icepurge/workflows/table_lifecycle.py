@@ -5,13 +5,7 @@ Deterministic: no I/O here, only activity calls and the contract models."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import TypeVar
-
-from pydantic import BaseModel
-from temporalio import workflow
-from temporalio.common import RetryPolicy
-
+from icepurge.contract.activity_steps import DROP_TABLE, LIVE_TABLE_GUARD, LOAD_TABLE, REGISTER_TABLE
 from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
@@ -22,33 +16,12 @@ from icepurge.contract.catalog_steps import (
     TableRef,
     guard_not_applied,
 )
-from icepurge.contract.names import (
-    DROP_TABLE_ACTIVITY,
-    LIVE_TABLE_GUARD_ACTIVITY,
-    LOAD_TABLE_ACTIVITY,
-    REGISTER_TABLE_ACTIVITY,
-)
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import GuardOutcome
+from icepurge.workflows.steps_runner import run_step
 
-Result = TypeVar("Result", bound=BaseModel)
 # How a dry run's guard says it found what would stop the real purge.
 PREVIEW_REFUSAL = "the real purge would be refused: "
-# A catalog that doesn't answer is retried for about two minutes (each failed attempt shows in
-# status.retrying), then the purge fails naming the catalog's last error.
-CATALOG_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=30),
-    maximum_attempts=8,
-)
-# One catalog call each, which can't heartbeat: a worker that dies during one costs this long.
-# Loading reads the metadata JSON too, which can be large.
-LOAD_TIMEOUT = timedelta(seconds=60)
-CATALOG_CALL_TIMEOUT = timedelta(seconds=30)
-# The guard may list a whole catalog; it heartbeats per table.
-GUARD_TIMEOUT = timedelta(minutes=30)
-GUARD_HEARTBEAT = timedelta(seconds=15)
 
 
 def resolved(request: PurgeRequest, loaded: LoadedTable) -> PurgeRequest:
@@ -60,26 +33,8 @@ def resolved(request: PurgeRequest, loaded: LoadedTable) -> PurgeRequest:
     )
 
 
-async def _catalog_step(
-    name: str,
-    argument: BaseModel,
-    result_type: type[Result],
-    timeout: timedelta = CATALOG_CALL_TIMEOUT,
-    heartbeat: timedelta | None = None,
-) -> Result:
-    result: Result = await workflow.execute_activity(
-        name,
-        argument,
-        result_type=result_type,
-        start_to_close_timeout=timeout,
-        heartbeat_timeout=heartbeat,
-        retry_policy=CATALOG_RETRY,
-    )
-    return result
-
-
 async def load_table(table: TableRef) -> LoadedTable:
-    return await _catalog_step(LOAD_TABLE_ACTIVITY, table, LoadedTable, LOAD_TIMEOUT)
+    return await run_step(LOAD_TABLE, table)
 
 
 async def drop_table(table: TableRef, request: PurgeRequest) -> DropResult:
@@ -88,7 +43,7 @@ async def drop_table(table: TableRef, request: PurgeRequest) -> DropResult:
         metadata_location=request.snapshot_location(),
         file_io_properties=request.file_io_properties,
     )
-    return await _catalog_step(DROP_TABLE_ACTIVITY, step, DropResult)
+    return await run_step(DROP_TABLE, step)
 
 
 async def live_table_outcome(
@@ -105,7 +60,7 @@ async def live_table_outcome(
         scope=request.options.overlap_scope,
         skip_own_entry=preview_of_drop,
     )
-    return await _catalog_step(LIVE_TABLE_GUARD_ACTIVITY, step, GuardOutcome, GUARD_TIMEOUT, GUARD_HEARTBEAT)
+    return await run_step(LIVE_TABLE_GUARD, step)
 
 
 def previewed(outcome: GuardOutcome) -> GuardOutcome:
@@ -117,7 +72,7 @@ def previewed(outcome: GuardOutcome) -> GuardOutcome:
 
 async def register_table(table: TableRef, metadata_location: str) -> RegisterResult:
     step = RegisterInput(table=table, metadata_location=metadata_location)
-    return await _catalog_step(REGISTER_TABLE_ACTIVITY, step, RegisterResult)
+    return await run_step(REGISTER_TABLE, step)
 
 
 def checking_existence(request: PurgeRequest) -> PurgeRequest:

@@ -1,0 +1,144 @@
+"""Every activity, defined once: its name, input, result, timeouts and retries. Workflows call
+them with icepurge.workflows.steps_runner.run_step, activities implement them with
+icepurge.activities.step_definition.implements; mypy checks both ends against these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel
+from temporalio.common import RetryPolicy
+
+from icepurge.contract.catalog_steps import (
+    DropInput,
+    DropResult,
+    GuardInput,
+    LoadedTable,
+    RegisterInput,
+    RegisterResult,
+    TableRef,
+)
+from icepurge.contract.events import DeliveryReport, EventBatch
+from icepurge.contract.names import (
+    CHUNK_ACTIVITY,
+    DELIVER_EVENTS_ACTIVITY,
+    DROP_NAMESPACES_ACTIVITY,
+    DROP_TABLE_ACTIVITY,
+    ENUMERATE_ACTIVITY,
+    FINALIZE_ACTIVITY,
+    LIVE_TABLE_GUARD_ACTIVITY,
+    LOAD_TABLE_ACTIVITY,
+    PLAN_ACTIVITY,
+    REGISTER_TABLE_ACTIVITY,
+    SWEEP_ACTIVITY,
+    TABLE_PAGE_ACTIVITY,
+)
+from icepurge.contract.namespace_steps import (
+    DropNamespacesInput,
+    DropNamespacesResult,
+    EnumerateInput,
+    EnumerationSummary,
+    TablePage,
+    TablePageInput,
+)
+from icepurge.contract.status import GuardOutcome
+from icepurge.contract.steps import (
+    ChunkInput,
+    ChunkResult,
+    FinalizeInput,
+    FinalizeResult,
+    PlanInput,
+    PlanSummary,
+)
+from icepurge.contract.sweep_steps import SweepInput, SweepResult
+
+Input = TypeVar("Input", bound=BaseModel)
+Result = TypeVar("Result", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Step(Generic[Input, Result]):
+    name: str
+    input_type: type[Input]
+    result_type: type[Result]
+    timeout: timedelta
+    retry: RetryPolicy
+    heartbeat: timedelta | None = None
+
+
+# Transient faults are retried with backoff for as long as the step's own timeout allows; the
+# step reports each failed attempt, so the retrying is visible.
+TRANSIENT_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+)
+# Long enough for one group of bulk deletes (or one metadata read or listing page) between
+# heartbeats; short enough that a killed worker's step is picked up again quickly. Every long
+# step checkpoints, so a retry resumes rather than starting over.
+HEARTBEAT_TIMEOUT = timedelta(seconds=15)
+# A catalog that doesn't answer is retried for about two minutes (each failed attempt shows in
+# status.retrying), then the purge fails naming the catalog's last error.
+CATALOG_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=8,
+)
+# One catalog call each, which can't heartbeat: a worker that dies during one costs this long.
+CATALOG_CALL_TIMEOUT = timedelta(seconds=30)
+# A killed worker's batch is picked up again after this; sinks heartbeat after each event.
+DELIVERY_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10), maximum_attempts=5
+)
+
+PLAN = Step(PLAN_ACTIVITY, PlanInput, PlanSummary, timedelta(hours=1), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT)
+CHUNK = Step(CHUNK_ACTIVITY, ChunkInput, ChunkResult, timedelta(hours=2), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT)
+FINALIZE = Step(
+    FINALIZE_ACTIVITY, FinalizeInput, FinalizeResult, timedelta(hours=1), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT
+)
+# Loading reads the metadata JSON too, which can be large.
+LOAD_TABLE = Step(LOAD_TABLE_ACTIVITY, TableRef, LoadedTable, timedelta(seconds=60), CATALOG_RETRY)
+DROP_TABLE = Step(DROP_TABLE_ACTIVITY, DropInput, DropResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY)
+REGISTER_TABLE = Step(
+    REGISTER_TABLE_ACTIVITY, RegisterInput, RegisterResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY
+)
+# The guard may list a whole catalog; it heartbeats per table.
+LIVE_TABLE_GUARD = Step(
+    LIVE_TABLE_GUARD_ACTIVITY,
+    GuardInput,
+    GuardOutcome,
+    timedelta(minutes=30),
+    CATALOG_RETRY,
+    timedelta(seconds=15),
+)
+ENUMERATE = Step(
+    ENUMERATE_ACTIVITY,
+    EnumerateInput,
+    EnumerationSummary,
+    timedelta(hours=2),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
+# A page is one read of the table list (cached per worker) and no heartbeat: a worker killed
+# while reading one holds the namespace purge up for this long before the read is retried.
+TABLE_PAGE = Step(TABLE_PAGE_ACTIVITY, TablePageInput, TablePage, timedelta(seconds=30), TRANSIENT_RETRY)
+DROP_NAMESPACES = Step(
+    DROP_NAMESPACES_ACTIVITY,
+    DropNamespacesInput,
+    DropNamespacesResult,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
+DELIVER_EVENTS = Step(
+    DELIVER_EVENTS_ACTIVITY,
+    EventBatch,
+    DeliveryReport,
+    timedelta(minutes=10),
+    DELIVERY_RETRY,
+    timedelta(seconds=10),
+)
+SWEEP = Step(SWEEP_ACTIVITY, SweepInput, SweepResult, timedelta(hours=6), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT)
