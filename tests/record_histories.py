@@ -9,6 +9,7 @@ they hold only this throwaway stack's names and development credentials)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import os
@@ -18,29 +19,93 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
+from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
+from icepurge.contract.status import PurgeState
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import build_worker
 from icepurge.worker.settings import WorkerSettings
+from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
 from tests.store import S3Store
-from tests.tables import simple_table
+from tests.tables import many_files_table, simple_table
 
 CATALOG = "lake"
 QUEUE = "icepurge-recorded"
+# Small chunks and an early suggestion to continue as new: a few hundred files cross runs.
+CHUNK_FILES = 40
+CONTINUE_AS_NEW_EVENTS = 60
 
 
 async def _write(client: Client, purge_id: str, folder: Path, name: str) -> None:
-    handle = client.get_workflow_handle(purge_id)
-    run_id = (await handle.describe()).run_id
-    history = await client.get_workflow_handle(purge_id, run_id=run_id).fetch_history()
-    recorded = {"workflow_id": purge_id, "history": json.loads(history.to_json())}
-    (folder / f"{name}.json.gz").write_bytes(gzip.compress(json.dumps(recorded).encode(), mtime=0))
+    """Every run of the purge's chain (continue-as-new), the first as `name`, then `name-runN`."""
+    runs = [run async for run in client.list_workflows(f"WorkflowId = '{purge_id}'")]
+    for index, run in enumerate(sorted(runs, key=lambda found: found.start_time)):
+        history = await client.get_workflow_handle(purge_id, run_id=run.run_id).fetch_history()
+        recorded = {"workflow_id": purge_id, "history": json.loads(history.to_json())}
+        suffix = f"-run{index + 1}" if index else ""
+        (folder / f"{name}{suffix}.json.gz").write_bytes(
+            gzip.compress(json.dumps(recorded).encode(), mtime=0)
+        )
+
+
+async def _until(purges: PurgeClient, purge_id: str, state: PurgeState) -> None:
+    while (await purges.status(purge_id)).state is not state:
+        await asyncio.sleep(0.2)
+
+
+async def _closed(purges: PurgeClient, purge_id: str) -> None:
+    with contextlib.suppress(PurgeFailedError):
+        await purges.wait(purge_id)
+
+
+async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCatalog, folder: Path) -> None:
+    """By snapshot across continue-as-new, soft delete (undrop, expedite, cancel), the controls,
+    a failure, and doctor's echo."""
+    table = many_files_table(lake, ("chained",), "t", manifests=10, files=40)
+    snapshot = request_for_table("tests", table, table.io.properties, "recorder")
+    purge_id = await purges.start(snapshot)
+    await purges.wait(purge_id)
+    await _write(client, purge_id, folder, "table_purge_continue_as_new")
+
+    soft = {"purge_after_seconds": 3600}
+    for name, act in (("undrop", purges.undrop), ("expedite", purges.expedite), ("cancel", purges.cancel)):
+        simple_table(lake, ("soft",), name, appends=1)
+        purge_id = await purges.purge_by_name(CATALOG, ["soft"], name, requested_by="recorder", options=soft)
+        await _until(purges, purge_id, PurgeState.SCHEDULED)
+        await act(purge_id)
+        await _closed(purges, purge_id)
+        await _write(client, purge_id, folder, f"table_purge_soft_delete_{name}")
+
+    table = many_files_table(lake, ("controlled",), "t", manifests=2, files=20)
+    slow = request_for_table("tests", table, table.io.properties, "recorder", bucket_requests_per_second=2)
+    purge_id = await purges.start(slow)
+    await _until(purges, purge_id, PurgeState.DELETING)
+    await purges.pause(purge_id)
+    await purges.set_rate_budget(purge_id, None)
+    await purges.resume(purge_id)
+    await purges.wait(purge_id)
+    await _write(client, purge_id, folder, "table_purge_controls")
+
+    missing = snapshot.model_copy(
+        update={
+            "metadata_location": snapshot.snapshot_location().replace(".metadata.json", "-gone.metadata.json")
+        }
+    )
+    purge_id = await purges.start(missing)
+    await _closed(purges, purge_id)
+    await _write(client, purge_id, folder, "table_purge_failed")
+
+    echo_id = "icepurge-doctor-recorded"
+    await client.execute_workflow(ECHO_WORKFLOW_TYPE, "probe", id=echo_id, task_queue=QUEUE, result_type=str)
+    await _write(client, echo_id, folder, "echo")
 
 
 async def _record(stack: EmbeddedStack, folder: Path) -> None:
@@ -51,6 +116,8 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
         state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
         state_io_properties=stack.s3_properties,
         task_queue=QUEUE,
+        chunk_target_files=CHUNK_FILES,
+        snapshot_only_catalogs=["tests"],
     )
     client = await connect(settings, warn_plaintext=False)
     purges = PurgeClient(client, QUEUE)
@@ -83,13 +150,16 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
                 )
                 await purges.wait(purge_id)
                 await _write(client, purge_id, folder, f"table_purge_{name}")
+            await _record_table_paths(client, purges, lake, folder)
 
 
 def main() -> None:
     folder = Path(sys.argv[1])
     folder.mkdir(parents=True, exist_ok=True)
     stack = EmbeddedStack(
-        state_dir=Path(tempfile.mkdtemp(prefix="icepurge-record-")), ports=StackPorts.free()
+        state_dir=Path(tempfile.mkdtemp(prefix="icepurge-record-")),
+        ports=StackPorts.free(),
+        dynamic_config={"limit.historyCount.suggestContinueAsNew": str(CONTINUE_AS_NEW_EVENTS)},
     )
     stack.start()
     try:

@@ -6,30 +6,57 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, WORKFLOW_TYPE
 from icepurge.worker.run import sandboxed_runner
+from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*/*.json.gz"))
 
 
-def test_there_are_recorded_histories_to_replay() -> None:
-    assert len(HISTORIES) >= 4
+def _saved(recorded: Path) -> dict[str, Any]:
+    saved: dict[str, Any] = json.loads(gzip.decompress(recorded.read_bytes()))
+    return saved
+
+
+def _workflow_type(recorded: Path) -> str:
+    first = _saved(recorded)["history"]["events"][0]
+    return str(first["workflowExecutionStartedEventAttributes"]["workflowType"]["name"])
+
+
+def test_every_workflow_type_and_main_path_has_a_recorded_history() -> None:
+    assert {_workflow_type(path) for path in HISTORIES} == {
+        WORKFLOW_TYPE,
+        NAMESPACE_WORKFLOW_TYPE,
+        ECHO_WORKFLOW_TYPE,
+    }
+    names = {path.name.removesuffix(".json.gz") for path in HISTORIES}
+    assert {
+        "table_purge_continue_as_new-run2",
+        "table_purge_soft_delete_undrop",
+        "table_purge_soft_delete_expedite",
+        "table_purge_controls",
+        "table_purge_failed",
+        "table_purge_sweep",
+        "namespace_purge",
+    } <= names
 
 
 @pytest.mark.parametrize("recorded", HISTORIES, ids=lambda path: f"{path.parent.name}/{path.name}")
 async def test_a_recorded_history_replays_on_todays_code(recorded: Path) -> None:
-    saved = json.loads(gzip.decompress(recorded.read_bytes()))
+    saved = _saved(recorded)
     # Child ids derive from the workflow's own id: a replay under another id would differ.
     history = WorkflowHistory.from_json(saved["workflow_id"], saved["history"])
     replayer = Replayer(
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow],
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, EchoWorkflow],
         data_converter=pydantic_data_converter,
         workflow_runner=sandboxed_runner(),
     )
