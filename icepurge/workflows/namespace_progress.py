@@ -3,6 +3,7 @@ ones' latest counts (from the events they signal), rate and ETA."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 
@@ -18,6 +19,7 @@ from icepurge.contract.namespace_status import (
     SkippedEntry,
     TableFailure,
 )
+from icepurge.contract.namespace_steps import DropNamespacesResult, EnumerationSummary
 from icepurge.contract.status import PurgeReport
 
 
@@ -52,11 +54,21 @@ def files_of_event(event: PurgeEvent) -> FileTotals:
 
 
 class NamespaceProgress:
-    def __init__(self, status: NamespacePurgeStatus) -> None:
+    """The namespace purge's status changes only here; `publish` (search attributes and details)
+    runs once per state change, and when the workflow asks (a table purge finished)."""
+
+    def __init__(self, status: NamespacePurgeStatus, publish: Callable[[NamespacePurgeStatus], None]) -> None:
         self.status = status
+        self._publish = publish
         # Finished table purges' files; status.files adds the running ones' latest.
         self._settled = status.files.model_copy()
         self._running: dict[str, RunningTable] = {}
+
+    def publish(self) -> None:
+        self._publish(self.status)
+
+    def next_run(self) -> None:
+        self.status.run_count += 1
 
     def move_to(self, state: NamespacePurgeState, now: datetime) -> None:
         self.status.state = state
@@ -64,6 +76,33 @@ class NamespaceProgress:
         if state in NAMESPACE_TERMINAL_STATES:
             self.status.finished_at = now
             self.status.eta_seconds = 0.0 if state is not NamespacePurgeState.FAILED else None
+        self.publish()
+
+    def failed(self, reason: str, error_type: str | None, now: datetime) -> None:
+        self.status.last_error = reason
+        self.status.error_type = error_type
+        self.move_to(NamespacePurgeState.FAILED, now)
+
+    def paused(self, paused: bool) -> None:
+        self.status.paused = paused
+
+    def budget(self, requests_per_second: float | None) -> None:
+        self.status.bucket_requests_per_second = requests_per_second
+
+    def enumerated(self, tree: EnumerationSummary) -> None:
+        status = self.status
+        status.tree_location = tree.tree_location
+        status.tables_total = tree.tables_total
+        status.namespaces_total = tree.namespaces_total
+        status.entries_skipped = tree.entries_skipped
+        for entry in tree.skipped_sample:
+            self.skip(entry)
+
+    def namespaces_dropped(self, result: DropNamespacesResult) -> None:
+        self.status.namespaces_dropped = result.dropped
+        self.status.entries_skipped += result.kept_total
+        for entry in result.kept_sample:
+            self.skip(entry)
 
     def started(self, purge_id: str, table: str, now: datetime) -> None:
         self._running[purge_id] = RunningTable(table=table, purge_id=purge_id)

@@ -1,25 +1,108 @@
-"""Keeps a purge's status current as steps finish: counters, failure sample, rate and ETA."""
+"""A purge's status changes only here, through named transitions: counters, failure sample,
+rate and ETA, guards, the catalog's steps, controls. Each says once how it is published: to the
+search attributes and the Web UI's details (a state change, a finished step), to the details only
+(a control, a guard, a retry), or not at all (the next state change carries it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
+from typing import Protocol
 
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
-from icepurge.contract.status import TERMINAL_STATES, FileFailure, PurgeState, PurgeStatus
+from icepurge.contract.status import (
+    TERMINAL_STATES,
+    FileFailure,
+    GuardOutcome,
+    PurgeState,
+    PurgeStatus,
+    RetryingStep,
+)
 from icepurge.contract.steps import ChunkResult, FinalizeResult, PlanSummary
+from icepurge.contract.sweep_steps import SweepOutcome
+
+
+class Publisher(Protocol):
+    def changed(self, status: PurgeStatus) -> None:
+        """Search attributes and details: state changes, finished chunks and finalize."""
+
+    def details(self, status: PurgeStatus) -> None:
+        """The Web UI's details only."""
+
+    def scheduled(self, status: PurgeStatus) -> None:
+        """The soft-delete window's due time, as a search attribute."""
 
 
 class Progress:
-    def __init__(self, status: PurgeStatus, on_change: Callable[[PurgeStatus], None]) -> None:
-        """`on_change` hears of state changes and of finished chunks and finalize, not of
-        in-chunk progress."""
+    def __init__(self, status: PurgeStatus, publisher: Publisher) -> None:
         self.status = status
-        self._on_change = on_change
+        self._publisher = publisher
         # Counts of finished steps; status.counts adds the running chunks' latest signals.
         self._settled = status.counts.model_copy(deep=True)
         self._running: dict[int, FileCounts] = {}
+
+    def next_run(self) -> None:
+        self.status.run_count += 1
+
+    def retrying(self, step: str, attempt: int, error: str) -> None:
+        self.status.retrying = RetryingStep(step=step, attempt=attempt, last_error=error)
+        self._publisher.details(self.status)
+
+    def settled(self, step: str) -> None:
+        """A step that succeeded is no longer retrying."""
+        if self.status.retrying is not None and self.status.retrying.step == step:
+            self.status.retrying = None
+
+    def paused(self, paused: bool, publish: bool = True) -> None:
+        self.status.paused = paused
+        if publish:
+            self._publisher.details(self.status)
+
+    def budget(self, requests_per_second: float | None) -> None:
+        self.status.bucket_requests_per_second = requests_per_second
+        self._publisher.details(self.status)
+
+    def namespace_control(self, paused: bool, requests_per_second: float | None) -> tuple[bool, bool]:
+        """The namespace purge's pause and budget share: (budget changed, pause began)."""
+        status = self.status
+        budget_changed = requests_per_second != status.bucket_requests_per_second
+        pause_began = paused and not status.paused
+        status.bucket_requests_per_second = requests_per_second
+        status.paused = paused
+        self._publisher.details(status)
+        return budget_changed, pause_began
+
+    def loaded(self, protection: GuardOutcome, metadata_location: str) -> None:
+        self.status.guards.append(protection)
+        self.status.metadata_location = metadata_location
+
+    def dropped(self, now: datetime, storage_gone: bool) -> None:
+        self.status.dropped_at = now
+        if storage_gone:
+            self.status.storage_deleted_by_catalog = True
+
+    def guarded(self, outcome: GuardOutcome, publish: bool = True) -> None:
+        self.status.guards.append(outcome)
+        if publish:
+            self._publisher.details(self.status)
+
+    def scheduled(self, due: datetime, now: datetime) -> None:
+        self.status.scheduled_for = due
+        self._publisher.scheduled(self.status)
+        self.move_to(PurgeState.SCHEDULED, now)
+
+    def undropped(self, note: str | None, now: datetime) -> None:
+        self.status.undropped_note = note
+        self.move_to(PurgeState.UNDROPPED, now)
+
+    def chunks_announced(self, chunks: int) -> None:
+        self.status.chunks_total = max(self.status.chunks_total, chunks)
+
+    def reported(self, location: str) -> None:
+        self.status.report_location = location
+
+    def swept(self, outcome: SweepOutcome) -> None:
+        self.status.sweep = outcome
 
     def move_to(self, state: PurgeState, now: datetime) -> None:
         self.status.state = state
@@ -27,7 +110,7 @@ class Progress:
         if state in TERMINAL_STATES:
             self.status.finished_at = now
             self.status.eta_seconds = 0.0 if state is not PurgeState.FAILED else None
-        self._on_change(self.status)
+        self._publisher.changed(self.status)
 
     def planned(self, plan: PlanSummary, now: datetime) -> None:
         """Not published by itself: the move to DELETING follows at once."""
@@ -69,7 +152,7 @@ class Progress:
         status.delete_requests += result.delete_requests
         status.throttled_requests += result.throttled_requests
         self._count(result.counts, result.failure_sample, result.failures_total, now)
-        self._on_change(status)
+        self._publisher.changed(status)
 
     def _count(
         self, counts: FileCounts, failures: list[FileFailure], failures_total: int, now: datetime

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import suppress
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NoReturn
 
@@ -25,16 +26,13 @@ from temporalio.exceptions import (
 )
 
 from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE, TABLE_PAGE
-from icepurge.contract.controls import RateBudgetChange, TableControl
+from icepurge.contract.controls import TableControl
 from icepurge.contract.events import EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import (
     ERROR_INVALID_REQUEST,
     EVENT_SIGNAL,
     NAMESPACE_CONTROL_SIGNAL,
     NAMESPACE_WORKFLOW_TYPE,
-    PAUSE_UPDATE,
-    RATE_BUDGET_UPDATE,
-    RESUME_UPDATE,
     STATUS_QUERY,
     WORKFLOW_TYPE,
 )
@@ -59,6 +57,7 @@ from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import namespace_updates, start_attributes
 from icepurge.contract.status import PurgeReport
 from icepurge.contract.validation import InvalidPurgeRequestError
+from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
 from icepurge.workflows.event_stream import EventStream
 from icepurge.workflows.namespace_controls import (
     budget_share,
@@ -78,7 +77,6 @@ from icepurge.workflows.namespace_outcomes import (
 from icepurge.workflows.namespace_progress import NamespaceProgress
 from icepurge.workflows.step_outcomes import (
     cancel_all,
-    control_guard,
     error_memo,
     failure_reason,
     failure_type,
@@ -102,60 +100,73 @@ class CarriedNamespaceState(BaseModel):
     kept: KeptTables = Field(default_factory=KeptTables)
 
 
+NAMESPACE_CONTROL_CHECKS = ControlChecks(
+    check_namespace_pause, check_namespace_resume, check_namespace_budget
+)
+
+
+def _publish(status: NamespacePurgeStatus) -> None:
+    workflow.upsert_search_attributes(namespace_updates(status))
+    workflow.set_current_details(namespace_details_markdown(status))
+
+
+@dataclass
+class NamespaceRun:
+    """A valid request and everything built from it, from the first instant of the run."""
+
+    request: NamespacePurgeRequest
+    progress: NamespaceProgress
+    events: EventStream
+
+
 @workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
-class PurgeNamespaceWorkflow:
-    def __init__(self) -> None:
-        self._progress: NamespaceProgress | None = None
-        self._events: EventStream | None = None
+class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
+    @workflow.init
+    def __init__(self, request: dict[str, Any], carried: CarriedNamespaceState | None = None) -> None:
         self._page: list[TableName] = []
         self._page_offset = 0
         self._run_scoped = False
-        self._kept = KeptTables()
+        self._kept = carried.kept if carried else KeptTables()
+        self._invalid: str | None = None
+        self._run: NamespaceRun | None = None
+        try:
+            parsed = parse_namespace_request(request)
+        except InvalidPurgeRequestError as error:
+            self._invalid = str(error)
+            return
+        status = carried.status if carried else _new_status(parsed)
+        events = EventStream(
+            NamespaceEvents(status),
+            carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
+            timedelta(seconds=parsed.options.progress_event_seconds),
+            parsed.notify_workflow_id,
+        )
+        self._run = NamespaceRun(parsed, NamespaceProgress(status, _publish), events)
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> NamespacePurgeStatus:
-        if self._progress is None:
-            raise ApplicationError("the namespace purge has not started yet; try again in a moment")
-        return self._progress.status
+        return self._namespace_run().progress.status
 
-    @workflow.update(name=PAUSE_UPDATE)
-    async def pause(self) -> NamespacePurgeStatus:
-        """Starts no more table purges and pauses the running ones at their checkpoints."""
-        status = self.status()
-        status.paused = True
+    def _controlled_status(self) -> NamespacePurgeStatus:
+        return self.status()
+
+    def _control_checks(self) -> ControlChecks[NamespacePurgeStatus]:
+        return NAMESPACE_CONTROL_CHECKS
+
+    async def _apply_pause(self, paused: bool) -> None:
+        """A pause starts no more table purges and pauses the running ones at their checkpoints."""
+        progress = self._namespace_run().progress
+        progress.paused(paused)
         await self._control_running()
-        self._publish()
-        return status
+        progress.publish()
 
-    @pause.validator
-    def _validate_pause(self) -> None:
-        control_guard(check_namespace_pause, self.status())
-
-    @workflow.update(name=RESUME_UPDATE)
-    async def resume(self) -> NamespacePurgeStatus:
-        status = self.status()
-        status.paused = False
-        await self._control_running()
-        self._publish()
-        return status
-
-    @resume.validator
-    def _validate_resume(self) -> None:
-        control_guard(check_namespace_resume, self.status())
-
-    @workflow.update(name=RATE_BUDGET_UPDATE)
-    async def set_rate_budget(self, change: RateBudgetChange) -> NamespacePurgeStatus:
+    async def _apply_budget(self, requests_per_second: float | None) -> None:
         """The new budget is shared by the window: running table purges take their share within
         seconds, new ones start with it."""
-        status = self.status()
-        status.bucket_requests_per_second = change.bucket_requests_per_second
+        progress = self._namespace_run().progress
+        progress.budget(requests_per_second)
         await self._control_running()
-        self._publish()
-        return status
-
-    @set_rate_budget.validator
-    def _validate_rate_budget(self, change: RateBudgetChange) -> None:
-        control_guard(check_namespace_budget, self.status())
+        progress.publish()
 
     def _table_control(self) -> TableControl:
         status = self.status()
@@ -174,38 +185,30 @@ class PurgeNamespaceWorkflow:
     @workflow.signal(name=EVENT_SIGNAL)
     def table_event(self, event: PurgeEvent) -> None:
         """Each table purge signals its events here: the running ones' counts stay live."""
-        if self._progress is not None:
-            self._progress.event(event, workflow.now())
+        if self._run is not None:
+            self._run.progress.event(event, workflow.now())
 
     @workflow.run
     async def run(
         self, request: dict[str, Any], carried: CarriedNamespaceState | None = None
     ) -> NamespacePurgeReport:
         self._run_scoped = workflow.patched(RUN_SCOPED_STATE)
-        try:
-            parsed = parse_namespace_request(request)
-        except InvalidPurgeRequestError as error:
-            raise ApplicationError(str(error), type=ERROR_INVALID_REQUEST, non_retryable=True) from None
-        status = carried.status if carried else self._new_status(parsed)
-        self._kept = carried.kept if carried else KeptTables()
-        progress = self._progress = NamespaceProgress(status)
-        events = self._events = EventStream(
-            NamespaceEvents(status),
-            carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
-            timedelta(seconds=parsed.options.progress_event_seconds),
-            parsed.notify_workflow_id,
-        )
+        if self._run is None:
+            raise ApplicationError(str(self._invalid), type=ERROR_INVALID_REQUEST, non_retryable=True)
+        parsed, progress, events = self._run.request, self._run.progress, self._run.events
+        status = progress.status
         events.start()
         if carried:
-            status.run_count += 1
+            progress.next_run()
         else:
             events.emit(EventKind.STARTED)
-        self._publish()
+        progress.publish()
         try:
             tree = carried.tree if carried else await self._enumerate(parsed, progress)
             next_table = await self._purge_tables(parsed, tree, carried.next_table if carried else 0)
             if next_table < tree.tables_total:
                 await events.close()
+                await workflow.wait_condition(workflow.all_handlers_finished)
                 carry = CarriedNamespaceState(
                     status=status, tree=tree, next_table=next_table, events=events.cursor, kept=self._kept
                 )
@@ -217,8 +220,7 @@ class PurgeNamespaceWorkflow:
             failed = status.tables_failed or status.files.failed
             final = NamespacePurgeState.SUCCEEDED_WITH_ERRORS if failed else NamespacePurgeState.SUCCEEDED
             progress.move_to(final, workflow.now())
-            self._publish()
-            await self._close_events(EventKind.COMPLETED_WITH_ERRORS if failed else EventKind.COMPLETED)
+            await self._close(EventKind.COMPLETED_WITH_ERRORS if failed else EventKind.COMPLETED)
             return self._report()
         except ActivityError as error:
             if isinstance(error.cause, CancelledError):
@@ -229,49 +231,29 @@ class PurgeNamespaceWorkflow:
             await self._stop_cancelled()
             raise
 
-    def _new_status(self, request: NamespacePurgeRequest) -> NamespacePurgeStatus:
-        now = workflow.now()
-        return NamespacePurgeStatus(
-            purge_id=workflow.info().workflow_id,
-            state=NamespacePurgeState.PENDING,
-            catalog=request.catalog,
-            namespace=request.namespace,
-            recursive=request.walks_nested,
-            requested_by=request.requested_by,
-            request_id=request.request_id,
-            dry_run=request.options.dry_run,
-            max_concurrent_tables=request.max_concurrent_tables,
-            bucket_requests_per_second=request.options.bucket_requests_per_second,
-            started_at=now,
-            updated_at=now,
-        )
+    def _namespace_run(self) -> NamespaceRun:
+        if self._run is None:
+            raise ApplicationError(
+                f"the namespace purge's request is invalid: {self._invalid}", non_retryable=True
+            )
+        return self._run
 
-    def _publish(self) -> None:
-        status = self.status()
-        workflow.upsert_search_attributes(namespace_updates(status))
-        workflow.set_current_details(namespace_details_markdown(status))
-
-    async def _close_events(self, final: EventKind) -> None:
-        if self._events is not None:
-            self._events.emit(final)
-            await self._events.close()
+    async def _close(self, final: EventKind) -> None:
+        """The last event, delivered; then no handler is left half-way when the run ends."""
+        events = self._namespace_run().events
+        events.emit(final)
+        await events.close()
+        await workflow.wait_condition(workflow.all_handlers_finished)
 
     async def _fail(self, reason: str, error_type: str | None) -> NoReturn:
-        status = self.status()
-        status.last_error = reason
-        status.error_type = error_type
-        if self._progress is not None:
-            self._progress.move_to(NamespacePurgeState.FAILED, workflow.now())
         workflow.upsert_memo(error_memo(reason, error_type))
-        self._publish()
-        await self._close_events(EventKind.FAILED)
+        self._namespace_run().progress.failed(reason, error_type, workflow.now())
+        await self._close(EventKind.FAILED)
         raise ApplicationError(reason, type=error_type, non_retryable=True) from None
 
     async def _stop_cancelled(self) -> None:
-        if self._progress is not None:
-            self._progress.move_to(NamespacePurgeState.CANCELLED, workflow.now())
-            self._publish()
-        await self._close_events(EventKind.CANCELLED)
+        self._namespace_run().progress.move_to(NamespacePurgeState.CANCELLED, workflow.now())
+        await self._close(EventKind.CANCELLED)
 
     def _report(self) -> NamespacePurgeReport:
         status = self.status()
@@ -284,7 +266,6 @@ class PurgeNamespaceWorkflow:
         self, request: NamespacePurgeRequest, progress: NamespaceProgress
     ) -> EnumerationSummary:
         progress.move_to(NamespacePurgeState.ENUMERATING, workflow.now())
-        self._publish()
         status = progress.status
         tree: EnumerationSummary = await run_step(
             ENUMERATE,
@@ -296,12 +277,7 @@ class PurgeNamespaceWorkflow:
                 run_chain=self._run_chain(),
             ),
         )
-        status.tree_location = tree.tree_location
-        status.tables_total = tree.tables_total
-        status.namespaces_total = tree.namespaces_total
-        status.entries_skipped = tree.entries_skipped
-        for entry in tree.skipped_sample:
-            progress.skip(entry)
+        progress.enumerated(tree)
         return tree
 
     async def _purge_tables(
@@ -310,10 +286,8 @@ class PurgeNamespaceWorkflow:
         """A window of table purges, not batches: a small table never waits behind a giant one.
         Returns the first table not yet started: below the total when the run should continue
         as new (the window drains first, so no child outlives the run that awaits it)."""
-        progress = self._progress
-        assert progress is not None
+        progress, events = self._namespace_run().progress, self._namespace_run().events
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
-        self._publish()
         in_flight: set[asyncio.Task[None]] = set()
         try:
             while True:
@@ -341,9 +315,8 @@ class PurgeNamespaceWorkflow:
                 for task in [task for task in in_flight if task.done()]:
                     in_flight.discard(task)
                     task.result()
-                self._publish()
-                if self._events is not None:
-                    self._events.progress()
+                progress.publish()
+                events.progress()
         except asyncio.CancelledError:
             await cancel_all(list(in_flight))
             raise
@@ -424,7 +397,6 @@ class PurgeNamespaceWorkflow:
             progress.skip(drops_not_previewed(request.name))
             return
         progress.move_to(NamespacePurgeState.DROPPING_NAMESPACES, workflow.now())
-        self._publish()
         result: DropNamespacesResult = await run_step(
             DROP_NAMESPACES,
             DropNamespacesInput(
@@ -435,7 +407,22 @@ class PurgeNamespaceWorkflow:
                 kept_tables=self._kept.indices if preview else [],
             ),
         )
-        status.namespaces_dropped = result.dropped
-        status.entries_skipped += result.kept_total
-        for entry in result.kept_sample:
-            progress.skip(entry)
+        progress.namespaces_dropped(result)
+
+
+def _new_status(request: NamespacePurgeRequest) -> NamespacePurgeStatus:
+    now = workflow.now()
+    return NamespacePurgeStatus(
+        purge_id=workflow.info().workflow_id,
+        state=NamespacePurgeState.PENDING,
+        catalog=request.catalog,
+        namespace=request.namespace,
+        recursive=request.walks_nested,
+        requested_by=request.requested_by,
+        request_id=request.request_id,
+        dry_run=request.options.dry_run,
+        max_concurrent_tables=request.max_concurrent_tables,
+        bucket_requests_per_second=request.options.bucket_requests_per_second,
+        started_at=now,
+        updated_at=now,
+    )

@@ -12,7 +12,6 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 from icepurge.contract.controls import ControlRejectedError
 from icepurge.contract.names import ERROR_CONTROL_REJECTED, ERROR_MEMO, ERROR_MEMO_LIMIT
 from icepurge.contract.reasons import typed_reason
-from icepurge.contract.status import PurgeStatus
 
 StepResult = TypeVar("StepResult")
 StatusT = TypeVar("StatusT")
@@ -25,12 +24,6 @@ class PurgeRefusedError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.error_type = error_type
-
-
-def settled(status: PurgeStatus, step: str) -> None:
-    """A step that succeeded is no longer retrying."""
-    if status.retrying is not None and status.retrying.step == step:
-        status.retrying = None
 
 
 def control_guard(check: Callable[[StatusT], None], status: StatusT) -> None:

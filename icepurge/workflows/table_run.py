@@ -1,0 +1,82 @@
+"""One run of a purge of a table: its request and status, how its status is published, what it
+hands the next run through continue-as-new. Deterministic: workflow APIs only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import workflow
+
+from icepurge.contract.events import EventCursor
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.search_attributes import progress_updates, scheduled_update
+from icepurge.contract.status import PurgeReport, PurgeState, PurgeStatus
+from icepurge.contract.steps import PlanSummary
+from icepurge.workflows.details import details_markdown
+from icepurge.workflows.event_stream import EventStream
+from icepurge.workflows.progress import Progress
+
+
+class CarriedState(BaseModel):
+    """What one run hands to the next through continue-as-new: small, whatever the table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: PurgeStatus
+    plan: PlanSummary
+    next_chunk: int
+    events: EventCursor
+
+
+class TablePublisher:
+    def changed(self, status: PurgeStatus) -> None:
+        workflow.upsert_search_attributes(progress_updates(status))
+        workflow.set_current_details(details_markdown(status))
+
+    def details(self, status: PurgeStatus) -> None:
+        workflow.set_current_details(details_markdown(status))
+
+    def scheduled(self, status: PurgeStatus) -> None:
+        workflow.upsert_search_attributes(scheduled_update(status))
+
+
+@dataclass
+class TableRun:
+    """A valid request and everything built from it, from the first instant of the run: signals,
+    queries and updates that arrive before `run` starts find them."""
+
+    request: PurgeRequest
+    progress: Progress
+    events: EventStream
+
+
+def new_status(request: PurgeRequest) -> PurgeStatus:
+    now = workflow.now()
+    return PurgeStatus(
+        purge_id=workflow.info().workflow_id,
+        state=PurgeState.PENDING,
+        catalog=request.catalog,
+        namespace=request.namespace,
+        table=request.table,
+        metadata_location=request.metadata_location,
+        requested_by=request.requested_by,
+        request_id=request.request_id,
+        dry_run=request.options.dry_run,
+        by_name=request.by_name,
+        engine=request.options.engine.value,
+        bucket_requests_per_second=request.options.bucket_requests_per_second,
+        started_at=now,
+        updated_at=now,
+    )
+
+
+def report_of(status: PurgeStatus) -> PurgeReport:
+    now = workflow.now()
+    started = status.started_at or now
+    return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
+
+
+def with_budget(request: PurgeRequest, budget: float | None) -> PurgeRequest:
+    options = request.options.model_copy(update={"bucket_requests_per_second": budget})
+    return request.model_copy(update={"options": options})
