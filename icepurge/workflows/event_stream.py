@@ -45,6 +45,18 @@ class EventStream:
         self._closing = False
         self._pump: asyncio.Task[None] | None = None
 
+    @classmethod
+    def for_run(
+        cls,
+        source: EventSource,
+        carried: EventCursor | None,
+        progress_event_seconds: float,
+        notify_workflow_id: str | None,
+    ) -> EventStream:
+        """A run's stream: it goes on from the cursor the last run carried, or opens the chain."""
+        cursor = carried or EventCursor(chain_id=workflow.info().first_execution_run_id)
+        return cls(source, cursor, timedelta(seconds=progress_event_seconds), notify_workflow_id)
+
     @property
     def cursor(self) -> EventCursor:
         return self._cursor

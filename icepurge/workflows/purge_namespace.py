@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -135,10 +134,10 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
             self._invalid = str(error)
             return
         status = carried.status if carried else _new_status(parsed)
-        events = EventStream(
+        events = EventStream.for_run(
             NamespaceEvents(status),
-            carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
-            timedelta(seconds=parsed.options.progress_event_seconds),
+            carried.events if carried else None,
+            parsed.options.progress_event_seconds,
             parsed.notify_workflow_id,
         )
         self._run = NamespaceRun(parsed, NamespaceProgress(status, _publish), events)

@@ -103,10 +103,10 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
             self._invalid = str(error)
             return
         status = carried.status if carried else new_status(parsed)
-        events = EventStream(
+        events = EventStream.for_run(
             TableEvents(status),
-            carried.events if carried else EventCursor(chain_id=workflow.info().first_execution_run_id),
-            timedelta(seconds=parsed.options.progress_event_seconds),
+            carried.events if carried else None,
+            parsed.options.progress_event_seconds,
             parsed.notify_workflow_id,
         )
         self._run = TableRun(

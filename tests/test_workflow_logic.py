@@ -1,0 +1,348 @@
+"""The workflows' own logic, with every activity replaced by a fake that records its calls: the
+order of steps, each chunk run once across continue-as-new, failures, controls that arrive with
+the start, soft delete and undrop, a namespace purge's outcome across its table purges. They run
+in seconds on the session's dev server (the SDK's time-skipping test server is a download these
+machines can't make: README, Layout)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from temporalio import activity
+from temporalio.client import Client, WorkflowFailureError, WorkflowQueryFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
+
+from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.contract import activity_steps as steps
+from icepurge.contract.catalog_steps import (
+    DropInput,
+    DropResult,
+    GuardInput,
+    LoadedTable,
+    RegisterInput,
+    RegisterResult,
+    TableRef,
+)
+from icepurge.contract.controls import TableControl
+from icepurge.contract.counts import Category, FileCounts, OutcomeCounts
+from icepurge.contract.events import DeliveryReport, EventBatch
+from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, WORKFLOW_TYPE
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.namespace_steps import (
+    DropNamespacesInput,
+    DropNamespacesResult,
+    EnumerateInput,
+    EnumerationSummary,
+    TableName,
+    TablePage,
+    TablePageInput,
+)
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.status import GuardName, GuardOutcome, PlannedTotals, PurgeState, PurgeStatus
+from icepurge.contract.steps import (
+    ChunkInput,
+    ChunkResult,
+    FinalizeInput,
+    FinalizeResult,
+    PlanInput,
+    PlanSummary,
+)
+from icepurge.worker.run import sandboxed_runner
+from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.purge_table import PurgeTableWorkflow
+
+QUEUE = "icepurge-workflow-logic"
+FILES_PER_CHUNK = 10
+GUARD_PASSED = GuardOutcome(guard=GuardName.LIVE_TABLE, applied=True, passed=True, detail="no live table")
+
+
+def _deleted(category: Category, files: int) -> FileCounts:
+    return FileCounts(by_category={category: OutcomeCounts(deleted=files)})
+
+
+@dataclass
+class FakeSteps:
+    """Answers each step as a healthy store and catalog would; `chunks` per plan, `refuse` names
+    the steps that fail (non-retryable) and for which tables."""
+
+    chunks: int = 3
+    refuse: dict[str, Callable[[str], bool]] = field(default_factory=dict)
+    calls: Counter[str] = field(default_factory=Counter)
+    chunk_calls: Counter[tuple[str, int]] = field(default_factory=Counter)
+
+    def _called(self, step: str, table: str) -> None:
+        self.calls[step] += 1
+        refused = self.refuse.get(step)
+        if refused is not None and refused(table):
+            raise ApplicationError(f"{step} refused for {table}", type="AccessDenied", non_retryable=True)
+
+    @property
+    def activities(self) -> list[Callable[..., Any]]:
+        @activity.defn(name=steps.PLAN.name)
+        async def plan(step: PlanInput) -> PlanSummary:
+            self._called("plan", step.request.table)
+            return PlanSummary(
+                plan_location=f"memory://{step.purge_id}/plan.json",
+                chunk_count=self.chunks,
+                planned=PlannedTotals(content_files=self.chunks * FILES_PER_CHUNK, metadata_files=1),
+                gc_enabled=True,
+                locations=[f"s3://fake/{step.request.table}"],
+            )
+
+        @activity.defn(name=steps.CHUNK.name)
+        async def chunk(step: ChunkInput) -> ChunkResult:
+            self._called("chunk", step.request.table)
+            self.chunk_calls[(step.purge_id, step.chunk_index)] += 1
+            return ChunkResult(
+                chunk_index=step.chunk_index,
+                counts=_deleted(Category.DATA_FILES, FILES_PER_CHUNK),
+                failures_total=0,
+                failure_sample=[],
+                delete_requests=1,
+            )
+
+        @activity.defn(name=steps.FINALIZE.name)
+        async def finalize(step: FinalizeInput) -> FinalizeResult:
+            self._called("finalize", step.request.table)
+            return FinalizeResult(
+                counts=_deleted(Category.METADATA_FILES, 1),
+                failures_total=0,
+                failure_sample=[],
+                report_location=f"memory://{step.purge_id}/report.json",
+            )
+
+        @activity.defn(name=steps.DELIVER_EVENTS.name)
+        async def deliver(batch: EventBatch) -> DeliveryReport:
+            return DeliveryReport()
+
+        @activity.defn(name=steps.LOAD_TABLE.name)
+        async def load(table: TableRef) -> LoadedTable:
+            self._called("load", table.table)
+            return LoadedTable(
+                metadata_location=f"s3://fake/{table.table}/metadata/v1.metadata.json",
+                file_io_properties={},
+                protection=GuardOutcome(guard=GuardName.PROTECTION, applied=True, passed=True, detail="none"),
+            )
+
+        @activity.defn(name=steps.DROP_TABLE.name)
+        async def drop(step: DropInput) -> DropResult:
+            self._called("drop", step.table.table)
+            return DropResult(dropped=True)
+
+        @activity.defn(name=steps.LIVE_TABLE_GUARD.name)
+        async def guard(step: GuardInput) -> GuardOutcome:
+            self._called("guard", step.table.table)
+            return GUARD_PASSED
+
+        @activity.defn(name=steps.REGISTER_TABLE.name)
+        async def register(step: RegisterInput) -> RegisterResult:
+            self._called("register", step.table.table)
+            return RegisterResult(registered=True, note="registered again")
+
+        @activity.defn(name=steps.ENUMERATE.name)
+        async def enumerate_tree(step: EnumerateInput) -> EnumerationSummary:
+            self._called("enumerate", ".".join(step.namespace))
+            return EnumerationSummary(
+                tree_location=f"memory://{step.purge_id}/tree.json",
+                tables_total=3,
+                namespaces_total=1,
+                entries_skipped=0,
+                skipped_sample=[],
+            )
+
+        @activity.defn(name=steps.TABLE_PAGE.name)
+        async def table_page(step: TablePageInput) -> TablePage:
+            names = ["a", "bad", "c"][step.offset : step.offset + step.limit]
+            return TablePage(tables=[TableName(namespace=["ns"], table=name) for name in names])
+
+        @activity.defn(name=steps.DROP_NAMESPACES.name)
+        async def drop_namespaces(step: DropNamespacesInput) -> DropNamespacesResult:
+            self._called("drop_namespaces", step.catalog)
+            return DropNamespacesResult(dropped=0 if step.preview else 1, kept_total=0, kept_sample=[])
+
+        return [
+            plan,
+            chunk,
+            finalize,
+            deliver,
+            load,
+            drop,
+            guard,
+            register,
+            enumerate_tree,
+            table_page,
+            drop_namespaces,
+        ]
+
+
+@pytest.fixture
+async def fake_worker(temporal_client: Client) -> AsyncIterator[tuple[FakeSteps, PurgeClient]]:
+    fake = FakeSteps()
+    worker = Worker(
+        temporal_client,
+        task_queue=QUEUE,
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow],
+        activities=fake.activities,
+        workflow_runner=sandboxed_runner(),
+    )
+    async with worker:
+        yield fake, PurgeClient(temporal_client, QUEUE)
+
+
+def _snapshot(table: str, **options: Any) -> PurgeRequest:
+    return PurgeRequest(
+        catalog="tests",
+        namespace=["logic"],
+        table=f"{table}-{uuid.uuid4().hex[:8]}",
+        metadata_location=f"s3://fake/{table}/metadata/v1.metadata.json",
+        requested_by="pytest",
+        options=options,
+    )
+
+
+async def _until(purges: PurgeClient, purge_id: str, done: Callable[[PurgeStatus], bool]) -> PurgeStatus:
+    for _ in range(200):
+        status = await purges.status(purge_id)
+        if done(status):
+            return status
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{purge_id} never got there: {status}")
+
+
+async def test_a_purge_plans_deletes_each_chunk_once_and_finalizes(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    fake, purges = fake_worker
+    purge_id = await purges.start(_snapshot("plain"))
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert (fake.calls["plan"], fake.calls["chunk"], fake.calls["finalize"]) == (1, 3, 1)
+    assert sorted(index for (_, index) in fake.chunk_calls) == [0, 1, 2]
+    assert status.files_done == 3 * FILES_PER_CHUNK + 1
+    assert (status.chunks_done, status.chunks_total, status.run_count) == (3, 3, 1)
+    assert [guard.detail for guard in status.guards] == ["no live table"]
+
+
+async def test_a_long_purge_continues_as_new_and_runs_every_chunk_exactly_once(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    fake, purges = fake_worker
+    fake.chunks = 40
+    purge_id = await purges.start(_snapshot("long", chunk_window=4))
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert status.run_count > 1, "the dev server suggests continue-as-new after 60 events"
+    assert sorted(index for (_, index) in fake.chunk_calls) == list(range(40))
+    assert set(fake.chunk_calls.values()) == {1}
+    assert fake.calls["plan"] == 1
+    assert status.files_done == 40 * FILES_PER_CHUNK + 1
+
+
+async def test_a_refused_step_fails_the_purge_with_its_reason_and_type(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    fake, purges = fake_worker
+    fake.refuse["finalize"] = lambda _: True
+    purge_id = await purges.start(_snapshot("refused"))
+    with pytest.raises(PurgeFailedError):
+        await purges.wait(purge_id)
+    status = await purges.status(purge_id)
+    assert status.state is PurgeState.FAILED
+    assert status.error_type == "AccessDenied"
+    assert "finalize refused" in (status.last_error or "")
+    assert fake.calls["chunk"] == 3
+
+
+async def test_an_invalid_request_fails_at_once_and_its_queries_say_why(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    fake, _ = fake_worker
+    handle = await temporal_client.start_workflow(
+        WORKFLOW_TYPE,
+        args=[{"catalog": "tests", "namespace": [], "table": ""}, None],
+        id=f"icepurge-invalid-{uuid.uuid4().hex[:8]}",
+        task_queue=QUEUE,
+    )
+    with pytest.raises(WorkflowFailureError) as failed:
+        await handle.result()
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == "InvalidPurgeRequest"
+    with pytest.raises(WorkflowQueryFailedError, match="invalid"):
+        await handle.query(PurgeTableWorkflow.status)
+    assert sum(fake.calls.values()) == 0
+
+
+async def test_a_pause_signalled_with_the_start_holds_the_deletes_until_resumed(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """The namespace purge's control may come in the same breath as the start: the status it
+    lands on exists from the workflow's first instant."""
+    fake, purges = fake_worker
+    request = _snapshot("held")
+    purge_id = f"icepurge-held-{uuid.uuid4().hex[:8]}"
+    await temporal_client.start_workflow(
+        WORKFLOW_TYPE,
+        args=[request.model_dump(mode="json"), None],
+        id=purge_id,
+        task_queue=QUEUE,
+        start_signal=NAMESPACE_CONTROL_SIGNAL,
+        start_signal_args=[TableControl(paused=True, bucket_requests_per_second=5.0)],
+    )
+    held = await _until(purges, purge_id, lambda status: status.state is PurgeState.PAUSED)
+    assert held.bucket_requests_per_second == 5.0
+    assert fake.calls["chunk"] == 0
+    await temporal_client.get_workflow_handle(purge_id).signal(
+        NAMESPACE_CONTROL_SIGNAL, TableControl(paused=False, bucket_requests_per_second=5.0)
+    )
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert fake.calls["chunk"] == 3
+
+
+async def test_an_undropped_soft_delete_registers_its_table_again_and_deletes_nothing(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    fake, purges = fake_worker
+    table = f"soft-{uuid.uuid4().hex[:8]}"
+    purge_id = await purges.purge_by_name(
+        "tests", ["logic"], table, requested_by="pytest", options={"purge_after_seconds": 3600}
+    )
+    scheduled = await _until(purges, purge_id, lambda status: status.state is PurgeState.SCHEDULED)
+    assert scheduled.scheduled_for is not None and scheduled.dropped_at is not None
+    undropped = await purges.undrop(purge_id)
+    assert undropped.undropped_note == "registered again"
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.UNDROPPED
+    assert (fake.calls["load"], fake.calls["plan"], fake.calls["drop"], fake.calls["register"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
+    assert fake.calls["chunk"] == fake.calls["finalize"] == 0
+
+
+async def test_a_namespace_purge_counts_each_table_purges_outcome(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    fake, purges = fake_worker
+    fake.refuse["plan"] = lambda table: table == "bad"
+    request = namespace_request(
+        "tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", max_concurrent_tables=2
+    )
+    purge_id = await purges.namespaces.start(request)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED_WITH_ERRORS
+    assert (status.tables_total, status.tables_done, status.tables_failed) == (3, 2, 1)
+    assert status.failure_sample[0].table.endswith("bad")
+    assert status.namespaces_dropped == 1
+    assert status.files.deleted == 2 * (3 * FILES_PER_CHUNK + 1)
