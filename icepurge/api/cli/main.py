@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import unquote
@@ -17,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from icepurge.api.cli import controls  # noqa: F401  # registers the purge controls
 from icepurge.api.cli.common import (
     cli_client,
     cli_settings,
@@ -25,27 +25,20 @@ from icepurge.api.cli.common import (
     refuse_plaintext_credentials,
     run_or_exit,
 )
+from icepurge.api.cli.groups import admin, app, purge
 from icepurge.api.cli.namespace import namespace_status, purge_namespace, purge_tables, watch_namespace
 from icepurge.api.cli.report import report
-from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeNotFoundError
+from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.api.clients.listing import PurgeFilter, PurgePage
-from icepurge.api.clients.protocol import NamespacePurges, Purges
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.auth import TokenEntry, new_token
 from icepurge.connection.connect import connect
 from icepurge.connection.settings import TemporalSettings
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
-from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.reasons import typed_reason
 from icepurge.contract.roles import Role
 from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
-
-app = typer.Typer(help="icepurge: durable purges of dropped Iceberg tables.", no_args_is_help=True)
-purge = typer.Typer(help="Start, follow and control purges.", no_args_is_help=True)
-app.add_typer(purge, name="purge")
-admin = typer.Typer(help="Prepare a Temporal cluster for icepurge.", no_args_is_help=True)
-app.add_typer(admin, name="admin")
 
 
 @app.callback()
@@ -179,18 +172,6 @@ purge.command("namespace")(purge_namespace)
 purge.command("report")(report)
 
 
-@purge.command("undrop")
-def undrop(purge_id: str) -> None:
-    """End a SCHEDULED purge with nothing deleted and register its table again."""
-    _control(purge_id, "undropped", lambda client: _table_purges(client).undrop(purge_id))
-
-
-@purge.command("expedite")
-def expedite(purge_id: str) -> None:
-    """Start a SCHEDULED purge's deletes now."""
-    _control(purge_id, "expedited", lambda client: _table_purges(client).expedite(purge_id))
-
-
 @purge.command("status")
 def status(purge_id: str) -> None:
     """Print a purge's (or a namespace purge's) status as JSON."""
@@ -261,99 +242,6 @@ def _final_line(final: PurgeStatus) -> str:
     if final.report_location and (final.failures_total or final.dry_run or final.unreadable_files):
         line += f"; `icepurge purge report {final.purge_id}` lists them"
     return line
-
-
-@purge.command("cancel")
-def cancel(purge_id: str) -> None:
-    """Ask a purge to stop; it ends CANCELLED once its running chunks have stopped."""
-
-    async def go() -> None:
-        await (await cli_client()).cancel(purge_id)
-
-    run_or_exit(go(), PurgeNotFoundError)
-    console.print(f"cancel requested for {purge_id}")
-
-
-Controllable = Purges | NamespacePurges
-
-
-def _table_purges(client: Controllable) -> Purges:
-    if isinstance(client, Purges):
-        return client
-    raise PurgeControlRejectedError(
-        "undrop and expedite act on table purges: list a namespace purge's with `icepurge purge tables ID`"
-    )
-
-
-def _control(
-    purge_id: str,
-    action: str,
-    call: Callable[[Controllable], Awaitable[PurgeStatus | NamespacePurgeStatus]],
-) -> None:
-    """A namespace purge's id (icepurge-ns-...) takes the control for the whole namespace purge."""
-
-    async def go() -> PurgeStatus | NamespacePurgeStatus:
-        client = await cli_client()
-        return await call(client.namespaces if purge_id.startswith(NAMESPACE_ID_PREFIX) else client)
-
-    current = run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
-    if isinstance(current, NamespacePurgeStatus):
-        done = f"{current.tables_finished} of {current.tables_total} tables finished"
-        console.print(
-            f"{purge_id} {action}; now {current.state.value}{' (paused)' if current.paused else ''}, {done}"
-        )
-        return
-    console.print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
-
-
-@purge.command("rerun")
-def rerun(
-    purge_id: str,
-    file_io_properties: Annotated[
-        Path | None,
-        typer.Option(help="JSON file of new FileIO properties (fixed credentials); default: the last run's."),
-    ] = None,
-) -> None:
-    """Run a closed purge again: one that FAILED, was CANCELLED or SUCCEEDED_WITH_ERRORS."""
-    properties = json.loads(file_io_properties.read_text()) if file_io_properties else None
-
-    async def go() -> str:
-        return await (await cli_client()).rerun(purge_id, properties)
-
-    run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
-    console.print(f"{purge_id} running again")
-
-
-@purge.command("pause")
-def pause(purge_id: str) -> None:
-    """Pause a purge: its running chunks stop at their checkpoints, no new ones start."""
-    _control(purge_id, "paused", lambda client: client.pause(purge_id))
-
-
-@purge.command("resume")
-def resume(purge_id: str) -> None:
-    """Resume a paused purge."""
-    _control(purge_id, "resumed", lambda client: client.resume(purge_id))
-
-
-@purge.command("rate")
-def rate(
-    purge_id: str,
-    requests_per_second: Annotated[
-        float | None, typer.Argument(help="Delete requests per second per bucket.")
-    ] = None,
-    unlimited: Annotated[bool, typer.Option("--unlimited", help="Remove the budget.")] = False,
-) -> None:
-    """Change a running purge's rate budget; it takes hold within seconds."""
-    if (requests_per_second is None) != unlimited:
-        console.print("[red]give a number of requests per second, or --unlimited[/red]")
-        raise typer.Exit(2)
-    budget = "unlimited" if unlimited else f"{requests_per_second:g} requests/s per bucket"
-    _control(
-        purge_id,
-        f"budget set to {budget}",
-        lambda client: client.set_rate_budget(purge_id, requests_per_second),
-    )
 
 
 @admin.command("codec-key")
