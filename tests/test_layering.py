@@ -17,7 +17,7 @@ ALLOWED: dict[str, set[str]] = {
     "connection": {"contract"},
     "worker": {"contract", "connection", "stores", "activities", "workflows", "extras"},
     "api.clients": {"contract"},
-    "api.server": {"contract", "connection", "api.clients", "activities", "workflows"},
+    "api.server": {"contract", "connection", "api.clients", "stores", "activities", "workflows"},
     "api.cli": {"contract", "connection", "api.clients", "api.server", "activities", "worker"},
     "devstack": {
         "contract",

@@ -12,7 +12,6 @@ from typing import Any
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
-from pyiceberg.io import load_file_io
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -44,6 +43,8 @@ from icepurge.contract.names import (
     REGISTER_TABLE_ACTIVITY,
 )
 from icepurge.contract.status import GuardName, GuardOutcome
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import StoreContext
 
 log = logging.getLogger(__name__)
 # Catalog settings that PyIceberg merges into a table's FileIO properties but FileIO never reads;
@@ -151,8 +152,8 @@ class CatalogActivities(CatalogCalls):
     def _storage_gone(step: DropInput) -> bool:
         """Some catalogs delete a table's storage when they drop it (S3 Tables): its metadata
         file is the first thing any purge would find gone."""
-        io = load_file_io(step.file_io_properties, step.metadata_location)
-        return not io.new_input(step.metadata_location).exists()
+        store = open_store(step.metadata_location, StoreContext(step.file_io_properties))
+        return store.head(step.metadata_location) is None
 
     @implements(LIVE_TABLE_GUARD)
     def check_live_tables(self, step: GuardInput) -> GuardOutcome:

@@ -12,7 +12,6 @@ import uuid
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from pyiceberg.io import load_file_io
 from temporalio.api.enums.v1 import IndexedValueType, TaskQueueType
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.api.taskqueue.v1 import TaskQueue
@@ -26,6 +25,8 @@ from icepurge.connection.connect import connect
 from icepurge.connection.payload_codec import CodecKeyError
 from icepurge.contract.doctor import CheckResult, fail, ok, skipped
 from icepurge.contract.names import SEARCH_ATTRIBUTES
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import StoreContext
 from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
 
 STEP_SECONDS = 10.0
@@ -128,12 +129,11 @@ def _state_location(settings: ApiSettings) -> CheckResult:
     uri = f"{settings.state_location.rstrip('/')}/doctor/{uuid.uuid4()}.txt"
     probe = uuid.uuid4().bytes
     try:
-        io = load_file_io(settings.state_io_properties, uri)
-        with io.new_output(uri).create(overwrite=True) as stream:
-            stream.write(probe)
-        with io.new_input(uri).open() as stream:
-            read = stream.read()
-        io.delete(uri)
+        # The store layer, as the workers reach it.
+        store = open_store(uri, StoreContext(settings.state_io_properties))
+        store.write(uri, probe)
+        read = store.read(uri)
+        store.delete(uri)
     except Exception as error:
         return fail(
             name,
