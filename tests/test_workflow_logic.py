@@ -1,8 +1,8 @@
 """The workflows' own logic, with every activity replaced by a fake that records its calls: the
 order of steps, each chunk run once across continue-as-new, failures, controls that arrive with
 the start, soft delete and undrop, a namespace purge's outcome across its table purges. They run
-in seconds on the session's dev server (the SDK's time-skipping test server is a download these
-machines can't make: README, Layout)."""
+in seconds on a dev server of their own, no store or catalog (the SDK's time-skipping test server
+is a download these machines can't make: README, Layout)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from temporalio import activity
 from temporalio.client import Client, WorkflowFailureError, WorkflowQueryFailedError
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from icepurge.api.clients.errors import PurgeFailedError
@@ -35,7 +37,7 @@ from icepurge.contract.catalog_steps import (
 from icepurge.contract.controls import TableControl
 from icepurge.contract.counts import Category, FileCounts, OutcomeCounts
 from icepurge.contract.events import DeliveryReport, EventBatch
-from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, WORKFLOW_TYPE
+from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.namespace_steps import (
     DropNamespacesInput,
@@ -56,11 +58,13 @@ from icepurge.contract.steps import (
     PlanInput,
     PlanSummary,
 )
+from icepurge.devstack.binaries import binary
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
 
 QUEUE = "icepurge-workflow-logic"
+CONTINUE_AS_NEW_EVENTS = 60
 FILES_PER_CHUNK = 10
 GUARD_PASSED = GuardOutcome(guard=GuardName.LIVE_TABLE, applied=True, passed=True, detail="no live table")
 
@@ -184,6 +188,25 @@ class FakeSteps:
         ]
 
 
+@pytest.fixture(scope="module")
+async def workflow_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A dev server of this module's own (a few seconds to start), with icepurge's search
+    attributes and the early continue-as-new suggestion of the test stack."""
+    flags = [flag for key, kind in SEARCH_ATTRIBUTES for flag in ("--search-attribute", f"{key}={kind}")]
+    flags += ["--dynamic-config-value", f"limit.historyCount.suggestContinueAsNew={CONTINUE_AS_NEW_EVENTS}"]
+    async with await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=binary("temporal"),
+        dev_server_extra_args=flags,
+    ) as env:
+        yield env
+
+
+@pytest.fixture
+async def temporal_client(workflow_env: WorkflowEnvironment) -> Client:
+    return workflow_env.client
+
+
 @pytest.fixture
 async def fake_worker(temporal_client: Client) -> AsyncIterator[tuple[FakeSteps, PurgeClient]]:
     fake = FakeSteps()
@@ -240,7 +263,9 @@ async def test_a_long_purge_continues_as_new_and_runs_every_chunk_exactly_once(
     purge_id = await purges.start(_snapshot("long", chunk_window=4))
     status = (await purges.wait(purge_id)).status
     assert status.state is PurgeState.SUCCEEDED
-    assert status.run_count > 1, "the dev server suggests continue-as-new after 60 events"
+    assert status.run_count > 1, (
+        f"the dev server suggests continue-as-new after {CONTINUE_AS_NEW_EVENTS} events"
+    )
     assert sorted(index for (_, index) in fake.chunk_calls) == list(range(40))
     assert set(fake.chunk_calls.values()) == {1}
     assert fake.calls["plan"] == 1
