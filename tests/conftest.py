@@ -16,6 +16,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.settings import ApiSettings
 from icepurge.connection.connect import connect
 from icepurge.devstack.api_server import serve_api
@@ -183,6 +184,7 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         snapshot_only_catalogs=worker_settings.snapshot_only_catalogs,
         state_location=worker_settings.state_location,
         state_io_properties=worker_settings.state_io_properties,
+        front_door={REST_CATALOG: FrontDoorPolicy()},
     )
 
 

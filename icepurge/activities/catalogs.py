@@ -73,6 +73,11 @@ class CatalogRegistry:
     def knows(self, name: str) -> bool:
         return name.lower() in self._configurations
 
+    def properties(self, name: str) -> dict[str, str] | None:
+        """A copy of the catalog's PyIceberg properties (credentials included: never log them)."""
+        found = self._configurations.get(name.lower())
+        return dict(found) if found is not None else None
+
     def catalog(self, name: str) -> Catalog:
         key = name.lower()
         with self._lock:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
+import httpx
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
@@ -24,6 +27,7 @@ from icepurge.api.server.body_limit import BodyLimit
 from icepurge.api.server.catalog_routes import router as catalog_router
 from icepurge.api.server.codec_routes import router as codec_router
 from icepurge.api.server.doctor_routes import router as doctor_router
+from icepurge.api.server.front_door.routes import router as front_door_router
 from icepurge.api.server.namespace_routes import router as namespace_router
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.api.server.report_routes import router as report_router
@@ -91,6 +95,12 @@ async def _unexpected(_: Request, error: Exception) -> JSONResponse:
     return _problem(500, f"internal error ({type(error).__name__}); see the API's log")
 
 
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    await app.state.front_door_client.aclose()
+
+
 def create_app(settings: ApiSettings) -> FastAPI:
     # Swagger UI and ReDoc from the installed package's assets, not a CDN: /docs works offline.
     app = FastAPIOffline(
@@ -98,6 +108,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
         version="1",
         description="Durable purges of dropped Iceberg tables. Bearer tokens: see the README.",
         responses={code: {"model": Problem} for code in (401, 403, 404, 413, 503)},
+        lifespan=_lifespan,
     )
     app.state.settings = settings
     app.state.verifier = TokenVerifier.from_file(settings.api_auth_file) if settings.api_auth_file else None
@@ -105,6 +116,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.state.codec = settings.payload_codec()
     app.state.catalogs = CatalogRegistry.from_pyiceberg_config()
     app.state.reports = ReportReader(settings.state_location, settings.state_io_properties)
+    # One connection pool to the upstream catalogs, for every front-door call.
+    app.state.front_door_client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=5.0))
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     if settings.api_cors_origins:
         app.add_middleware(
@@ -130,6 +143,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.include_router(report_router)
     app.include_router(doctor_router)
     app.include_router(codec_router)
+    app.include_router(front_door_router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

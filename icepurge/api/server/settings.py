@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.connection.settings import CatalogPolicySettings, TemporalSettings
 
 
@@ -28,6 +29,11 @@ class ApiSettings(TemporalSettings, CatalogPolicySettings):
     )
     state_io_properties: dict[str, str] = Field(
         default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
+    )
+    front_door: dict[str, FrontDoorPolicy] = Field(
+        default_factory=dict,
+        description="The Iceberg REST front door: the REST catalogs (PyIceberg config) it serves, by "
+        "name, each with its policy (JSON); clients use http://<api>/iceberg/<catalog> as their uri.",
     )
     spark_master: str | None = Field(
         None, description="The workers' Spark master, for `icepurge doctor` to check it is reachable."

@@ -1,0 +1,3 @@
+"""The Iceberg REST front door: icepurge serves the REST catalog protocol in front of an upstream
+REST catalog; every call passes through, except a table drop with purgeRequested=true, which
+becomes a durable icepurge purge."""

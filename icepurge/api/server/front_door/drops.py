@@ -1,0 +1,88 @@
+"""A drop with purge: the table leaves the upstream catalog through icepurge's purge by name (load,
+plan, drop, then delete: a crash anywhere leaves a purge that finishes or a table still in its
+catalog), and the client gets its 204 once the drop happened. A retried DELETE attaches to the
+same purge (its id is the table's), or, once the table is gone, finds the purge that dropped it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from icepurge.api.clients.errors import PurgeNotFoundError
+from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
+from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.status import TERMINAL_STATES, PurgeStatus
+
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class DropOutcome:
+    """`dropped`: answer 204. Otherwise `code`, `error_type` and `message` in the spec's error model."""
+
+    purge_id: str
+    dropped: bool
+    code: int = 204
+    error_type: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class TableId:
+    catalog: str
+    namespace: list[str]
+    name: str
+
+    @property
+    def dotted(self) -> str:
+        return ".".join([*self.namespace, self.name])
+
+    def purge_id(self) -> str:
+        """The purge by name's id: the table's, whoever asks."""
+        return purge_id_for(
+            by_name_request(self.catalog, self.namespace, self.name, requested_by="front-door")
+        )
+
+
+async def already_dropped(purges: PurgeClient, table: TableId) -> str | None:
+    """The purge that dropped the table, when the table is gone because of it."""
+    purge_id = table.purge_id()
+    try:
+        status = await purges.status(purge_id)
+    except PurgeNotFoundError:
+        return None
+    return purge_id if status.dropped_at is not None else None
+
+
+async def drop_with_purge(
+    purges: PurgeClient, table: TableId, requested_by: str, policy: FrontDoorPolicy
+) -> DropOutcome:
+    purge_id = await purges.purge_by_name(
+        table.catalog, table.namespace, table.name, requested_by=requested_by, options=policy.purge_options()
+    )
+    deadline = time.monotonic() + policy.drop_wait_seconds
+    while True:
+        status = await purges.status(purge_id)
+        if status.dropped_at is not None:
+            return DropOutcome(purge_id, dropped=True)
+        if status.state in TERMINAL_STATES:
+            return _not_dropped(purge_id, status)
+        if time.monotonic() > deadline:
+            return DropOutcome(
+                purge_id,
+                dropped=False,
+                code=503,
+                error_type="ServiceUnavailableException",
+                message=f"purge {purge_id} has not dropped the table yet ({status.state}); retry the DELETE",
+            )
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def _not_dropped(purge_id: str, status: PurgeStatus) -> DropOutcome:
+    reason = status.last_error or f"the purge ended {status.state} before the drop"
+    if status.error_type == ERROR_TABLE_NOT_FOUND:
+        return DropOutcome(purge_id, False, 404, "NoSuchTableException", reason)
+    return DropOutcome(purge_id, False, 409, "CommitFailedException", f"purge {purge_id}: {reason}")

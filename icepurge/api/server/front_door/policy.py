@@ -1,0 +1,31 @@
+"""What the front door does with each catalog it serves (ICEPURGE_FRONT_DOOR, JSON by catalog
+name): the purge options a drop with purge starts with, and how long a drop waits for the table
+to leave the upstream catalog before it answers "retry"."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from icepurge.contract.request import MAX_PURGE_AFTER_SECONDS
+
+
+class FrontDoorPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_after_seconds: int = Field(
+        0,
+        ge=0,
+        le=MAX_PURGE_AFTER_SECONDS,
+        description="Soft delete: the drop happens now, the deletes this much later (undrop meanwhile).",
+    )
+    live_table_guard: bool = Field(True, description="Refuse a purge whose files a live table still uses.")
+    drop_wait_seconds: float = Field(
+        30.0,
+        gt=0,
+        le=600,
+        description="How long a DELETE waits for the table's drop; after it, 503 and the client retries "
+        "(the retry attaches to the same purge).",
+    )
+
+    def purge_options(self) -> dict[str, object]:
+        return {"purge_after_seconds": self.purge_after_seconds, "live_table_guard": self.live_table_guard}

@@ -1,0 +1,147 @@
+"""The front door's routes, under /iceberg/{catalog}: a REST catalog's base URL for clients
+(`uri` = http://<api>/iceberg/<catalog>). `GET v1/config` keeps clients on the front door; a
+table DELETE with purgeRequested=true becomes a purge; every other call passes through.
+
+Service mode: callers present icepurge tokens (reads need `read`, everything else `drop`, on the
+catalog), and the front door calls the upstream as itself (SigV4 or its own token)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote, urlencode
+
+import httpx
+from fastapi import APIRouter, HTTPException, Request, Response
+
+from icepurge.activities.catalogs import CatalogRegistry
+from icepurge.api.server.dependencies import principal
+from icepurge.api.server.front_door.drops import TableId, already_dropped, drop_with_purge
+from icepurge.api.server.front_door.errors import iceberg_error
+from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.api.server.front_door.proxy import Call, Forwarded, forward
+from icepurge.api.server.front_door.upstream import Upstream, UpstreamConfigError
+from icepurge.api.server.settings import ApiSettings
+from icepurge.api.server.temporal_connection import TemporalConnection
+from icepurge.contract.roles import Role
+
+PURGE_ID_HEADER = "X-Icepurge-Purge-Id"
+# The Iceberg REST spec's multi-level namespace separator in a path segment.
+NAMESPACE_SEPARATOR = "\x1f"
+_TABLE_PATH = re.compile(
+    r"^v1/(?:(?P<prefix>[^/]+)/)?namespaces/(?P<namespace>[^/]+)/tables/(?P<table>[^/]+)$"
+)
+_READS = frozenset({"GET", "HEAD"})
+CONFIG_PATH = "v1/config"
+
+router = APIRouter(prefix="/iceberg", include_in_schema=False)
+
+
+@dataclass(frozen=True)
+class Door:
+    """One admitted call's context: the catalog's policy, its upstream, the caller's name."""
+
+    catalog: str
+    policy: FrontDoorPolicy
+    upstream: Upstream
+    caller: str
+    client: httpx.AsyncClient
+
+
+@router.api_route("/{catalog}/{path:path}", methods=["GET", "HEAD", "POST", "PUT", "DELETE"])
+async def front_door(catalog: str, path: str, request: Request) -> Response:
+    call = Call(
+        request.method, _raw_path(request), request.url.query, dict(request.headers), await request.body()
+    )
+    door = _admitted(request, catalog, call)
+    if isinstance(door, Response):
+        return door
+    try:
+        table = _purge_drop(catalog, call)
+        if table is not None:
+            return await _drop(request, door, call, table)
+        answer = await forward(door.client, door.upstream, _with_warehouse(call, door.upstream))
+    except httpx.HTTPError as error:
+        return iceberg_error(
+            503, "ServiceUnavailableException", f"upstream unreachable: {type(error).__name__}"
+        )
+    if call.path == CONFIG_PATH and answer.status == 200:
+        answer = _kept_on_front_door(answer, str(request.base_url).rstrip("/") + f"/iceberg/{catalog}")
+    return Response(answer.body, status_code=answer.status, headers=answer.headers)
+
+
+def _admitted(request: Request, catalog: str, call: Call) -> Door | Response:
+    """The call's context, or the spec's error for a catalog not served or a caller not allowed."""
+    settings: ApiSettings = request.app.state.settings
+    policy = settings.front_door.get(catalog)
+    if policy is None:
+        return iceberg_error(404, "NotFoundException", f"the front door serves no catalog {catalog!r}")
+    catalogs: CatalogRegistry = request.app.state.catalogs
+    try:
+        properties = catalogs.properties(catalog)
+        if properties is None:
+            raise UpstreamConfigError(f"catalog {catalog!r} is not configured (PyIceberg config) on this API")
+        upstream = Upstream.of(catalog, properties)
+        caller = principal(request, call.headers.get("authorization"))
+    except UpstreamConfigError as error:
+        return iceberg_error(503, "ServiceUnavailableException", str(error))
+    except HTTPException as refused:
+        return iceberg_error(refused.status_code, "NotAuthorizedException", str(refused.detail))
+    role = Role.READ if call.method in _READS else Role.DROP
+    if not caller.may(role, catalog):
+        return iceberg_error(
+            403, "ForbiddenException", f"token {caller.name!r} may not {role.value} {catalog!r}"
+        )
+    return Door(catalog, policy, upstream, caller.name, request.app.state.front_door_client)
+
+
+def _raw_path(request: Request) -> str:
+    """The path after /iceberg/<catalog>/, as the client encoded it (namespaces hold %1F)."""
+    raw = request.scope.get("raw_path", b"").decode("latin-1")
+    parts = raw.split("/", 3)
+    return parts[3] if len(parts) == 4 else ""
+
+
+def _purge_drop(catalog: str, call: Call) -> TableId | None:
+    """The table of a DELETE with purgeRequested=true, else None."""
+    if call.method != "DELETE":
+        return None
+    found = _TABLE_PATH.match(call.path)
+    requested = parse_qs(call.query).get("purgeRequested", ["false"])[-1].lower() == "true"
+    if found is None or not requested:
+        return None
+    return TableId(catalog, unquote(found["namespace"]).split(NAMESPACE_SEPARATOR), unquote(found["table"]))
+
+
+async def _drop(request: Request, door: Door, call: Call, table: TableId) -> Response:
+    temporal: TemporalConnection = request.app.state.temporal
+    purges = await temporal.purges()
+    exists = await forward(door.client, door.upstream, Call("HEAD", call.path))
+    if exists.status == 404:
+        dropped_by = await already_dropped(purges, table)
+        if dropped_by is None:
+            return iceberg_error(404, "NoSuchTableException", f"table {table.dotted} does not exist")
+        return Response(status_code=204, headers={PURGE_ID_HEADER: dropped_by})
+    outcome = await drop_with_purge(purges, table, f"front-door:{door.caller}", door.policy)
+    headers = {PURGE_ID_HEADER: outcome.purge_id}
+    if outcome.dropped:
+        return Response(status_code=204, headers=headers)
+    return iceberg_error(outcome.code, outcome.error_type, outcome.message, headers)
+
+
+def _with_warehouse(call: Call, upstream: Upstream) -> Call:
+    """A config call that names no warehouse gets the upstream's configured one."""
+    if call.path != CONFIG_PATH or "warehouse" in parse_qs(call.query) or not upstream.warehouse:
+        return call
+    query = "&".join(filter(None, [call.query, urlencode({"warehouse": upstream.warehouse})]))
+    return Call(call.method, call.path, query, call.headers, call.body)
+
+
+def _kept_on_front_door(answer: Forwarded, base: str) -> Forwarded:
+    """The upstream's config with `uri` overridden to the front door: a client that applies the
+    overrides stays here instead of going around it."""
+    config = json.loads(answer.body)
+    config.setdefault("overrides", {})["uri"] = base
+    body = json.dumps(config).encode()
+    return Forwarded(answer.status, body, {**answer.headers, "content-type": "application/json"})

@@ -1,0 +1,164 @@
+"""The Iceberg REST front door against a real upstream (SeaweedFS's REST catalog, SigV4, service
+mode): PyIceberg's RestCatalog pointed at it works as against the upstream, and a drop with purge
+becomes a durable icepurge purge — answered 204 once the table is dropped, with the purge's id."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import ForbiddenError, NoSuchTableError
+from temporalio.client import Client
+
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.front_door.drops import TableId
+from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
+from icepurge.contract.status import PurgeState
+from icepurge.devstack.stack import EmbeddedStack
+from tests.api_server import TOKENS
+from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
+from tests.store import S3Store
+from tests.tables import simple_table
+
+NAMESPACE = "door"
+
+
+def _door(api_url: str, stack: EmbeddedStack, token: str) -> RestCatalog:
+    return RestCatalog(
+        "door",
+        uri=f"{api_url}/iceberg/{REST_CATALOG}",
+        token=token,
+        warehouse=f"s3://{REST_TABLE_BUCKET}/",
+        **stack.s3_properties,
+    )
+
+
+@pytest.fixture(scope="module")
+def upstream(stack: EmbeddedStack) -> RestCatalog:
+    properties = stack.rest_catalog_properties(REST_TABLE_BUCKET)
+    properties.pop("type")
+    return RestCatalog(REST_CATALOG, **properties)
+
+
+@pytest.fixture(scope="module")
+def door(api_url: str, stack: EmbeddedStack, upstream: RestCatalog) -> RestCatalog:
+    upstream.create_namespace_if_not_exists((NAMESPACE,))
+    return _door(api_url, stack, TOKENS["bucket-dropper"][0])
+
+
+def _table_path(api_url: str, name: str) -> str:
+    config = httpx.get(
+        f"{api_url}/iceberg/{REST_CATALOG}/v1/config",
+        headers={"Authorization": f"Bearer {TOKENS['bucket-reader'][0]}"},
+    ).json()
+    prefix = config.get("overrides", {}).get("prefix") or config.get("defaults", {}).get("prefix")
+    base = f"{api_url}/iceberg/{REST_CATALOG}/v1/" + (f"{quote(prefix, safe='')}/" if prefix else "")
+    return f"{base}namespaces/{NAMESPACE}/tables/{name}"
+
+
+def _delete(api_url: str, name: str, token: str, purge: bool = True) -> httpx.Response:
+    return httpx.delete(
+        _table_path(api_url, name),
+        params={"purgeRequested": str(purge).lower()},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+
+
+async def _runs(client: Client, purge_id: str) -> int:
+    return len([run async for run in client.list_workflows(f"WorkflowId = '{purge_id}'")])
+
+
+def test_config_keeps_clients_on_the_front_door(api_url: str) -> None:
+    answer = httpx.get(
+        f"{api_url}/iceberg/{REST_CATALOG}/v1/config",
+        headers={"Authorization": f"Bearer {TOKENS['bucket-reader'][0]}"},
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["overrides"]["uri"] == f"{api_url}/iceberg/{REST_CATALOG}"
+
+
+def test_a_pyiceberg_client_works_through_the_front_door_as_against_the_upstream(
+    door: RestCatalog, upstream: RestCatalog
+) -> None:
+    name = f"t{uuid.uuid4().hex[:8]}"
+    table = simple_table(door, (NAMESPACE,), name, appends=2)
+    assert door.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 20
+    assert upstream.load_table((NAMESPACE, name)).metadata_location == table.metadata_location
+    assert sorted(door.list_tables((NAMESPACE,))) == sorted(upstream.list_tables((NAMESPACE,)))
+    assert (NAMESPACE,) in door.list_namespaces()
+    door.drop_table((NAMESPACE, name))
+    with pytest.raises(NoSuchTableError):
+        upstream.load_table((NAMESPACE, name))
+
+
+async def test_purge_table_through_the_front_door_is_a_durable_purge_of_exactly_its_files(
+    door: RestCatalog, upstream: RestCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    name, kept_name = f"p{uuid.uuid4().hex[:8]}", f"k{uuid.uuid4().hex[:8]}"
+    purged = simple_table(door, (NAMESPACE,), name, appends=3)
+    kept = simple_table(door, (NAMESPACE,), kept_name, appends=1)
+    kept_files = s3.list(kept.location())
+    assert s3.list(purged.location())
+    # In a thread: the test worker shares this event loop, and must go on while the drop waits.
+    await asyncio.to_thread(door.purge_table, (NAMESPACE, name))
+    with pytest.raises(NoSuchTableError):
+        upstream.load_table((NAMESPACE, name))
+    purge_id = TableId(REST_CATALOG, [NAMESPACE], name).purge_id()
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert status.dropped_at is not None
+    assert status.requested_by == "front-door:bucket-dropper"
+    assert s3.list(purged.location()) == set()
+    assert s3.list(kept.location()) == kept_files
+    assert upstream.load_table((NAMESPACE, kept_name)).scan().to_arrow().num_rows == 10
+
+
+async def test_a_retried_drop_answers_as_the_first_did_and_starts_no_second_purge(
+    door: RestCatalog, api_url: str, purges: PurgeClient, temporal_client: Client
+) -> None:
+    name = f"r{uuid.uuid4().hex[:8]}"
+    simple_table(door, (NAMESPACE,), name, appends=1)
+    token = TOKENS["bucket-dropper"][0]
+    first = await asyncio.to_thread(_delete, api_url, name, token)
+    assert first.status_code == 204, first.text
+    purge_id = first.headers[PURGE_ID_HEADER]
+    assert purge_id == TableId(REST_CATALOG, [NAMESPACE], name).purge_id()
+    again = await asyncio.to_thread(_delete, api_url, name, token)
+    assert (again.status_code, again.headers[PURGE_ID_HEADER]) == (204, purge_id)
+    await purges.wait(purge_id)
+    after = await asyncio.to_thread(_delete, api_url, name, token)
+    assert (after.status_code, after.headers[PURGE_ID_HEADER]) == (204, purge_id)
+    assert await _runs(temporal_client, purge_id) == 1
+    missing = await asyncio.to_thread(_delete, api_url, f"never{uuid.uuid4().hex[:6]}", token)
+    assert missing.status_code == 404
+    assert missing.json()["error"]["type"] == "NoSuchTableException"
+
+
+def test_a_caller_without_the_right_drops_nothing(
+    api_url: str, stack: EmbeddedStack, door: RestCatalog, upstream: RestCatalog
+) -> None:
+    name = f"a{uuid.uuid4().hex[:8]}"
+    simple_table(door, (NAMESPACE,), name, appends=1)
+    reader = _door(api_url, stack, TOKENS["bucket-reader"][0])
+    assert reader.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 10
+    with pytest.raises(ForbiddenError):
+        reader.purge_table((NAMESPACE, name))
+    refused: dict[str, Any] = _delete(api_url, name, "not-a-token").json()
+    assert refused["error"]["code"] == 401
+    other = _delete(api_url, name, TOKENS["lake-dropper"][0])
+    assert other.status_code == 403
+    assert upstream.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 10
+
+
+def test_a_catalog_the_front_door_does_not_serve_is_not_found(api_url: str) -> None:
+    answer = httpx.get(
+        f"{api_url}/iceberg/lake/v1/config", headers={"Authorization": f"Bearer {TOKENS['admin'][0]}"}
+    )
+    assert answer.status_code == 404
+    assert answer.json()["error"]["type"] == "NotFoundException"
