@@ -6,6 +6,8 @@ UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv
 INSTALLED := $(VENV)/.installed
 AZURITE_DIR := icepurge/devstack/azurite
 AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
+ICEBERG_JS_DIR := tests/iceberg_js
+ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
 
 .PHONY: install azurite lock run test lint schemas bench chaos browser clean
 
@@ -20,14 +22,19 @@ $(INSTALLED): pyproject.toml uv.lock requirements-uv.txt
 	$(UV) sync --quiet --locked --extra dev --python $(PY)
 	touch $(INSTALLED)
 
-# Azurite (the Azure Storage emulator, the test stack's second store) from its package-lock.json,
-# when npm is here; without Node the Azurite tier skips and says why.
+# Azurite (the Azure Storage emulator, the test stack's second store) and iceberg-js (a real
+# Iceberg REST client, for the front door's tests), each from its package-lock.json, when npm is
+# here; without Node those tiers skip and say why.
 azurite:
-	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(AZURITE_INSTALLED); \
-	else echo "npm not found: Azurite not installed, the Azurite tests will skip"; fi
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(AZURITE_INSTALLED) $(ICEBERG_JS_INSTALLED); \
+	else echo "npm not found: Azurite and iceberg-js not installed, their tests will skip"; fi
 
 $(AZURITE_INSTALLED): $(AZURITE_DIR)/package-lock.json
 	cd $(AZURITE_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	touch $@
+
+$(ICEBERG_JS_INSTALLED): $(ICEBERG_JS_DIR)/package-lock.json
+	cd $(ICEBERG_JS_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	touch $@
 
 # Re-resolves every dependency to the newest versions pyproject.toml allows, with their hashes.

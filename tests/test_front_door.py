@@ -5,7 +5,10 @@ becomes a durable icepurge purge — answered 204 once the table is dropped, wit
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 import uuid
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -162,3 +165,35 @@ def test_a_catalog_the_front_door_does_not_serve_is_not_found(api_url: str) -> N
     )
     assert answer.status_code == 404
     assert answer.json()["error"]["type"] == "NotFoundException"
+
+
+ICEBERG_JS = Path(__file__).parent / "iceberg_js"
+
+
+async def test_iceberg_js_drops_a_table_with_purge_through_the_front_door(
+    door: RestCatalog, api_url: str, upstream: RestCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    node = shutil.which("node")
+    if node is None or not (ICEBERG_JS / "node_modules" / "iceberg-js").exists():
+        pytest.skip(
+            "needs Node and iceberg-js (make install installs it from tests/iceberg_js when npm is here)"
+        )
+    name = f"js{uuid.uuid4().hex[:8]}"
+    table = simple_table(door, (NAMESPACE,), name, appends=2)
+    run = await asyncio.create_subprocess_exec(
+        node,
+        str(ICEBERG_JS / "drop.mjs"),
+        f"{api_url}/iceberg/{REST_CATALOG}",
+        TOKENS["bucket-dropper"][0],
+        f"s3://{REST_TABLE_BUCKET}/",
+        NAMESPACE,
+        name,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    printed, _ = await run.communicate()
+    assert json.loads(printed) == {"ok": True}
+    with pytest.raises(NoSuchTableError):
+        upstream.load_table((NAMESPACE, name))
+    status = (await purges.wait(TableId(REST_CATALOG, [NAMESPACE], name).purge_id())).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
