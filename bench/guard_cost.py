@@ -24,8 +24,8 @@ from icepurge.connection.connect import connect
 from icepurge.contract.request import OverlapScope
 from icepurge.contract.status import GuardName
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
-from icepurge.devstack.demo_tables import SCHEMA, create_demo_table
 from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.small_tables import SCHEMA, create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
 
 QUEUE = "bench-guard"

@@ -23,8 +23,8 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
-from icepurge.devstack.demo_tables import create_demo_table
 from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
 
 QUEUE = "bench-namespace"

@@ -9,31 +9,11 @@ from __future__ import annotations
 
 import sys
 
-import pyarrow as pa
-from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
-from pyiceberg.schema import Schema
-from pyiceberg.table import Table
-from pyiceberg.types import LongType, NestedField, StringType
 
 from icepurge.devstack.run import DEMO_CATALOG, run_ports, run_state_dir
+from icepurge.devstack.small_tables import APPENDS, ROWS, create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
-
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=False),
-    NestedField(2, "note", StringType(), required=False),
-)
-APPENDS, ROWS = 3, 10
-
-
-def create_demo_table(catalog: Catalog, levels: tuple[str, ...], name: str) -> Table:
-    """Three appends of ten rows: a real, small table."""
-    catalog.create_namespace_if_not_exists(levels)
-    table = catalog.create_table((*levels, name), schema=SCHEMA)
-    for batch in range(APPENDS):
-        ids = range(batch * ROWS, (batch + 1) * ROWS)
-        table.append(pa.table({"id": pa.array(ids, pa.int64()), "note": pa.array([f"row {i}" for i in ids])}))
-    return table
 
 
 def main(arguments: list[str]) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.contract.status import TERMINAL_STATES
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.front_door_demo import DOOR_BUCKET, DOOR_CATALOG, front_door_demo, front_door_policies
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
@@ -85,12 +86,18 @@ def main() -> None:
     signal.signal(signal.SIGTERM, stop)
     print(f"starting the embedded stack in {state_dir} ...")
     stack.start()
-    # The worker and the API know the demo catalog by name, the PyIceberg way.
+    # The worker and the API know the demo catalogs by name, the PyIceberg way: a SQLite catalog,
+    # and SeaweedFS's REST catalog, which the API's front door serves.
     os.environ.update(catalog_env(stack))
+    stack.create_table_bucket(DOOR_BUCKET)
+    os.environ.update(pyiceberg_catalog_env(DOOR_CATALOG, stack.rest_catalog_properties(DOOR_BUCKET)))
     worker = stack.worker_process(ICEPURGE_METRICS_ADDRESS=f"127.0.0.1:{stack.ports.worker_metrics}")
     # Without a token file, the local API runs in insecure dev mode: no token needed.
     secured = bool(os.environ.get("ICEPURGE_API_AUTH_FILE"))
-    api = stack.api_process(**({} if secured else {"ICEPURGE_API_INSECURE_DEV": "true"}))
+    api = stack.api_process(
+        ICEPURGE_FRONT_DOOR=front_door_policies(),
+        **({} if secured else {"ICEPURGE_API_INSECURE_DEV": "true"}),
+    )
     services = (worker, api)
     try:
         for service in services:
@@ -103,6 +110,10 @@ def main() -> None:
             f"{'' if secured else ' (INSECURE DEV MODE: no token needed)'}; logs in {state_dir / 'logs'}"
         )
         asyncio.run(_demo(stack, api_url))
+        if secured:
+            print("front door demo skipped: the API wants tokens (ICEPURGE_API_AUTH_FILE)")
+        else:
+            asyncio.run(front_door_demo(stack, api_url))
         print("serving; Ctrl-C stops everything")
         while not stopping and all(service.running() for service in services):
             time.sleep(0.5)
