@@ -38,6 +38,8 @@ from tests.store import S3Store
 SNAPSHOT_ONLY_CATALOGS = ("tests", CATALOG_A, CATALOG_B, "api-paged")
 LAKE_CATALOG = "lake"
 REST_CATALOG = "tablebucket"
+# The same REST catalog, served by the front door in dry-run-only mode.
+REHEARSAL_CATALOG = "rehearsal"
 # Tables on the local disk, known by name: the location sweep lists a folder there.
 DISK_CATALOG = "disk"
 # Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
@@ -77,9 +79,10 @@ def stack() -> Iterator[EmbeddedStack]:
         embedded.create_table_bucket(REST_TABLE_BUCKET)
         for name in (LAKE_CATALOG, ATTIC_CATALOG):
             os.environ.update(pyiceberg_catalog_env(name, embedded.catalog_properties(name)))
-        os.environ.update(
-            pyiceberg_catalog_env(REST_CATALOG, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
-        )
+        for name in (REST_CATALOG, REHEARSAL_CATALOG):
+            os.environ.update(
+                pyiceberg_catalog_env(name, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
+            )
         os.environ.update(pyiceberg_catalog_env(DISK_CATALOG, {"type": "sql", **_disk_properties(embedded)}))
         yield embedded
     finally:
@@ -184,7 +187,7 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         snapshot_only_catalogs=worker_settings.snapshot_only_catalogs,
         state_location=worker_settings.state_location,
         state_io_properties=worker_settings.state_io_properties,
-        front_door={REST_CATALOG: FrontDoorPolicy()},
+        front_door={REST_CATALOG: FrontDoorPolicy(), REHEARSAL_CATALOG: FrontDoorPolicy(dry_run_only=True)},
     )
 
 

@@ -24,7 +24,7 @@ from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
-from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
+from tests.conftest import REHEARSAL_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -64,10 +64,10 @@ def _table_path(api_url: str, name: str) -> str:
     return f"{base}namespaces/{NAMESPACE}/tables/{name}"
 
 
-def _delete(api_url: str, name: str, token: str, purge: bool = True) -> httpx.Response:
+def _delete(api_url: str, name: str, token: str, catalog: str = REST_CATALOG) -> httpx.Response:
     return httpx.delete(
-        _table_path(api_url, name),
-        params={"purgeRequested": str(purge).lower()},
+        _table_path(api_url, name).replace(f"/iceberg/{REST_CATALOG}/", f"/iceberg/{catalog}/"),
+        params={"purgeRequested": "true"},
         headers={"Authorization": f"Bearer {token}"},
         timeout=60,
     )
@@ -197,3 +197,42 @@ async def test_iceberg_js_drops_a_table_with_purge_through_the_front_door(
     status = (await purges.wait(TableId(REST_CATALOG, [NAMESPACE], name).purge_id())).status
     assert status.state is PurgeState.SUCCEEDED
     assert s3.list(table.location()) == set()
+
+
+async def test_dry_run_only_passes_the_drop_upstream_after_planning_what_icepurge_would_delete(
+    door: RestCatalog, api_url: str, upstream: RestCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    name = f"dry{uuid.uuid4().hex[:8]}"
+    table = simple_table(door, (NAMESPACE,), name, appends=2)
+    files = len(s3.list(table.location()))
+    answer = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0], REHEARSAL_CATALOG)
+    assert answer.status_code == 204, answer.text
+    rehearsal = answer.headers[PURGE_ID_HEADER]
+    assert rehearsal.endswith("-dry-run")
+    with pytest.raises(NoSuchTableError):
+        upstream.load_table((NAMESPACE, name))
+    status = (await purges.wait(rehearsal)).status
+    assert status.state is PurgeState.SUCCEEDED and status.dry_run
+    assert status.planned.files == files
+    assert status.counts.total().deleted == 0
+    assert status.dropped_at is None
+
+
+async def test_a_drop_retried_after_the_front_door_died_mid_way_finds_the_purge_it_started(
+    door: RestCatalog, api_url: str, upstream: RestCatalog, purges: PurgeClient, temporal_client: Client
+) -> None:
+    """The front door's first durable step is the purge's start: one that died after it (before
+    or after the drop) left a purge that goes on; the client's retry answers with that purge."""
+    for name in (f"c{uuid.uuid4().hex[:8]}", f"d{uuid.uuid4().hex[:8]}"):
+        simple_table(door, (NAMESPACE,), name, appends=1)
+        started = await purges.purge_by_name(
+            REST_CATALOG, [NAMESPACE], name, requested_by="front-door:bucket-dropper"
+        )
+        if name.startswith("d"):
+            await purges.wait(started)
+        retried = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0])
+        assert (retried.status_code, retried.headers[PURGE_ID_HEADER]) == (204, started)
+        await purges.wait(started)
+        assert await _runs(temporal_client, started) == 1
+        with pytest.raises(NoSuchTableError):
+            upstream.load_table((NAMESPACE, name))

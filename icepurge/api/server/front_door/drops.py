@@ -14,9 +14,11 @@ from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
 from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.status import TERMINAL_STATES, PurgeStatus
+from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
 
 POLL_SECONDS = 0.05
+# A purge in these states has no plan yet.
+_BEFORE_PLAN = frozenset({PurgeState.PENDING, PurgeState.LOADING, PurgeState.PLANNING})
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,24 @@ async def drop_with_purge(
                 message=f"purge {purge_id} has not dropped the table yet ({status.state}); retry the DELETE",
             )
         await asyncio.sleep(POLL_SECONDS)
+
+
+async def rehearse_drop(
+    purges: PurgeClient, table: TableId, requested_by: str, policy: FrontDoorPolicy
+) -> str:
+    """Dry-run-only mode: a dry run of the purge, planned while the table is still in its catalog;
+    the caller then passes the drop to the upstream. Returns the dry run's id (planned, or ended
+    without a plan: the upstream's answer to the drop tells the client why)."""
+    purge_id = await purges.purge_by_name(
+        table.catalog, table.namespace, table.name, requested_by=requested_by, options=policy.purge_options()
+    )
+    deadline = time.monotonic() + policy.drop_wait_seconds
+    while time.monotonic() < deadline:
+        status = await purges.status(purge_id)
+        if status.state not in _BEFORE_PLAN:
+            break
+        await asyncio.sleep(POLL_SECONDS)
+    return purge_id
 
 
 def _not_dropped(purge_id: str, status: PurgeStatus) -> DropOutcome:

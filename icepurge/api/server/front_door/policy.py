@@ -19,6 +19,12 @@ class FrontDoorPolicy(BaseModel):
         description="Soft delete: the drop happens now, the deletes this much later (undrop meanwhile).",
     )
     live_table_guard: bool = Field(True, description="Refuse a purge whose files a live table still uses.")
+    dry_run_only: bool = Field(
+        False,
+        description="A first rollout: a drop with purge goes to the upstream as it is (the upstream "
+        "purges as it does today), once icepurge has planned a dry run of it, whose report lists what "
+        "icepurge would have deleted.",
+    )
     drop_wait_seconds: float = Field(
         30.0,
         gt=0,
@@ -28,4 +34,8 @@ class FrontDoorPolicy(BaseModel):
     )
 
     def purge_options(self) -> dict[str, object]:
-        return {"purge_after_seconds": self.purge_after_seconds, "live_table_guard": self.live_table_guard}
+        return {
+            "purge_after_seconds": self.purge_after_seconds,
+            "live_table_guard": self.live_table_guard,
+            "dry_run": self.dry_run_only,
+        }

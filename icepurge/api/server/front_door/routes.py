@@ -17,7 +17,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 
 from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.server.dependencies import principal
-from icepurge.api.server.front_door.drops import TableId, already_dropped, drop_with_purge
+from icepurge.api.server.front_door.drops import TableId, already_dropped, drop_with_purge, rehearse_drop
 from icepurge.api.server.front_door.errors import iceberg_error
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.proxy import Call, Forwarded, forward
@@ -117,6 +117,12 @@ def _purge_drop(catalog: str, call: Call) -> TableId | None:
 async def _drop(request: Request, door: Door, call: Call, table: TableId) -> Response:
     temporal: TemporalConnection = request.app.state.temporal
     purges = await temporal.purges()
+    if door.policy.dry_run_only:
+        rehearsal = await rehearse_drop(purges, table, f"front-door:{door.caller}", door.policy)
+        answer = await forward(door.client, door.upstream, call)
+        return Response(
+            answer.body, status_code=answer.status, headers={**answer.headers, PURGE_ID_HEADER: rehearsal}
+        )
     exists = await forward(door.client, door.upstream, Call("HEAD", call.path))
     if exists.status == 404:
         dropped_by = await already_dropped(purges, table)
