@@ -1,0 +1,179 @@
+"""The front door under load: Locust users (bench/front_door_locustfile.py), each a PyIceberg REST
+client pointed at it, create and append to small tables at once, one also a large synthetic
+table, then drop every table with purge. Prints the drop latency by table size (p50/p95/p99, as the
+clients saw it), the purges completed, and a direct listing of every dropped table's prefix.
+
+    .venv/bin/python -m bench.front_door_load [--users 20] [--tables-per-user 3] [--large-files 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.bench_stack import bench_stack
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.front_door.drops import TableId
+from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.api.server.settings import ApiSettings
+from icepurge.connection.connect import connect
+from icepurge.devstack.api_server import serve_api
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
+from tests.store import S3Store
+
+LOCUSTFILE = Path(__file__).with_name("front_door_locustfile.py")
+CATALOG = "tablebucket"
+BUCKET = "icepurge-load-tables"
+QUEUE = "icepurge-front-door-load"
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    door_url: str
+    token: str
+    warehouse: str
+    s3: dict[str, str]
+    namespace: str
+    users: int
+    tables_per_user: int
+    large_files: int = 0
+
+
+@dataclass(frozen=True)
+class DropStats:
+    label: str
+    seconds: list[float]
+    failures: int
+
+    def line(self) -> str:
+        cuts = (
+            statistics.quantiles(self.seconds, n=100, method="inclusive")
+            if len(self.seconds) > 1
+            else self.seconds * 99
+        )
+        return (
+            f"drop with purge, {self.label}: {len(self.seconds)} drops, {self.failures} not 204;"
+            f" p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms, p99 {cuts[98] * 1000:.0f} ms,"
+            f" max {max(self.seconds) * 1000:.0f} ms"
+        )
+
+
+@dataclass(frozen=True)
+class LoadOutcome:
+    drops: list[DropStats]
+    tables: list[TableId]
+    locations: list[str]
+
+
+async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
+    """Locust as its own process (it patches the standard library with gevent); awaited, so that
+    a worker on this event loop goes on purging meanwhile."""
+    out = folder / "dropped.jsonl"
+    settings = {
+        "token": run.token,
+        "warehouse": run.warehouse,
+        "s3": run.s3,
+        "namespace": run.namespace,
+        "users": run.users,
+        "tables_per_user": run.tables_per_user,
+        "large_files": run.large_files,
+        "out": str(out),
+    }
+    locust = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless",
+        "-u", str(run.users), "-r", str(run.users), "--run-time", "30m",
+        "--host", run.door_url, "--loglevel", "WARNING",
+        env={**os.environ, "ICEPURGE_LOAD": json.dumps(settings)},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=(folder / "locust.log").open("w"),
+    )  # fmt: skip
+    await locust.wait()
+    dropped = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    return LoadOutcome(
+        drops=_drop_stats(dropped),
+        tables=[TableId(CATALOG, [run.namespace], row["table"]) for row in dropped],
+        locations=[row["location"] for row in dropped],
+    )
+
+
+def _drop_stats(dropped: list[dict[str, Any]]) -> list[DropStats]:
+    labels = sorted({row["label"] for row in dropped})
+    return [
+        DropStats(
+            label=label,
+            seconds=[row["seconds"] for row in dropped if row["label"] == label],
+            failures=sum(row["status"] != 204 for row in dropped if row["label"] == label),
+        )
+        for label in labels
+    ]
+
+
+async def completed(purges: PurgeClient, tables: list[TableId]) -> int:
+    reports = await asyncio.gather(*(purges.wait(table.purge_id()) for table in tables))
+    return sum(report.status.state.value == "SUCCEEDED" for report in reports)
+
+
+async def _bench(stack: EmbeddedStack, folder: Path, args: argparse.Namespace) -> None:
+    settings = WorkerSettings(
+        temporal_address=stack.temporal_address,
+        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
+        state_io_properties=stack.s3_properties,
+        task_queue=QUEUE,
+    )
+    client = await connect(settings, warn_plaintext=False)
+    api = ApiSettings(
+        temporal_address=stack.temporal_address,
+        task_queue=QUEUE,
+        api_insecure_dev=True,
+        front_door={CATALOG: FrontDoorPolicy()},
+    )
+    with ThreadPoolExecutor(settings.max_concurrent_activities) as pool, serve_api(api) as api_url:
+        async with build_worker(client, settings, pool):
+            run = LoadRun(
+                door_url=f"{api_url}/iceberg/{CATALOG}",
+                token="insecure-dev",
+                warehouse=f"s3://{BUCKET}/",
+                s3=stack.s3_properties,
+                namespace="load",
+                users=args.users,
+                tables_per_user=args.tables_per_user,
+                large_files=args.large_files,
+            )
+            outcome = await run_locust(run, folder)
+            done = await completed(PurgeClient(client, QUEUE), outcome.tables)
+    s3 = S3Store(stack.s3_properties)
+    left = sum(len(s3.list(location)) for location in outcome.locations)
+    for drop in outcome.drops:
+        print(drop.line())
+    print(
+        f"{args.users} users; purges completed: {done}/{len(outcome.tables)};"
+        f" objects left under the dropped tables' prefixes (listed directly): {left}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--tables-per-user", type=int, default=3)
+    parser.add_argument("--large-files", type=int, default=50_000)
+    args = parser.parse_args()
+    with bench_stack("icepurge-front-door-load-") as (_, stack):
+        stack.create_table_bucket(BUCKET)
+        os.environ.update(pyiceberg_catalog_env(CATALOG, stack.rest_catalog_properties(BUCKET)))
+        asyncio.run(_bench(stack, Path(tempfile.mkdtemp(prefix="icepurge-load-")), args))
+
+
+if __name__ == "__main__":
+    main()
