@@ -19,9 +19,12 @@ from pyiceberg.exceptions import ForbiddenError, NoSuchTableError
 from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.app import create_app
 from icepurge.api.server.front_door.drops import TableId
 from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
+from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.status import PurgeState
+from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.conftest import REHEARSAL_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
@@ -236,3 +239,28 @@ async def test_a_drop_retried_after_the_front_door_died_mid_way_finds_the_purge_
         assert await _runs(temporal_client, started) == 1
         with pytest.raises(NoSuchTableError):
             upstream.load_table((NAMESPACE, name))
+
+
+async def test_a_drop_while_temporal_is_down_is_a_503_in_the_spec_model_and_drops_nothing(
+    api_settings: ApiSettings, door: RestCatalog, upstream: RestCatalog
+) -> None:
+    name = f"down{uuid.uuid4().hex[:8]}"
+    simple_table(door, (NAMESPACE,), name, appends=1)
+    dead = api_settings.model_copy(update={"temporal_address": f"127.0.0.1:{free_ports(1)[0]}"})
+    transport = httpx.ASGITransport(app=create_app(dead))
+    async with httpx.AsyncClient(transport=transport, base_url="http://front-door") as client:
+        config = (await client.get(f"/iceberg/{REST_CATALOG}/v1/config", headers=_bearer())).json()
+        prefix = config.get("overrides", {}).get("prefix") or config.get("defaults", {}).get("prefix")
+        under = f"{quote(prefix, safe='')}/" if prefix else ""
+        answer = await client.delete(
+            f"/iceberg/{REST_CATALOG}/v1/{under}namespaces/{NAMESPACE}/tables/{name}",
+            params={"purgeRequested": "true"},
+            headers=_bearer(),
+        )
+    assert answer.status_code == 503
+    assert answer.json()["error"]["type"] == "ServiceUnavailableException"
+    assert upstream.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 10
+
+
+def _bearer() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKENS['bucket-dropper'][0]}"}

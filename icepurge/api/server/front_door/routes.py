@@ -14,8 +14,10 @@ from urllib.parse import parse_qs, unquote, urlencode
 
 import httpx
 from fastapi import APIRouter, HTTPException, Request, Response
+from temporalio.service import RPCError
 
 from icepurge.activities.catalogs import CatalogRegistry
+from icepurge.api.clients.errors import PurgeServiceUnavailableError
 from icepurge.api.server.dependencies import principal
 from icepurge.api.server.front_door.drops import TableId, already_dropped, drop_with_purge, rehearse_drop
 from icepurge.api.server.front_door.errors import iceberg_error
@@ -66,6 +68,9 @@ async def front_door(catalog: str, path: str, request: Request) -> Response:
         return iceberg_error(
             503, "ServiceUnavailableException", f"upstream unreachable: {type(error).__name__}"
         )
+    except (PurgeServiceUnavailableError, RPCError) as error:
+        # Nothing was dropped: the purge's start is the drop's first durable step.
+        return iceberg_error(503, "ServiceUnavailableException", f"{error}; retry the DELETE")
     if call.path == CONFIG_PATH and answer.status == 200:
         answer = _kept_on_front_door(answer, str(request.base_url).rstrip("/") + f"/iceberg/{catalog}")
     return Response(answer.body, status_code=answer.status, headers=answer.headers)
