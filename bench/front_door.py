@@ -10,30 +10,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import time
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote
 
 import httpx
 from pyiceberg.catalog.rest import RestCatalog
 
 from bench.bench_stack import bench_stack
+from bench.front_door_stack import CATALOG, front_door, serve_catalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
-from icepurge.api.server.front_door.policy import FrontDoorPolicy
-from icepurge.api.server.settings import ApiSettings
-from icepurge.connection.connect import connect
-from icepurge.devstack.api_server import serve_api
-from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import build_worker
-from icepurge.worker.settings import WorkerSettings
 from tests.store import S3Store
 from tests.tables import many_files_table
 
-CATALOG = "tablebucket"
 BUCKET = "icepurge-bench-tables"
 QUEUE = "icepurge-front-door"
 NAMESPACE = "bench"
@@ -91,35 +82,15 @@ async def drops(
 
 
 async def run(stack: EmbeddedStack, calls: int, sizes: list[int], tables: int) -> None:
-    settings = WorkerSettings(
-        temporal_address=stack.temporal_address,
-        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
-        state_io_properties=stack.s3_properties,
-        task_queue=QUEUE,
-    )
-    client = await connect(settings, warn_plaintext=False)
-    api = ApiSettings(
-        temporal_address=stack.temporal_address,
-        task_queue=QUEUE,
-        api_insecure_dev=True,
-        front_door={CATALOG: FrontDoorPolicy()},
-    )
     properties = stack.rest_catalog_properties(BUCKET)
     properties.pop("type")
     upstream = RestCatalog(CATALOG, **properties)
     upstream.create_namespace_if_not_exists((NAMESPACE,))
-    with (
-        ThreadPoolExecutor(settings.max_concurrent_activities) as pool,
-        serve_api(api) as api_url,
-    ):
-        async with build_worker(client, settings, pool):
-            door = RestCatalog(
-                "door", uri=f"{api_url}/iceberg/{CATALOG}", warehouse=f"s3://{BUCKET}/", **stack.s3_properties
-            )
-            await asyncio.to_thread(overhead, door, upstream, calls)
-            purges = PurgeClient(client, QUEUE)
-            s3 = S3Store(stack.s3_properties)
-            await drops(api_url, upstream, purges, s3, sizes=sizes, tables=tables)
+    async with front_door(stack, QUEUE) as served:
+        door = RestCatalog("door", uri=served.door_url, warehouse=f"s3://{BUCKET}/", **stack.s3_properties)
+        await asyncio.to_thread(overhead, door, upstream, calls)
+        s3 = S3Store(stack.s3_properties)
+        await drops(served.api_url, upstream, served.purges, s3, sizes=sizes, tables=tables)
 
 
 def main() -> None:
@@ -129,8 +100,7 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=3, help="drops per size")
     args = parser.parse_args()
     with bench_stack("icepurge-front-door-") as (_, stack):
-        stack.create_table_bucket(BUCKET)
-        os.environ.update(pyiceberg_catalog_env(CATALOG, stack.rest_catalog_properties(BUCKET)))
+        serve_catalog(stack, BUCKET)
         asyncio.run(run(stack, args.calls, args.sizes, args.tables))
 
 

@@ -15,26 +15,18 @@ import os
 import statistics
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.bench_stack import bench_stack
+from bench.front_door_stack import CATALOG, front_door, serve_catalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
-from icepurge.api.server.front_door.policy import FrontDoorPolicy
-from icepurge.api.server.settings import ApiSettings
-from icepurge.connection.connect import connect
-from icepurge.devstack.api_server import serve_api
-from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import build_worker
-from icepurge.worker.settings import WorkerSettings
 from tests.store import S3Store
 
 LOCUSTFILE = Path(__file__).with_name("front_door_locustfile.py")
-CATALOG = "tablebucket"
 BUCKET = "icepurge-load-tables"
 QUEUE = "icepurge-front-door-load"
 
@@ -126,33 +118,19 @@ async def completed(purges: PurgeClient, tables: list[TableId]) -> int:
 
 
 async def _bench(stack: EmbeddedStack, folder: Path, args: argparse.Namespace) -> None:
-    settings = WorkerSettings(
-        temporal_address=stack.temporal_address,
-        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
-        state_io_properties=stack.s3_properties,
-        task_queue=QUEUE,
-    )
-    client = await connect(settings, warn_plaintext=False)
-    api = ApiSettings(
-        temporal_address=stack.temporal_address,
-        task_queue=QUEUE,
-        api_insecure_dev=True,
-        front_door={CATALOG: FrontDoorPolicy()},
-    )
-    with ThreadPoolExecutor(settings.max_concurrent_activities) as pool, serve_api(api) as api_url:
-        async with build_worker(client, settings, pool):
-            run = LoadRun(
-                door_url=f"{api_url}/iceberg/{CATALOG}",
-                token="insecure-dev",
-                warehouse=f"s3://{BUCKET}/",
-                s3=stack.s3_properties,
-                namespace="load",
-                users=args.users,
-                tables_per_user=args.tables_per_user,
-                large_files=args.large_files,
-            )
-            outcome = await run_locust(run, folder)
-            done = await completed(PurgeClient(client, QUEUE), outcome.tables)
+    async with front_door(stack, QUEUE) as served:
+        run = LoadRun(
+            door_url=served.door_url,
+            token="insecure-dev",
+            warehouse=f"s3://{BUCKET}/",
+            s3=stack.s3_properties,
+            namespace="load",
+            users=args.users,
+            tables_per_user=args.tables_per_user,
+            large_files=args.large_files,
+        )
+        outcome = await run_locust(run, folder)
+        done = await completed(served.purges, outcome.tables)
     s3 = S3Store(stack.s3_properties)
     left = sum(len(s3.list(location)) for location in outcome.locations)
     for drop in outcome.drops:
@@ -170,8 +148,7 @@ def main() -> None:
     parser.add_argument("--large-files", type=int, default=50_000)
     args = parser.parse_args()
     with bench_stack("icepurge-front-door-load-") as (_, stack):
-        stack.create_table_bucket(BUCKET)
-        os.environ.update(pyiceberg_catalog_env(CATALOG, stack.rest_catalog_properties(BUCKET)))
+        serve_catalog(stack, BUCKET)
         asyncio.run(_bench(stack, Path(tempfile.mkdtemp(prefix="icepurge-load-")), args))
 
 

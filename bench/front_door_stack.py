@@ -1,0 +1,58 @@
+"""What both front-door benchmarks run on: the embedded stack's REST catalog (one table bucket)
+behind the API's front door (insecure dev mode), and a worker purging on this event loop."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.api.server.settings import ApiSettings
+from icepurge.connection.connect import connect
+from icepurge.devstack.api_server import serve_api
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
+
+CATALOG = "tablebucket"
+
+
+@dataclass(frozen=True)
+class FrontDoor:
+    api_url: str
+    purges: PurgeClient
+
+    @property
+    def door_url(self) -> str:
+        return f"{self.api_url}/iceberg/{CATALOG}"
+
+
+def serve_catalog(stack: EmbeddedStack, bucket: str) -> None:
+    """The table bucket, known to this process's API as CATALOG (PyIceberg's environment)."""
+    stack.create_table_bucket(bucket)
+    os.environ.update(pyiceberg_catalog_env(CATALOG, stack.rest_catalog_properties(bucket)))
+
+
+@asynccontextmanager
+async def front_door(stack: EmbeddedStack, queue: str) -> AsyncIterator[FrontDoor]:
+    settings = WorkerSettings(
+        temporal_address=stack.temporal_address,
+        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
+        state_io_properties=stack.s3_properties,
+        task_queue=queue,
+    )
+    client = await connect(settings, warn_plaintext=False)
+    api = ApiSettings(
+        temporal_address=stack.temporal_address,
+        task_queue=queue,
+        api_insecure_dev=True,
+        front_door={CATALOG: FrontDoorPolicy()},
+    )
+    with ThreadPoolExecutor(settings.max_concurrent_activities) as pool, serve_api(api) as api_url:
+        async with build_worker(client, settings, pool):
+            yield FrontDoor(api_url, PurgeClient(client, queue))
