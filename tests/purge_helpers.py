@@ -99,3 +99,13 @@ async def children_of(purges: PurgeClient, parent: str) -> list[str]:
         found += [item.purge_id for item in page.items]
         if (token := page.next_page_token) is None:
             return found
+
+
+async def activities_in_order(client: Client, purge_id: str) -> list[str]:
+    """The activity types the purge's latest run scheduled, in order."""
+    history = await client.get_workflow_handle(purge_id).fetch_history()
+    return [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]

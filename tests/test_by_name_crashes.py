@@ -1,6 +1,6 @@
 """A worker that dies right after the plan step or right after the drop step of a purge by name
-(its work done, its result never reported): the purge still completes, the table is dropped
-once, and there is one purge for it."""
+(dropping after planning, or before it), its work done, its result never reported: the purge
+still completes, the table is dropped once, and there is one purge for it."""
 
 from __future__ import annotations
 
@@ -24,14 +24,16 @@ NAMESPACE = ("crashy",)
 
 
 async def _crash_then_finish(
-    stack: EmbeddedStack, client: Client, activity_name: str, table: str
+    stack: EmbeddedStack, client: Client, activity_name: str, table: str, options: dict[str, object]
 ) -> tuple[str, PurgeClient]:
-    queue = f"icepurge-dying-{activity_name}"
+    queue = f"icepurge-dying-{table}"
     dying = start_dying_worker(stack, queue, activity_name)
     purges = PurgeClient(client, queue)
-    purge_id = await purges.purge_by_name(LAKE_CATALOG, list(NAMESPACE), table, requested_by="pytest")
+    purge_id = await purges.purge_by_name(
+        LAKE_CATALOG, list(NAMESPACE), table, requested_by="pytest", options=options
+    )
     await asyncio.wait_for(died(dying), timeout=120)
-    survivor = stack.worker_process(f"survivor-{activity_name}", ICEPURGE_TASK_QUEUE=queue)
+    survivor = stack.worker_process(f"survivor-{table}", ICEPURGE_TASK_QUEUE=queue)
     survivor.start()
     try:
         report = await asyncio.wait_for(purges.wait(purge_id), timeout=180)
@@ -45,19 +47,26 @@ async def _crash_then_finish(
 async def test_a_worker_dying_after_the_plan_or_the_drop_loses_nothing_and_drops_once(
     lake: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
-    tables = {
-        PLAN_ACTIVITY: simple_table(lake, NAMESPACE, "after_plan", appends=3),
-        DROP_TABLE_ACTIVITY: simple_table(lake, NAMESPACE, "after_drop", appends=3),
-    }
+    """The third case drops before planning: the worker dies with the table dropped and no plan."""
+    cases = [
+        (PLAN_ACTIVITY, simple_table(lake, NAMESPACE, "after_plan", appends=3), {}),
+        (DROP_TABLE_ACTIVITY, simple_table(lake, NAMESPACE, "after_drop", appends=3), {}),
+        (
+            DROP_TABLE_ACTIVITY,
+            simple_table(lake, NAMESPACE, "dropped_unplanned", appends=3),
+            {"drop_before_plan": True},
+        ),
+    ]
     finished = await asyncio.gather(
         *(
-            _crash_then_finish(stack, temporal_client, activity_name, table.name()[-1])
-            for activity_name, table in tables.items()
+            _crash_then_finish(stack, temporal_client, activity_name, table.name()[-1], options)
+            for activity_name, table, options in cases
         )
     )
+    tables = [table for _, table, _ in cases]
     logs = "".join(path.read_text() for path in (stack.state_dir / "logs").glob("*.log"))
     assert s3.properties["s3.secret-access-key"] not in logs
-    for (purge_id, purges), table in zip(finished, tables.values(), strict=True):
+    for (purge_id, purges), table in zip(finished, tables, strict=True):
         name = ".".join(table.name())
         assert not lake.table_exists(table.name())
         assert s3.list(table.location()) == set()

@@ -9,14 +9,18 @@ import json
 import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
 
 from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundError
 from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
 from icepurge.contract.names import (
+    DROP_TABLE_ACTIVITY,
     ERROR_CATALOG_NOT_CONFIGURED,
     ERROR_PROTECTED,
     ERROR_TABLE_NOT_FOUND,
+    LOAD_TABLE_ACTIVITY,
+    PLAN_ACTIVITY,
     PROTECTED_PROPERTY,
 )
 from icepurge.contract.purge_id import purge_id_for
@@ -25,7 +29,7 @@ from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
 from tests.cli_runner import icepurge, start_with_temporal_cli
 from tests.conftest import LAKE_CATALOG, REST_CATALOG
-from tests.purge_helpers import assert_counts_add_up, request_for, sealed_history
+from tests.purge_helpers import activities_in_order, assert_counts_add_up, request_for, sealed_history
 from tests.store import S3Store
 from tests.tables import add_delete_files, add_statistics, simple_table
 
@@ -64,6 +68,28 @@ async def test_purge_by_name_plans_drops_then_deletes_every_file(
     assert [guard["guard"] for guard in in_report] == ["protection", "live_table"]
     # The loaded snapshot's FileIO properties carry the store's secret: sealed in history.
     assert s3.properties["s3.secret-access-key"].encode() not in await sealed_history(stack, purge_id)
+
+
+async def test_drop_before_plan_drops_at_once_and_purges_the_loaded_snapshot_exactly(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
+) -> None:
+    table = simple_table(lake, ("org", "swift"), "t", appends=3)
+    neighbour = simple_table(lake, ("org", "swift"), "kept", appends=1)
+    kept = s3.list(neighbour.location())
+    purge_id = await purges.purge_by_name(
+        LAKE_CATALOG, ["org", "swift"], "t", requested_by="pytest", options={"drop_before_plan": True}
+    )
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert status.metadata_location == table.metadata_location
+    assert ("org", "swift", "t") not in lake.list_tables(("org", "swift"))
+    assert s3.list(table.location()) == set()
+    assert s3.list(neighbour.location()) == kept
+    assert_counts_add_up(status)
+    assert status.counts.total().deleted == status.planned.files > 0
+    steps = {LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY}
+    order = [name for name in await activities_in_order(temporal_client, purge_id) if name in steps]
+    assert order == [LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY]
 
 
 async def test_a_dry_run_by_name_plans_and_leaves_the_table_in_its_catalog(

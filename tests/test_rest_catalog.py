@@ -9,10 +9,11 @@ from urllib.parse import unquote
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
-from icepurge.api.clients.errors import PurgeControlRejectedError
+from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeFailedError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.contract.names import ERROR_STORAGE_GONE
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.status import GuardName, PurgeState
 from icepurge.devstack.stack import EmbeddedStack
@@ -52,6 +53,23 @@ async def test_purge_by_name_through_a_rest_catalog_that_deletes_storage_on_drop
     assert s3.list(purged.location()) == set()
     assert s3.list(kept.location()) == kept_files
     assert rest.load_table(("ops", "daily", "kept")).scan().to_arrow().num_rows == 20
+
+
+async def test_drop_before_plan_on_a_catalog_that_deletes_storage_says_so_and_leaves_nothing(
+    rest: RestCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """The option is for catalogs that keep storage on drop; set wrongly, the purge fails with
+    the reason and the catalog's own deletion has left nothing behind."""
+    purged = simple_table(rest, ("ops", "swift"), "gone", appends=2)
+    purge_id = await purges.purge_by_name(
+        REST_CATALOG, ["ops", "swift"], "gone", requested_by="pytest", options={"drop_before_plan": True}
+    )
+    with pytest.raises(PurgeFailedError) as failed:
+        await purges.wait(purge_id)
+    assert failed.value.error_type == ERROR_STORAGE_GONE
+    assert "drop_before_plan off" in str(failed.value)
+    assert ("ops", "swift", "gone") not in rest.list_tables(("ops", "swift"))
+    assert s3.list(purged.location()) == set()
 
 
 async def test_undrop_is_refused_when_the_catalog_took_the_files_with_the_drop(

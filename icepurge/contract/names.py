@@ -69,6 +69,7 @@ ERROR_TABLE_NOT_FOUND: Final = "TableNotFound"
 ERROR_TABLE_CHANGED: Final = "TableChanged"
 ERROR_PROTECTED: Final = "Protected"
 ERROR_LIVE_TABLE: Final = "LiveTable"
+ERROR_STORAGE_GONE: Final = "StorageDeletedOnDrop"
 ERROR_IDENTIFIER_TAKEN: Final = "IdentifierTaken"
 ERROR_NAMESPACE_NOT_FOUND: Final = "NamespaceNotFound"
 # A table or namespace property that keeps icepurge from dropping it.

@@ -97,6 +97,13 @@ class PurgeOptions(BaseModel):
         description="Objects modified later than the purge's start minus this are kept by the sweep "
         "(a re-created table's, a late writer's).",
     )
+    drop_before_plan: bool = Field(
+        False,
+        description="A purge by name drops the table right after loading it and plans from the "
+        "snapshot it loaded, so the drop takes the same time whatever the table's size. Only for "
+        "catalogs that keep a table's storage on a plain drop (most REST catalogs, SQL, Glue); a "
+        "catalog that deletes storage on drop (S3 Tables, SeaweedFS) needs the plan first (off).",
+    )
     overlap_scope: OverlapScope = Field(
         OverlapScope.NAMESPACE,
         description="Which tables the live-table guard compares locations with: the identifier's "

@@ -28,6 +28,7 @@ from icepurge.contract.names import (
     DROP_TABLE_ACTIVITY,
     ERROR_INVALID_REQUEST,
     ERROR_LIVE_TABLE,
+    ERROR_STORAGE_GONE,
     EXPEDITE_UPDATE,
     FINALIZE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
@@ -287,25 +288,39 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
             progress.settled(LOAD_TABLE_ACTIVITY)
             progress.loaded(loaded.protection, loaded.metadata_location)
             self._table_run().request = resolved(self._current_request(), loaded)
+        drop_first = request.by_name and request.options.drop_before_plan and not request.options.dry_run
+        if drop_first:
+            # The loaded snapshot is durable in history: the plan reads it after the drop.
+            await self._drop(progress, table)
+            if status.storage_deleted_by_catalog:
+                raise PurgeRefusedError(
+                    f"catalog {request.catalog!r} deleted the table's storage when it dropped it, so "
+                    "there was nothing to plan or delete; it needs drop_before_plan off (front door: "
+                    "upstream_keeps_storage false) for exact counts",
+                    ERROR_STORAGE_GONE,
+                )
         window = request.options.purge_after_seconds
         overlap = request.options.delete_while_planning and not request.by_name and not window
         plan = await self._deletes.plan(progress, overlap=overlap)
         if request.options.dry_run:
             await self._preview_live_tables(plan.locations, progress)
             return plan
-        if request.by_name:
+        if request.by_name and not drop_first:
             # Only now: a table is never dropped before its plan is recorded.
-            progress.move_to(PurgeState.DROPPING, workflow.now())
-            dropped = await drop_table(table, self._current_request())
-            progress.settled(DROP_TABLE_ACTIVITY)
-            progress.dropped(workflow.now(), dropped.storage_gone)
-            if dropped.storage_gone:
-                self._table_run().request = checking_existence(self._current_request())
+            await self._drop(progress, table)
         if window and not await self._wait_window(progress, window):
             return None
         if not self._guarded:
             await self._check_live_tables(plan.locations)
         return plan
+
+    async def _drop(self, progress: Progress, table: TableRef) -> None:
+        progress.move_to(PurgeState.DROPPING, workflow.now())
+        dropped = await drop_table(table, self._current_request())
+        progress.settled(DROP_TABLE_ACTIVITY)
+        progress.dropped(workflow.now(), dropped.storage_gone)
+        if dropped.storage_gone:
+            self._table_run().request = checking_existence(self._current_request())
 
     async def _wait_window(self, progress: Progress, seconds: int) -> bool:
         """Waits in SCHEDULED until the time comes or an operator expedites; False once undropped."""
