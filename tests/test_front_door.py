@@ -15,19 +15,23 @@ from urllib.parse import quote
 import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import ForbiddenError, NoSuchTableError
 from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.app import create_app
-from icepurge.api.server.front_door.drops import TableId
+from icepurge.api.server.front_door.drops import TableId, drop_with_purge
+from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
 from icepurge.api.server.settings import ApiSettings
+from icepurge.contract.names import DROP_TABLE_ACTIVITY, LOAD_TABLE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
-from tests.conftest import REHEARSAL_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
+from tests.conftest import LAKE_CATALOG, REHEARSAL_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
+from tests.purge_helpers import activities_in_order
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -260,6 +264,26 @@ async def test_a_drop_while_temporal_is_down_is_a_503_in_the_spec_model_and_drop
     assert answer.status_code == 503
     assert answer.json()["error"]["type"] == "ServiceUnavailableException"
     assert upstream.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 10
+
+
+async def test_an_upstream_that_keeps_storage_is_dropped_before_the_plan(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
+) -> None:
+    """The front door's drop path with upstream_keeps_storage, on a catalog that keeps a table's
+    files on a plain drop (no REST catalog that does runs here; the SQL catalog does)."""
+    table = simple_table(lake, ("door_keeps",), "t", appends=2)
+    policy = FrontDoorPolicy(upstream_keeps_storage=True)
+    outcome = await drop_with_purge(
+        purges, TableId(LAKE_CATALOG, ["door_keeps"], "t"), "front-door:t", policy
+    )
+    assert outcome.dropped
+    assert not lake.table_exists(("door_keeps", "t"))
+    status = (await purges.wait(outcome.purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert s3.list(table.location()) == set()
+    steps = {LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY}
+    order = [name for name in await activities_in_order(temporal_client, outcome.purge_id) if name in steps]
+    assert order == [LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY]
 
 
 def _bearer() -> dict[str, str]:

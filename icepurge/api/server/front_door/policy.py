@@ -25,6 +25,13 @@ class FrontDoorPolicy(BaseModel):
         "purges as it does today), once icepurge has planned a dry run of it, whose report lists what "
         "icepurge would have deleted.",
     )
+    upstream_keeps_storage: bool = Field(
+        False,
+        description="The upstream leaves a table's files in place on a plain drop (Polaris, "
+        "Lakekeeper, Gravitino, Nessie, ...): a drop with purge then drops first and plans after, so "
+        "it answers in the same time whatever the table's size. Off (S3 Tables, SeaweedFS: the "
+        "upstream deletes storage on drop): icepurge plans first, and the answer waits for the plan.",
+    )
     drop_wait_seconds: float = Field(
         30.0,
         gt=0,
@@ -38,4 +45,5 @@ class FrontDoorPolicy(BaseModel):
             "purge_after_seconds": self.purge_after_seconds,
             "live_table_guard": self.live_table_guard,
             "dry_run": self.dry_run_only,
+            "drop_before_plan": self.upstream_keeps_storage,
         }
