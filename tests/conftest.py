@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.api.server.front_door.policy import FrontDoorAuth, FrontDoorPolicy
 from icepurge.api.server.settings import ApiSettings
 from icepurge.connection.connect import connect
 from icepurge.devstack.api_server import serve_api
@@ -35,7 +35,10 @@ from tests.store import S3Store
 # Catalogs the test workers and API know by name, the PyIceberg way (environment variables). The
 # other tests' catalogs stay unknown to them, declared snapshot-only: their purges work from
 # snapshots alone. Any other name is refused.
-SNAPSHOT_ONLY_CATALOGS = ("tests", CATALOG_A, CATALOG_B, "api-paged")
+# The front door's pass-through catalog, whose upstream is the API's own service-mode front door
+# (a REST catalog that authorizes bearer tokens), is one: its workers hold no credential for it.
+PASS_THROUGH_CATALOG = "passthrough"
+SNAPSHOT_ONLY_CATALOGS = ("tests", CATALOG_A, CATALOG_B, "api-paged", PASS_THROUGH_CATALOG)
 LAKE_CATALOG = "lake"
 REST_CATALOG = "tablebucket"
 # The same REST catalog, served by the front door in dry-run-only mode.
@@ -187,14 +190,28 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         snapshot_only_catalogs=worker_settings.snapshot_only_catalogs,
         state_location=worker_settings.state_location,
         state_io_properties=worker_settings.state_io_properties,
-        front_door={REST_CATALOG: FrontDoorPolicy(), REHEARSAL_CATALOG: FrontDoorPolicy(dry_run_only=True)},
+        front_door={
+            REST_CATALOG: FrontDoorPolicy(),
+            REHEARSAL_CATALOG: FrontDoorPolicy(dry_run_only=True),
+            PASS_THROUGH_CATALOG: FrontDoorPolicy(auth=FrontDoorAuth.PASS_THROUGH),
+        },
     )
 
 
 @pytest.fixture(scope="session")
-def api_url(api_settings: ApiSettings, purges: PurgeClient) -> Iterator[str]:
-    """The HTTP API on a real server, purging through the in-process test worker."""
-    with serve_api(api_settings) as url:
+def api_url(api_settings: ApiSettings, purges: PurgeClient, stack: EmbeddedStack) -> Iterator[str]:
+    """The HTTP API on a real server, purging through the in-process test worker. Its front door
+    serves PASS_THROUGH_CATALOG in front of its own REST_CATALOG, known to the API only."""
+    port = free_ports(1)[0]
+    url = f"http://127.0.0.1:{port}"
+    chained = {
+        "type": "rest",
+        "uri": f"{url}/iceberg/{REST_CATALOG}",
+        "warehouse": f"s3://{REST_TABLE_BUCKET}/",
+        **stack.s3_properties,
+    }
+    os.environ.update(pyiceberg_catalog_env(PASS_THROUGH_CATALOG, chained))
+    with serve_api(api_settings, port=port):
         yield url
 
 

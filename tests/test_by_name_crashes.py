@@ -5,8 +5,10 @@ still completes, the table is dropped once, and there is one purge for it."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
 from temporalio.client import Client
 
 from icepurge.api.clients.listing import PurgeFilter
@@ -24,7 +26,7 @@ NAMESPACE = ("crashy",)
 
 
 async def _crash_then_finish(
-    stack: EmbeddedStack, client: Client, activity_name: str, table: str, options: dict[str, object]
+    stack: EmbeddedStack, client: Client, activity_name: str, table: str, options: dict[str, Any]
 ) -> tuple[str, PurgeClient]:
     queue = f"icepurge-dying-{table}"
     dying = start_dying_worker(stack, queue, activity_name)
@@ -48,7 +50,7 @@ async def test_a_worker_dying_after_the_plan_or_the_drop_loses_nothing_and_drops
     lake: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     """The third case drops before planning: the worker dies with the table dropped and no plan."""
-    cases = [
+    cases: list[tuple[str, Table, dict[str, Any]]] = [
         (PLAN_ACTIVITY, simple_table(lake, NAMESPACE, "after_plan", appends=3), {}),
         (DROP_TABLE_ACTIVITY, simple_table(lake, NAMESPACE, "after_drop", appends=3), {}),
         (

@@ -91,3 +91,12 @@ class TableControl(BaseModel):
 
     paused: bool
     bucket_requests_per_second: float | None = Field(None, gt=0, le=100_000)
+
+
+class DropConfirmation(BaseModel):
+    """The caller of a purge that awaits its drop (options.await_drop_seconds: the front door,
+    dropping with its own caller's credentials) dropped the table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    storage_gone: bool = Field(False, description="The catalog deleted the table's storage with the drop.")

@@ -104,6 +104,15 @@ class PurgeOptions(BaseModel):
         "catalogs that keep a table's storage on a plain drop (most REST catalogs, SQL, Glue); a "
         "catalog that deletes storage on drop (S3 Tables, SeaweedFS) needs the plan first (off).",
     )
+    await_drop_seconds: int = Field(
+        0,
+        ge=0,
+        le=86_400,
+        description="A purge by snapshot whose caller drops the table itself (the front door's "
+        "pass-through mode): once planned it waits this long in DROPPING, deleting nothing, for the "
+        "caller's drop_confirmed signal; without it the purge fails DropUnconfirmed with nothing "
+        "deleted. 0: no wait.",
+    )
     overlap_scope: OverlapScope = Field(
         OverlapScope.NAMESPACE,
         description="Which tables the live-table guard compares locations with: the identifier's "

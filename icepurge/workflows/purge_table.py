@@ -16,6 +16,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 from icepurge.contract.activity_steps import FINALIZE
 from icepurge.contract.catalog_steps import TableRef, guard_not_applied
 from icepurge.contract.controls import (
+    DropConfirmation,
     TableControl,
     check_pause,
     check_rate_budget,
@@ -25,7 +26,9 @@ from icepurge.contract.events import EventCursor, EventKind, TableEvents
 from icepurge.contract.names import (
     CHUNK_PROGRESS_SIGNAL,
     CHUNKS_READY_SIGNAL,
+    DROP_CONFIRMED_SIGNAL,
     DROP_TABLE_ACTIVITY,
+    ERROR_DROP_UNCONFIRMED,
     ERROR_INVALID_REQUEST,
     ERROR_LIVE_TABLE,
     ERROR_STORAGE_GONE,
@@ -96,6 +99,7 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         self._window = SoftDeleteWindow()
         self._deletes = TableDeletes(self._table_run, self._check_live_tables)
         self._guarded = False
+        self._drop_confirmation: DropConfirmation | None = None
         self._invalid: str | None = None
         self._run: TableRun | None = None
         try:
@@ -130,6 +134,10 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
     @workflow.signal(name=CHUNKS_READY_SIGNAL)
     def chunks_ready(self, ready: ChunksReady) -> None:
         self._deletes.announce(ready)
+
+    @workflow.signal(name=DROP_CONFIRMED_SIGNAL)
+    def drop_confirmed(self, confirmation: DropConfirmation) -> None:
+        self._drop_confirmation = confirmation
 
     @workflow.signal(name=STEP_RETRYING_SIGNAL)
     def step_retrying(self, failed: StepAttemptFailed) -> None:
@@ -300,7 +308,10 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
                     ERROR_STORAGE_GONE,
                 )
         window = request.options.purge_after_seconds
-        overlap = request.options.delete_while_planning and not request.by_name and not window
+        awaits_drop = request.options.await_drop_seconds > 0 and not request.by_name
+        overlap = (
+            request.options.delete_while_planning and not request.by_name and not window and not awaits_drop
+        )
         plan = await self._deletes.plan(progress, overlap=overlap)
         if request.options.dry_run:
             await self._preview_live_tables(plan.locations, progress)
@@ -308,6 +319,8 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         if request.by_name and not drop_first:
             # Only now: a table is never dropped before its plan is recorded.
             await self._drop(progress, table)
+        if awaits_drop:
+            await self._await_callers_drop(progress, request.options.await_drop_seconds)
         if window and not await self._wait_window(progress, window):
             return None
         if not self._guarded:
@@ -320,6 +333,25 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         progress.settled(DROP_TABLE_ACTIVITY)
         progress.dropped(workflow.now(), dropped.storage_gone)
         if dropped.storage_gone:
+            self._table_run().request = checking_existence(self._current_request())
+
+    async def _await_callers_drop(self, progress: Progress, seconds: int) -> None:
+        """Nothing is deleted before the caller says the table left its catalog."""
+        progress.move_to(PurgeState.DROPPING, workflow.now())
+        try:
+            await workflow.wait_condition(
+                lambda: self._drop_confirmation is not None, timeout=timedelta(seconds=seconds)
+            )
+        except TimeoutError:
+            raise PurgeRefusedError(
+                f"the caller did not confirm the table's drop within {seconds} s, so nothing was "
+                "deleted; if the table did leave its catalog, purge this snapshot again "
+                "(icepurge purge rerun with this purge's id)",
+                ERROR_DROP_UNCONFIRMED,
+            ) from None
+        storage_gone = self._drop_confirmation is not None and self._drop_confirmation.storage_gone
+        progress.dropped(workflow.now(), storage_gone)
+        if storage_gone:
             self._table_run().request = checking_existence(self._current_request())
 
     async def _wait_window(self, progress: Progress, seconds: int) -> bool:

@@ -28,8 +28,9 @@ from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient
 from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
 from icepurge.contract import search_attributes as attributes
 from icepurge.contract.catalog_steps import LoadedTable
-from icepurge.contract.controls import rate_budget_change
+from icepurge.contract.controls import DropConfirmation, rate_budget_change
 from icepurge.contract.names import (
+    DROP_CONFIRMED_SIGNAL,
     ERROR_MEMO,
     EXPEDITE_UPDATE,
     LOAD_TABLE_ACTIVITY,
@@ -175,6 +176,8 @@ class PurgeClient:
             raise translate_rpc_error(error, purge_id) from None
         if file_io_properties is not None:
             request["file_io_properties"] = file_io_properties
+        # A rerun is the operator's word that the table left its catalog: it awaits no caller's drop.
+        request["options"] = {**request.get("options", {}), "await_drop_seconds": 0}
         parsed = parse_request(request)
         try:
             await self._start(
@@ -236,6 +239,14 @@ class PurgeClient:
         except RPCError as error:
             raise translate_rpc_error(error) from None
 
+    async def request(self, purge_id: str) -> PurgeRequest:
+        """The request the purge's latest run started with (FileIO credentials included: the
+        caller must keep it to itself)."""
+        try:
+            return parse_request(await self._request_of(self._client.get_workflow_handle(purge_id)))
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+
     async def _request_of(self, handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
         """The request the latest run started with (the first argument of every run)."""
         async for event in handle.fetch_history_events():
@@ -273,6 +284,14 @@ class PurgeClient:
         """Asks the purge to stop; it ends CANCELLED once its running chunks have stopped."""
         try:
             await self._client.get_workflow_handle(purge_id).cancel()
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+
+    async def confirm_drop(self, purge_id: str, confirmation: DropConfirmation) -> None:
+        """Tells a purge that awaits its caller's drop (options.await_drop_seconds) that the table
+        left its catalog: its deletes may begin."""
+        try:
+            await self._client.get_workflow_handle(purge_id).signal(DROP_CONFIRMED_SIGNAL, confirmation)
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
 

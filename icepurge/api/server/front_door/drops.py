@@ -71,7 +71,7 @@ async def drop_with_purge(
         if status.dropped_at is not None:
             return DropOutcome(purge_id, dropped=True)
         if status.state in TERMINAL_STATES:
-            return _not_dropped(purge_id, status)
+            return not_dropped(purge_id, status)
         if time.monotonic() > deadline:
             return DropOutcome(
                 purge_id,
@@ -101,7 +101,7 @@ async def rehearse_drop(
     return purge_id
 
 
-def _not_dropped(purge_id: str, status: PurgeStatus) -> DropOutcome:
+def not_dropped(purge_id: str, status: PurgeStatus) -> DropOutcome:
     reason = status.last_error or f"the purge ended {status.state} before the drop"
     if status.error_type == ERROR_TABLE_NOT_FOUND:
         return DropOutcome(purge_id, False, 404, "NoSuchTableException", reason)

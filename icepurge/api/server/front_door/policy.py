@@ -4,13 +4,30 @@ to leave the upstream catalog before it answers "retry"."""
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.request import MAX_PURGE_AFTER_SECONDS
 
 
+class FrontDoorAuth(StrEnum):
+    """Who authorizes a call: icepurge (service) or the upstream, with the caller's credentials."""
+
+    SERVICE = "service"
+    PASS_THROUGH = "pass_through"  # noqa: S105  # a mode's name, not a secret
+
+
 class FrontDoorPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    auth: FrontDoorAuth = Field(
+        FrontDoorAuth.SERVICE,
+        description="service: callers present icepurge tokens (reads need `read`, the rest `drop`) "
+        "and the front door calls the upstream as itself (SigV4 or its token). pass_through: "
+        "icepurge checks nothing and every call, the drop included, goes upstream with the caller's "
+        "own Authorization, so the upstream authorizes exactly as it does without icepurge.",
+    )
 
     purge_after_seconds: int = Field(
         0,
@@ -38,6 +55,15 @@ class FrontDoorPolicy(BaseModel):
         le=600,
         description="How long a DELETE waits for the table's drop; after it, 503 and the client retries "
         "(the retry attaches to the same purge).",
+    )
+
+    confirm_drop_seconds: int = Field(
+        900,
+        ge=30,
+        le=86_400,
+        description="Pass-through mode: how long a purge waits, deleting nothing, for the front door "
+        "to confirm the caller's drop; a client's retry of a drop whose front door died must come "
+        "within it, else the purge ends DropUnconfirmed (rerun it once the table is gone).",
     )
 
     def purge_options(self) -> dict[str, object]:

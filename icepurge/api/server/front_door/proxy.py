@@ -1,6 +1,6 @@
 """Passes a call to the upstream catalog and its answer back unchanged: status, body and the
-headers that matter. Only the hop's own headers (and the caller's Authorization: in service mode
-the front door authorizes as itself) stay behind."""
+headers that matter. Only the hop's own headers (and, in service mode, the caller's
+Authorization: the front door authorizes as itself) stay behind."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 from icepurge.api.server.front_door.upstream import Upstream
 
 # RFC 9110 hop-by-hop headers, and those the HTTP client sets again for the next hop.
-_NOT_FORWARDED = frozenset(
+_HOP_BY_HOP = frozenset(
     {
         "connection",
         "keep-alive",
@@ -24,9 +24,10 @@ _NOT_FORWARDED = frozenset(
         "host",
         "content-length",
         "accept-encoding",
-        "authorization",
     }
 )
+# In service mode the front door authorizes upstream as itself: the caller's credential stays here.
+_NOT_FORWARDED_AS_SERVICE = _HOP_BY_HOP | {"authorization"}
 # The body comes back decoded: its length and encoding are the front door's own.
 _NOT_RETURNED = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
@@ -51,15 +52,15 @@ class Forwarded:
     headers: dict[str, str]
 
 
-async def forward(client: httpx.AsyncClient, upstream: Upstream, call: Call) -> Forwarded:
-    """Raises httpx.HTTPError when the upstream can't be reached."""
+async def forward(
+    client: httpx.AsyncClient, upstream: Upstream, call: Call, *, as_caller: bool = False
+) -> Forwarded:
+    """`as_caller`: with the caller's own credentials (pass-through), else as the front door.
+    Raises httpx.HTTPError when the upstream can't be reached."""
     url = upstream.url(call.path, call.query)
-    outgoing = {name: value for name, value in call.headers.items() if name.lower() not in _NOT_FORWARDED}
-    answer = await client.request(
-        call.method,
-        url,
-        headers=upstream.authorized(call.method, url, outgoing, call.body),
-        content=call.body,
-    )
+    kept_back = _HOP_BY_HOP if as_caller else _NOT_FORWARDED_AS_SERVICE
+    outgoing = {name: value for name, value in call.headers.items() if name.lower() not in kept_back}
+    headers = outgoing if as_caller else upstream.authorized(call.method, url, outgoing, call.body)
+    answer = await client.request(call.method, url, headers=headers, content=call.body)
     returned = {name: value for name, value in answer.headers.items() if name.lower() not in _NOT_RETURNED}
     return Forwarded(answer.status_code, answer.content, returned)

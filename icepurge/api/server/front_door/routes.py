@@ -3,13 +3,14 @@
 table DELETE with purgeRequested=true becomes a purge; every other call passes through.
 
 Service mode: callers present icepurge tokens (reads need `read`, everything else `drop`, on the
-catalog), and the front door calls the upstream as itself (SigV4 or its own token)."""
+catalog), and the front door calls the upstream as itself (SigV4 or its own token). Pass-through
+mode: every call goes upstream with the caller's own credentials, the drop included."""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlencode
 
 import httpx
@@ -18,10 +19,12 @@ from temporalio.service import RPCError
 
 from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.clients.errors import PurgeServiceUnavailableError
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.dependencies import principal
 from icepurge.api.server.front_door.drops import TableId, already_dropped, drop_with_purge, rehearse_drop
 from icepurge.api.server.front_door.errors import iceberg_error
-from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.api.server.front_door.pass_through import drop_as_caller
+from icepurge.api.server.front_door.policy import FrontDoorAuth, FrontDoorPolicy
 from icepurge.api.server.front_door.proxy import Call, Forwarded, forward
 from icepurge.api.server.front_door.upstream import Upstream, UpstreamConfigError
 from icepurge.api.server.settings import ApiSettings
@@ -36,6 +39,8 @@ _TABLE_PATH = re.compile(
 )
 _READS = frozenset({"GET", "HEAD"})
 CONFIG_PATH = "v1/config"
+# The caller's name in pass-through mode: the upstream knows who it is, icepurge doesn't.
+UPSTREAM_AUTHORIZED = "upstream-authorized"
 
 router = APIRouter(prefix="/iceberg", include_in_schema=False)
 
@@ -49,6 +54,14 @@ class Door:
     upstream: Upstream
     caller: str
     client: httpx.AsyncClient
+    catalog_properties: dict[str, str] = field(repr=False)
+
+    @property
+    def as_caller(self) -> bool:
+        return self.policy.auth is FrontDoorAuth.PASS_THROUGH
+
+    async def send(self, call: Call) -> Forwarded:
+        return await forward(self.client, self.upstream, call, as_caller=self.as_caller)
 
 
 @router.api_route("/{catalog}/{path:path}", methods=["GET", "HEAD", "POST", "PUT", "DELETE"])
@@ -63,7 +76,7 @@ async def front_door(catalog: str, path: str, request: Request) -> Response:
         table = _purge_drop(catalog, call)
         if table is not None:
             return await _drop(request, door, call, table)
-        answer = await forward(door.client, door.upstream, _with_warehouse(call, door.upstream))
+        answer = await door.send(_with_warehouse(call, door.upstream))
     except httpx.HTTPError as error:
         return iceberg_error(
             503, "ServiceUnavailableException", f"upstream unreachable: {type(error).__name__}"
@@ -88,9 +101,14 @@ def _admitted(request: Request, catalog: str, call: Call) -> Door | Response:
         if properties is None:
             raise UpstreamConfigError(f"catalog {catalog!r} is not configured (PyIceberg config) on this API")
         upstream = Upstream.of(catalog, properties)
-        caller = principal(request, call.headers.get("authorization"))
     except UpstreamConfigError as error:
         return iceberg_error(503, "ServiceUnavailableException", str(error))
+    client = request.app.state.front_door_client
+    if policy.auth is FrontDoorAuth.PASS_THROUGH:
+        # The upstream authorizes every call, with the caller's own credentials.
+        return Door(catalog, policy, upstream, UPSTREAM_AUTHORIZED, client, properties)
+    try:
+        caller = principal(request, call.headers.get("authorization"))
     except HTTPException as refused:
         return iceberg_error(refused.status_code, "NotAuthorizedException", str(refused.detail))
     role = Role.READ if call.method in _READS else Role.DROP
@@ -98,7 +116,7 @@ def _admitted(request: Request, catalog: str, call: Call) -> Door | Response:
         return iceberg_error(
             403, "ForbiddenException", f"token {caller.name!r} may not {role.value} {catalog!r}"
         )
-    return Door(catalog, policy, upstream, caller.name, request.app.state.front_door_client)
+    return Door(catalog, policy, upstream, caller.name, client, properties)
 
 
 def _raw_path(request: Request) -> str:
@@ -122,13 +140,15 @@ def _purge_drop(catalog: str, call: Call) -> TableId | None:
 async def _drop(request: Request, door: Door, call: Call, table: TableId) -> Response:
     temporal: TemporalConnection = request.app.state.temporal
     purges = await temporal.purges()
+    if door.as_caller and not door.policy.dry_run_only:
+        return await _drop_as_caller(purges, door, call, table)
     if door.policy.dry_run_only:
         rehearsal = await rehearse_drop(purges, table, f"front-door:{door.caller}", door.policy)
-        answer = await forward(door.client, door.upstream, call)
+        answer = await door.send(call)
         return Response(
             answer.body, status_code=answer.status, headers={**answer.headers, PURGE_ID_HEADER: rehearsal}
         )
-    exists = await forward(door.client, door.upstream, Call("HEAD", call.path))
+    exists = await door.send(Call("HEAD", call.path, headers=call.headers))
     if exists.status == 404:
         dropped_by = await already_dropped(purges, table)
         if dropped_by is None:
@@ -136,6 +156,19 @@ async def _drop(request: Request, door: Door, call: Call, table: TableId) -> Res
         return Response(status_code=204, headers={PURGE_ID_HEADER: dropped_by})
     outcome = await drop_with_purge(purges, table, f"front-door:{door.caller}", door.policy)
     headers = {PURGE_ID_HEADER: outcome.purge_id}
+    if outcome.dropped:
+        return Response(status_code=204, headers=headers)
+    return iceberg_error(outcome.code, outcome.error_type, outcome.message, headers)
+
+
+async def _drop_as_caller(purges: PurgeClient, door: Door, call: Call, table: TableId) -> Response:
+    """Pass-through: the upstream's refusal comes back as it is, with nothing dropped or deleted."""
+    outcome, purge_id = await drop_as_caller(
+        purges, door.send, call, table=table, catalog_properties=door.catalog_properties, policy=door.policy
+    )
+    headers = {PURGE_ID_HEADER: purge_id} if purge_id else {}
+    if isinstance(outcome, Forwarded):
+        return Response(outcome.body, status_code=outcome.status, headers={**outcome.headers, **headers})
     if outcome.dropped:
         return Response(status_code=204, headers=headers)
     return iceberg_error(outcome.code, outcome.error_type, outcome.message, headers)
