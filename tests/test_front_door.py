@@ -102,9 +102,25 @@ def test_a_pyiceberg_client_works_through_the_front_door_as_against_the_upstream
     assert upstream.load_table((NAMESPACE, name)).metadata_location == table.metadata_location
     assert sorted(door.list_tables((NAMESPACE,))) == sorted(upstream.list_tables((NAMESPACE,)))
     assert (NAMESPACE,) in door.list_namespaces()
-    door.drop_table((NAMESPACE, name))
-    with pytest.raises(NoSuchTableError):
+    assert door.list_namespaces() == upstream.list_namespaces()
+    renamed, registered = f"{name}r", f"{name}g"
+    door.rename_table((NAMESPACE, name), (NAMESPACE, renamed))
+    assert not upstream.table_exists((NAMESPACE, name))
+    assert upstream.load_table((NAMESPACE, renamed)).metadata_location == table.metadata_location
+    door.register_table((NAMESPACE, registered), table.metadata_location)
+    assert upstream.load_table((NAMESPACE, registered)).metadata_location == table.metadata_location
+    registered_rows = upstream.load_table((NAMESPACE, registered)).scan().to_arrow().num_rows
+    assert door.load_table((NAMESPACE, registered)).scan().to_arrow().num_rows == registered_rows
+    # The upstream's own errors, in the spec's model, come back as the upstream gave them.
+    with pytest.raises(NoSuchTableError) as through_door:
+        door.load_table((NAMESPACE, name))
+    with pytest.raises(NoSuchTableError) as direct:
         upstream.load_table((NAMESPACE, name))
+    assert str(through_door.value) == str(direct.value)
+    door.drop_table((NAMESPACE, registered))
+    door.drop_table((NAMESPACE, renamed))
+    with pytest.raises(NoSuchTableError):
+        upstream.load_table((NAMESPACE, renamed))
 
 
 async def test_purge_table_through_the_front_door_is_a_durable_purge_of_exactly_its_files(
