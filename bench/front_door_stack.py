@@ -45,6 +45,8 @@ async def front_door(stack: EmbeddedStack, queue: str) -> AsyncIterator[FrontDoo
         state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
         state_io_properties=stack.s3_properties,
         task_queue=queue,
+        # The figures are the output: no event lines between them.
+        event_sinks=[],
     )
     client = await connect(settings, warn_plaintext=False)
     api = ApiSettings(

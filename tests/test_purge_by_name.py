@@ -14,6 +14,7 @@ from temporalio.client import Client
 from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundError
 from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
+from icepurge.contract.controls import Stage
 from icepurge.contract.names import (
     DROP_TABLE_ACTIVITY,
     ERROR_CATALOG_NOT_CONFIGURED,
@@ -90,6 +91,21 @@ async def test_drop_before_plan_drops_at_once_and_purges_the_loaded_snapshot_exa
     steps = {LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY}
     order = [name for name in await activities_in_order(temporal_client, purge_id) if name in steps]
     assert order == [LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY]
+
+
+async def test_a_caller_waits_for_a_stage_inside_the_workflow(lake: SqlCatalog, purges: PurgeClient) -> None:
+    """The front door's wait (an update the workflow answers once the stage is reached), on a
+    purge held in its soft-delete window, then undropped."""
+    simple_table(lake, ("org", "staged"), "t", appends=1)
+    purge_id = await purges.purge_by_name(
+        LAKE_CATALOG, ["org", "staged"], "t", requested_by="pytest", options={"purge_after_seconds": 3600}
+    )
+    dropped = await purges.await_stage(purge_id, Stage.DROPPED, 60)
+    assert dropped is not None and dropped.dropped_at is not None
+    planned = await purges.await_stage(purge_id, Stage.PLANNED, 60)
+    assert planned is not None and planned.gc_enabled is not None
+    await purges.undrop(purge_id)
+    assert lake.table_exists(("org", "staged", "t"))
 
 
 async def test_a_dry_run_by_name_plans_and_leaves_the_table_in_its_catalog(

@@ -4,9 +4,11 @@ A check that fails rejects the update before it reaches history; the message say
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 PAUSABLE_STATES = frozenset({PurgeState.PENDING, PurgeState.PLANNING, PurgeState.DELETING})
@@ -100,3 +102,26 @@ class DropConfirmation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     storage_gone: bool = Field(False, description="The catalog deleted the table's storage with the drop.")
+
+
+class Stage(StrEnum):
+    """A point in a table purge a caller can wait for (AWAIT_STAGE_UPDATE): `planned`, its plan is
+    recorded; `dropped`, its table left the catalog. Either way a purge that closed first answers."""
+
+    PLANNED = "planned"
+    DROPPED = "dropped"
+
+
+class StageWait(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stage: Stage
+
+
+def reached(status: PurgeStatus, stage: Stage) -> bool:
+    if status.state in TERMINAL_STATES:
+        return True
+    if stage is Stage.DROPPED:
+        return status.dropped_at is not None
+    # Set by the plan, and only by it.
+    return status.gc_enabled is not None

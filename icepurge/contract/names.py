@@ -19,6 +19,7 @@ RESUME_UPDATE: Final = "resume"
 RATE_BUDGET_UPDATE: Final = "set_rate_budget"
 UNDROP_UPDATE: Final = "undrop"
 EXPEDITE_UPDATE: Final = "expedite"
+AWAIT_STAGE_UPDATE: Final = "await_stage"
 # From a namespace purge to its table purges: pause, resume, the budget share.
 NAMESPACE_CONTROL_SIGNAL: Final = "namespace_control"
 

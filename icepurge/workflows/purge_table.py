@@ -17,13 +17,16 @@ from icepurge.contract.activity_steps import FINALIZE
 from icepurge.contract.catalog_steps import TableRef, guard_not_applied
 from icepurge.contract.controls import (
     DropConfirmation,
+    StageWait,
     TableControl,
     check_pause,
     check_rate_budget,
     check_resume,
+    reached,
 )
 from icepurge.contract.events import EventCursor, EventKind, TableEvents
 from icepurge.contract.names import (
+    AWAIT_STAGE_UPDATE,
     CHUNK_PROGRESS_SIGNAL,
     CHUNKS_READY_SIGNAL,
     DROP_CONFIRMED_SIGNAL,
@@ -134,6 +137,12 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
     @workflow.signal(name=CHUNKS_READY_SIGNAL)
     def chunks_ready(self, ready: ChunksReady) -> None:
         self._deletes.announce(ready)
+
+    @workflow.update(name=AWAIT_STAGE_UPDATE)
+    async def await_stage(self, wait: StageWait) -> PurgeStatus:
+        """Answers once the purge reached the stage (or closed): a caller waits without polling."""
+        await workflow.wait_condition(lambda: reached(self._status(), wait.stage))
+        return self._status()
 
     @workflow.signal(name=DROP_CONFIRMED_SIGNAL)
     def drop_confirmed(self, confirmation: DropConfirmation) -> None:

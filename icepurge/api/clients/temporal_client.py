@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from contextlib import suppress
@@ -14,6 +15,7 @@ from temporalio.client import (
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -28,8 +30,9 @@ from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient
 from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
 from icepurge.contract import search_attributes as attributes
 from icepurge.contract.catalog_steps import LoadedTable
-from icepurge.contract.controls import DropConfirmation, rate_budget_change
+from icepurge.contract.controls import DropConfirmation, Stage, StageWait, rate_budget_change
 from icepurge.contract.names import (
+    AWAIT_STAGE_UPDATE,
     DROP_CONFIRMED_SIGNAL,
     ERROR_MEMO,
     EXPEDITE_UPDATE,
@@ -286,6 +289,17 @@ class PurgeClient:
             await self._client.get_workflow_handle(purge_id).cancel()
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
+
+    async def await_stage(self, purge_id: str, stage: Stage, timeout: float) -> PurgeStatus | None:
+        """The purge's status once it reached `stage` or closed, waited for in the workflow (one
+        call, no polling); None after `timeout` seconds or when the wait could not be placed (the
+        caller looks at `status` instead)."""
+        handle = self._client.get_workflow_handle(purge_id)
+        wait = handle.execute_update(AWAIT_STAGE_UPDATE, StageWait(stage=stage), result_type=PurgeStatus)
+        try:
+            return await asyncio.wait_for(wait, timeout)
+        except (TimeoutError, WorkflowUpdateFailedError, RPCError):
+            return None
 
     async def confirm_drop(self, purge_id: str, confirmation: DropConfirmation) -> None:
         """Tells a purge that awaits its caller's drop (options.await_drop_seconds) that the table

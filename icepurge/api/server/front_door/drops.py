@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.contract.controls import Stage, reached
 from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
 from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
+from icepurge.contract.status import TERMINAL_STATES, PurgeStatus
 
+# Between two looks at a purge whose stage could not be waited for in the workflow.
 POLL_SECONDS = 0.05
-# A purge in these states has no plan yet.
-_BEFORE_PLAN = frozenset({PurgeState.PENDING, PurgeState.LOADING, PurgeState.PLANNING})
 
 
 @dataclass(frozen=True)
@@ -65,21 +65,30 @@ async def drop_with_purge(
     purge_id = await purges.purge_by_name(
         table.catalog, table.namespace, table.name, requested_by=requested_by, options=policy.purge_options()
     )
-    deadline = time.monotonic() + policy.drop_wait_seconds
+    status = await wait_for_stage(purges, purge_id, Stage.DROPPED, policy.drop_wait_seconds)
+    if status.dropped_at is not None:
+        return DropOutcome(purge_id, dropped=True)
+    if status.state in TERMINAL_STATES:
+        return not_dropped(purge_id, status)
+    return DropOutcome(
+        purge_id,
+        dropped=False,
+        code=503,
+        error_type="ServiceUnavailableException",
+        message=f"purge {purge_id} has not dropped the table yet ({status.state}); retry the DELETE",
+    )
+
+
+async def wait_for_stage(purges: PurgeClient, purge_id: str, stage: Stage, seconds: float) -> PurgeStatus:
+    """The purge's status once it reached `stage` or closed, or when `seconds` ran out. Waited
+    for inside the workflow; polled only when that wait can't be placed."""
+    deadline = time.monotonic() + seconds
     while True:
-        status = await purges.status(purge_id)
-        if status.dropped_at is not None:
-            return DropOutcome(purge_id, dropped=True)
-        if status.state in TERMINAL_STATES:
-            return not_dropped(purge_id, status)
-        if time.monotonic() > deadline:
-            return DropOutcome(
-                purge_id,
-                dropped=False,
-                code=503,
-                error_type="ServiceUnavailableException",
-                message=f"purge {purge_id} has not dropped the table yet ({status.state}); retry the DELETE",
-            )
+        left = deadline - time.monotonic()
+        waited = await purges.await_stage(purge_id, stage, max(left, 0.001))
+        status = waited or await purges.status(purge_id)
+        if reached(status, stage) or time.monotonic() >= deadline:
+            return status
         await asyncio.sleep(POLL_SECONDS)
 
 
@@ -92,12 +101,7 @@ async def rehearse_drop(
     purge_id = await purges.purge_by_name(
         table.catalog, table.namespace, table.name, requested_by=requested_by, options=policy.purge_options()
     )
-    deadline = time.monotonic() + policy.drop_wait_seconds
-    while time.monotonic() < deadline:
-        status = await purges.status(purge_id)
-        if status.state not in _BEFORE_PLAN:
-            break
-        await asyncio.sleep(POLL_SECONDS)
+    await wait_for_stage(purges, purge_id, Stage.PLANNED, policy.drop_wait_seconds)
     return purge_id
 
 

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Awaitable, Callable
 
 from icepurge.activities.catalog_activities import file_io_properties
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.api.server.front_door.drops import POLL_SECONDS, DropOutcome, TableId, not_dropped
+from icepurge.api.server.front_door.drops import DropOutcome, TableId, not_dropped, wait_for_stage
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.proxy import Call, Forwarded
-from icepurge.contract.controls import DropConfirmation
+from icepurge.contract.controls import DropConfirmation, Stage
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import TERMINAL_STATES, PurgeState
 from icepurge.stores.registry import open_store
@@ -61,23 +60,19 @@ def snapshot_request(
 
 
 async def planned(purges: PurgeClient, purge_id: str, policy: FrontDoorPolicy) -> DropOutcome | None:
-    """Waits until the purge awaits the drop (its plan recorded); an outcome when it can't."""
-    deadline = time.monotonic() + policy.drop_wait_seconds
-    while True:
-        status = await purges.status(purge_id)
-        if status.state is PurgeState.DROPPING or status.dropped_at is not None:
-            return None
-        if status.state in TERMINAL_STATES:
-            return not_dropped(purge_id, status)
-        if time.monotonic() > deadline:
-            return DropOutcome(
-                purge_id,
-                dropped=False,
-                code=503,
-                error_type="ServiceUnavailableException",
-                message=f"purge {purge_id} has not planned the table yet ({status.state}); retry the DELETE",
-            )
-        await asyncio.sleep(POLL_SECONDS)
+    """Waits until the purge's plan is recorded (it then awaits the drop); an outcome when it can't."""
+    status = await wait_for_stage(purges, purge_id, Stage.PLANNED, policy.drop_wait_seconds)
+    if status.state is PurgeState.DROPPING or status.dropped_at is not None:
+        return None
+    if status.state in TERMINAL_STATES:
+        return not_dropped(purge_id, status)
+    return DropOutcome(
+        purge_id,
+        dropped=False,
+        code=503,
+        error_type="ServiceUnavailableException",
+        message=f"purge {purge_id} has not planned the table yet ({status.state}); retry the DELETE",
+    )
 
 
 async def confirm(purges: PurgeClient, purge_id: str, request: PurgeRequest) -> None:
