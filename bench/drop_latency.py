@@ -5,7 +5,7 @@ path (`drop_with_purge`) against a catalog that keeps storage on a plain drop, a
 on SeaweedFS; no REST catalog that keeps storage runs on these machines. Each purge is then
 waited for and the table's prefix listed directly.
 
-    .venv/bin/python -m bench.drop_latency [--sizes 10 50000 500000] [--tables 2]
+    .venv/bin/python -m bench.drop_latency [--sizes 10 50000 500000] [--tables 2] [--orders "drop first"]
 """
 
 from __future__ import annotations
@@ -34,13 +34,14 @@ def _shape(files: int) -> TableShape:
     return TableShape(manifests=max(files // 500, 1), files_per_manifest=min(files, 500))
 
 
-async def measure(stack: EmbeddedStack, sizes: list[int], tables: int) -> None:
+async def measure(stack: EmbeddedStack, sizes: list[int], tables: int, orders: list[str]) -> None:
     catalog = stack.catalog(CATALOG)
     catalog.create_namespace_if_not_exists((NAMESPACE,))
     s3 = S3Store(stack.s3_properties)
     async with front_door(stack, QUEUE) as served:
         for size in sizes:
-            for order, keeps_storage in ORDERS.items():
+            for order in orders:
+                keeps_storage = ORDERS[order]
                 answered, finished, left = [], [], 0
                 for index in range(tables):
                     name = f"t{size}{'d' if keeps_storage else 'p'}{index}"
@@ -69,10 +70,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50_000, 500_000])
     parser.add_argument("--tables", type=int, default=2, help="drops per size and order")
+    parser.add_argument("--orders", nargs="+", choices=list(ORDERS), default=list(ORDERS))
     args = parser.parse_args()
     with bench_stack("icepurge-drop-latency-") as (_, stack):
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
-        asyncio.run(measure(stack, args.sizes, args.tables))
+        asyncio.run(measure(stack, args.sizes, args.tables, args.orders))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ tables/min, files/s against the store's raw bulk-delete ceiling for the same num
 history events per run of the namespace purge and of one table purge, the worker's peak RSS.
 The worker runs as its own process, as in production.
 
-    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16
+    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--no-guard]
 """
 
 from __future__ import annotations
@@ -44,12 +44,18 @@ async def _events_per_run(client: Client, workflow_id: str) -> list[int]:
     ]
 
 
-async def _purge(stack: EmbeddedStack, tables: int, window: int) -> None:
+async def _purge(stack: EmbeddedStack, window: int, guard: bool) -> None:
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
     purge_id = await purges.namespaces.start(
-        namespace_request(CATALOG, list(NAMESPACE), requested_by="bench", max_concurrent_tables=window)
+        namespace_request(
+            CATALOG,
+            list(NAMESPACE),
+            requested_by="bench",
+            max_concurrent_tables=window,
+            options={"live_table_guard": guard},
+        )
     )
     report = await purges.namespaces.wait(purge_id)
     seconds = time.perf_counter() - started
@@ -76,6 +82,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--window", type=int, default=16, help="max_concurrent_tables")
+    parser.add_argument(
+        "--no-guard", action="store_true", help="live_table_guard off: what the guard costs per table"
+    )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         worker: ServiceProcess | None = None
@@ -87,12 +96,13 @@ def main() -> None:
                 create_demo_table(catalog, NAMESPACE, f"t{index:05d}")
             print(
                 f"namespace {'.'.join(NAMESPACE)}: {arguments.tables} tables of three appends "
-                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, 2 cores"
+                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, 2 cores, "
+                f"live-table guard {'off' if arguments.no_guard else 'on'}"
             )
             worker = stack.worker_process("bench-namespace-worker", ICEPURGE_TASK_QUEUE=QUEUE)
             worker.start()
             worker.wait_for_log("icepurge worker polling")
-            asyncio.run(_purge(stack, arguments.tables, arguments.window))
+            asyncio.run(_purge(stack, arguments.window, guard=not arguments.no_guard))
             print(f"  worker peak RSS: {_peak_rss_mib(worker):,.0f} MiB")
         finally:
             if worker is not None:
