@@ -68,6 +68,11 @@ async def drop_with_purge(
     status = await wait_for_stage(purges, purge_id, Stage.DROPPED, policy.drop_wait_seconds)
     if status.dropped_at is not None:
         return DropOutcome(purge_id, dropped=True)
+    return not_yet(purge_id, status, "dropped the table")
+
+
+def not_yet(purge_id: str, status: PurgeStatus, step: str) -> DropOutcome:
+    """A purge that closed without the step, or is still on its way to it (503: retry)."""
     if status.state in TERMINAL_STATES:
         return not_dropped(purge_id, status)
     return DropOutcome(
@@ -75,7 +80,7 @@ async def drop_with_purge(
         dropped=False,
         code=503,
         error_type="ServiceUnavailableException",
-        message=f"purge {purge_id} has not dropped the table yet ({status.state}); retry the DELETE",
+        message=f"purge {purge_id} has not {step} yet ({status.state}); retry the DELETE",
     )
 
 

@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable
 from icepurge.activities.catalog_activities import file_io_properties
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.api.server.front_door.drops import DropOutcome, TableId, not_dropped, wait_for_stage
+from icepurge.api.server.front_door.drops import DropOutcome, TableId, not_yet, wait_for_stage
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.proxy import Call, Forwarded
 from icepurge.contract.controls import DropConfirmation, Stage
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import TERMINAL_STATES, PurgeState
+from icepurge.contract.status import PurgeState
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
 
@@ -64,15 +64,7 @@ async def planned(purges: PurgeClient, purge_id: str, policy: FrontDoorPolicy) -
     status = await wait_for_stage(purges, purge_id, Stage.PLANNED, policy.drop_wait_seconds)
     if status.state is PurgeState.DROPPING or status.dropped_at is not None:
         return None
-    if status.state in TERMINAL_STATES:
-        return not_dropped(purge_id, status)
-    return DropOutcome(
-        purge_id,
-        dropped=False,
-        code=503,
-        error_type="ServiceUnavailableException",
-        message=f"purge {purge_id} has not planned the table yet ({status.state}); retry the DELETE",
-    )
+    return not_yet(purge_id, status, "planned the table")
 
 
 async def confirm(purges: PurgeClient, purge_id: str, request: PurgeRequest) -> None:
