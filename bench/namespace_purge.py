@@ -3,7 +3,11 @@ tables/min, files/s against the store's raw bulk-delete ceiling for the same num
 history events per run of the namespace purge and of one table purge, the worker's peak RSS.
 The worker runs as its own process, as in production.
 
-    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--no-guard]
+In the same run, on as many tables of the same shape in namespaces of their own, what a user
+would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on 8 threads; each
+line says how many of those tables' objects are left (0: the loop deleted everything).
+
+    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--no-guard] [--no-loops]
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ import argparse
 import asyncio
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from pyiceberg.catalog import Catalog
 from temporalio.client import Client
 
 from bench.bench_stack import bench_stack
@@ -26,10 +32,14 @@ from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import StoreContext
 
 QUEUE = "bench-namespace"
 CATALOG = "benchlake"
 NAMESPACE = ("bench", "retired")
+# The loops' tables: the same shape, in namespaces of their own.
+LOOPS = {"PyIceberg purge_table loop, sequential": 1, "PyIceberg purge_table loop, 8 threads": 8}
 
 
 def _peak_rss_mib(worker: ServiceProcess) -> float:
@@ -44,7 +54,7 @@ async def _events_per_run(client: Client, workflow_id: str) -> list[int]:
     ]
 
 
-async def _purge(stack: EmbeddedStack, window: int, guard: bool) -> None:
+async def _purge(stack: EmbeddedStack, window: int, guard: bool, locations: list[str]) -> None:
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
@@ -65,7 +75,10 @@ async def _purge(stack: EmbeddedStack, window: int, guard: bool) -> None:
         f"  namespace purge: {status.state.value}, {status.tables_done}/{status.tables_total} tables, "
         f"{status.files.deleted:,} files in {seconds:.1f} s"
     )
-    print(f"  tables/min: {status.tables_done / seconds * 60:,.0f}; files/s: {files_per_second:,.0f}")
+    print(
+        f"  tables/min: {status.tables_done / seconds * 60:,.0f}; files/s: {files_per_second:,.0f}; "
+        f"objects left: {_objects_left(stack, locations)}"
+    )
     await asyncio.sleep(2)
     runs = await _events_per_run(client, purge_id)
     print(f"  namespace purge history: {len(runs)} runs, events per run max {max(runs)}, total {sum(runs)}")
@@ -78,6 +91,46 @@ async def _purge(stack: EmbeddedStack, window: int, guard: bool) -> None:
     )
 
 
+def _objects_left(stack: EmbeddedStack, locations: list[str]) -> int:
+    """Listed directly under each table's prefix, directory markers left out."""
+    left = 0
+    for location in locations:
+        store = open_store(location, StoreContext(stack.s3_properties))
+        token: str | None = None
+        while True:
+            page = store.list_page(location, token, 1000, flat=False)
+            left += sum(1 for listed in page.objects if not listed.uri.endswith("/"))
+            token = page.next_token
+            if token is None:
+                break
+    return left
+
+
+def _create_tables(catalog: Catalog, namespace: tuple[str, ...], count: int) -> list[str]:
+    """The tables' locations."""
+    return [create_demo_table(catalog, namespace, f"t{index:05d}").location() for index in range(count)]
+
+
+def _loop(stack: EmbeddedStack, label: str, threads: int, count: int) -> None:
+    """A fresh catalog object per thread, as a user's loop on threads would hold."""
+    namespace = ("bench", f"loop{threads}")
+    catalog = stack.catalog(CATALOG)
+    locations = _create_tables(catalog, namespace, count)
+    catalogs = [stack.catalog(CATALOG) for _ in range(threads)]
+
+    def purge_every(worker: int) -> None:
+        for index in range(worker, count, threads):
+            catalogs[worker].purge_table((*namespace, f"t{index:05d}"))
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(purge_every, range(threads)))
+    seconds = time.perf_counter() - started
+    left = _objects_left(stack, locations)
+    rate = count / seconds * 60
+    print(f"  {label}: {count} tables in {seconds:.1f} s, tables/min {rate:,.0f}; objects left: {left}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tables", type=int, default=1000)
@@ -85,6 +138,7 @@ def main() -> None:
     parser.add_argument(
         "--no-guard", action="store_true", help="live_table_guard off: what the guard costs per table"
     )
+    parser.add_argument("--no-loops", action="store_true", help="skip the PyIceberg purge_table loops")
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         worker: ServiceProcess | None = None
@@ -92,8 +146,7 @@ def main() -> None:
             os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
             catalog = stack.catalog(CATALOG)
             started = time.perf_counter()
-            for index in range(arguments.tables):
-                create_demo_table(catalog, NAMESPACE, f"t{index:05d}")
+            locations = _create_tables(catalog, NAMESPACE, arguments.tables)
             print(
                 f"namespace {'.'.join(NAMESPACE)}: {arguments.tables} tables of three appends "
                 f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, 2 cores, "
@@ -102,8 +155,13 @@ def main() -> None:
             worker = stack.worker_process("bench-namespace-worker", ICEPURGE_TASK_QUEUE=QUEUE)
             worker.start()
             worker.wait_for_log("icepurge worker polling")
-            asyncio.run(_purge(stack, arguments.window, guard=not arguments.no_guard))
+            asyncio.run(_purge(stack, arguments.window, guard=not arguments.no_guard, locations=locations))
             print(f"  worker peak RSS: {_peak_rss_mib(worker):,.0f} MiB")
+            worker.stop()
+            worker = None
+            if not arguments.no_loops:
+                for label, threads in LOOPS.items():
+                    _loop(stack, label, threads, arguments.tables)
         finally:
             if worker is not None:
                 worker.stop()

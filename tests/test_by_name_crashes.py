@@ -1,5 +1,6 @@
 """A worker that dies right after the plan step or right after the drop step of a purge by name
-(dropping after planning, or before it), its work done, its result never reported: the purge
+(dropping after planning, or before it), or right after either step of the express lane (load and
+plan; guard, delete and finalize), its work done, its result never reported: the purge
 still completes, the table is dropped once, and there is one purge for it."""
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from temporalio.client import Client
 
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.names import DROP_TABLE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.contract.names import (
+    DROP_TABLE_ACTIVITY,
+    FINISH_SMALL_PURGE_ACTIVITY,
+    LOAD_AND_PLAN_ACTIVITY,
+    PLAN_ACTIVITY,
+)
 from icepurge.contract.status import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
@@ -50,14 +56,17 @@ async def test_a_worker_dying_after_the_plan_or_the_drop_loses_nothing_and_drops
     lake: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     """The third case drops before planning: the worker dies with the table dropped and no plan."""
+    step_by_step = {"express_lane": False}
     cases: list[tuple[str, Table, dict[str, Any]]] = [
-        (PLAN_ACTIVITY, simple_table(lake, NAMESPACE, "after_plan", appends=3), {}),
-        (DROP_TABLE_ACTIVITY, simple_table(lake, NAMESPACE, "after_drop", appends=3), {}),
+        (PLAN_ACTIVITY, simple_table(lake, NAMESPACE, "after_plan", appends=3), step_by_step),
+        (DROP_TABLE_ACTIVITY, simple_table(lake, NAMESPACE, "after_drop", appends=3), step_by_step),
         (
             DROP_TABLE_ACTIVITY,
             simple_table(lake, NAMESPACE, "dropped_unplanned", appends=3),
             {"drop_before_plan": True},
         ),
+        (LOAD_AND_PLAN_ACTIVITY, simple_table(lake, NAMESPACE, "after_load_and_plan", appends=3), {}),
+        (FINISH_SMALL_PURGE_ACTIVITY, simple_table(lake, NAMESPACE, "after_finish", appends=3), {}),
     ]
     finished = await asyncio.gather(
         *(
@@ -76,3 +85,10 @@ async def test_a_worker_dying_after_the_plan_or_the_drop_loses_nothing_and_drops
         assert logs.count(f"dropped the catalog entry of {LAKE_CATALOG}.{name} ") == 1
         runs = await purges.list(PurgeFilter(catalog=LAKE_CATALOG, table=table.name()[-1]), page_size=10)
         assert [item.purge_id for item in runs.items] == [purge_id]
+    for activity_name, table, _ in cases:
+        if activity_name in (LOAD_AND_PLAN_ACTIVITY, FINISH_SMALL_PURGE_ACTIVITY):
+            purge_id, purges = finished[cases.index((activity_name, table, _))]
+            status = (await purges.wait(purge_id)).status
+            # The lost finish answers from its report object: every file counted once, as deleted.
+            assert status.counts.total().deleted == status.planned.files == 13, status.counts
+            assert status.chunks_done == status.chunks_total

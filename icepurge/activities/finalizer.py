@@ -17,6 +17,7 @@ from icepurge.activities.object_store import ObjectStore
 from icepurge.activities.plan_model import Plan, UnreadableFile, content_chunk_uri, context_uri, emitted_uri
 from icepurge.activities.state_store import StateStore
 from icepurge.contract.counts import Category, FileCounts, SkipReason
+from icepurge.contract.express_steps import ExpressSteps
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
 from icepurge.contract.status import FileFailure, GuardOutcome
 from icepurge.contract.steps import FinalizeResult
@@ -46,6 +47,9 @@ class PurgeReportObject(BaseModel):
     )
     finalize: FinalizeResult | None = Field(
         None, description="Finalize's own result, returned again if finalize is retried after it."
+    )
+    express: ExpressSteps | None = Field(
+        None, description="The express lane's steps before finalize, returned again on a retry."
     )
 
 
@@ -83,6 +87,7 @@ def finalize(
     counts_so_far: FileCounts,
     beat: Callable[[], None],
     guards: list[GuardOutcome] | None = None,
+    express: ExpressSteps | None = None,
 ) -> FinalizeResult:
     done = finalized_before(state, plan_uri)
     if done is None:
@@ -97,6 +102,7 @@ def finalize(
             skipped_foreign=[file.path for file in plan.foreign_files],
             unreadable=plan.unreadable,
             guards=guards or [],
+            express=express,
         )
         done = _write_report(
             report, plan_uri, chunk_count=chunk_count, state=state, progress=progress, beat=beat
@@ -197,5 +203,10 @@ def _write_report(
 
 def finalized_before(state: StateStore, plan_uri: str) -> FinalizeResult | None:
     """The result of a finalize that completed but whose activity result was lost."""
+    report = written_report(state, plan_uri)
+    return report.finalize if report else None
+
+
+def written_report(state: StateStore, plan_uri: str) -> PurgeReportObject | None:
     saved = state.read(report_uri(plan_uri))
-    return PurgeReportObject.model_validate_json(saved).finalize if saved else None
+    return PurgeReportObject.model_validate_json(saved) if saved else None

@@ -22,7 +22,7 @@ from icepurge.activities.catalog_admission import CatalogAdmission, admitted
 from icepurge.activities.chunk_context import read_chunk_context
 from icepurge.activities.chunk_deleter import chunk_outcome_uri
 from icepurge.activities.config_faults import configuration_faults_bounded
-from icepurge.activities.finalizer import finalize, finalized_before
+from icepurge.activities.finalizer import finalize, finalized_before, written_report
 from icepurge.activities.local_engine import run_files
 from icepurge.activities.object_store import ObjectStore
 from icepurge.activities.plan_model import (
@@ -43,6 +43,7 @@ from icepurge.activities.state_store import StateStore
 from icepurge.activities.step_definition import implements
 from icepurge.contract.activity_steps import CHUNK, FINALIZE, PLAN
 from icepurge.contract.counts import Category, FileCounts, SkipReason
+from icepurge.contract.express_steps import ExpressSteps, FinishResult
 from icepurge.contract.names import (
     ERROR_ENGINE_UNAVAILABLE,
     ERROR_STATE_LOCATION,
@@ -100,7 +101,13 @@ class PurgeActivities:
         with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
             return self._plan_purge(step)
 
-    def _plan_purge(self, step: PlanInput) -> PlanSummary:
+    def plan_quietly(self, step: PlanInput) -> PlanSummary:
+        """Planning for a purge that deletes only once its plan is done: no chunk is announced
+        early (each announcement is a signal, an event in the purge's history)."""
+        with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
+            return self._plan_purge(step, announcing=False)
+
+    def _plan_purge(self, step: PlanInput, announcing: bool = True) -> PlanSummary:
         request = step.request
         self._check_admitted(request.catalog)
         log.info("planning %s (%s)", step.purge_id, request.table_name)
@@ -118,7 +125,7 @@ class PurgeActivities:
                 sizing=self._settings.sizing,
                 checkpoint=PlanCheckpoint.model_validate(details[0]) if details else None,
                 heartbeat=activity.heartbeat,
-                announce=lambda ready: self._announce(request, ready),
+                announce=lambda ready: self._announce(request, ready) if announcing else None,
             )
         try:
             self._state.write(plan_uri, plan, compress=True)
@@ -168,13 +175,21 @@ class PurgeActivities:
     def _delete_content_chunk(self, step: ChunkInput) -> ChunkResult:
         details = activity.info().heartbeat_details
         checkpoint = ChunkCheckpoint.model_validate(details[0]) if details else ChunkCheckpoint()
+        return self.delete_chunk_from(step, checkpoint)
+
+    def delete_chunk_from(
+        self, step: ChunkInput, checkpoint: ChunkCheckpoint, signalling: bool = True
+    ) -> ChunkResult:
+        """From `checkpoint`, or from the chunk's own outcome object where that is further on.
+        Without `signalling`, no progress signal: each is an event in the purge's history."""
         context = self._context(step.plan_location)
         files = self._chunk_files(step.plan_location, step.chunk_index)
         outcome_uri = chunk_outcome_uri(step.plan_location, step.chunk_index)
         options = step.request.options
         metrics = RequestMetrics(step.engine.value)
         started = time.monotonic()
-        with self._progress_report(step.chunk_index) as report:
+        quiet = ProgressReport(1.0, None)
+        with self._progress_report(step.chunk_index) if signalling else quiet as report:
             if step.engine == Engine.SPARK:
                 outcome, stats = self._spark_engine().run_chunk(
                     context=context,
@@ -221,7 +236,19 @@ class PurgeActivities:
         with reporting_failed_attempts(self._signals, FINALIZE_ACTIVITY):
             return self._finalize_purge(step)
 
-    def _finalize_purge(self, step: FinalizeInput) -> FinalizeResult:
+    def finalize_after(self, step: FinalizeInput, express: ExpressSteps) -> FinalizeResult:
+        """Finalize for the express lane: its steps before are kept in the report object."""
+        with reporting_failed_attempts(self._signals, FINALIZE_ACTIVITY):
+            return self._finalize_purge(step, express)
+
+    def express_record(self, plan_uri: str) -> FinishResult | None:
+        """An express finish that completed before, its result lost: what it did, again."""
+        report = written_report(self._state, plan_uri)
+        if report is None or report.finalize is None or report.express is None:
+            return None
+        return FinishResult(**report.express.model_dump(), finalize=report.finalize)
+
+    def _finalize_purge(self, step: FinalizeInput, express: ExpressSteps | None = None) -> FinalizeResult:
         raw = self._state.read(step.plan_location)
         if raw is None:
             done = finalized_before(self._state, step.plan_location)
@@ -247,6 +274,7 @@ class PurgeActivities:
                 counts_so_far=step.counts_so_far,
                 beat=activity.heartbeat,
                 guards=step.guards,
+                express=express,
             )
         with self._contexts_lock:
             self._contexts.pop(step.plan_location, None)

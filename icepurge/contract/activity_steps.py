@@ -21,6 +21,7 @@ from icepurge.contract.catalog_steps import (
     TableRef,
 )
 from icepurge.contract.events import DeliveryReport, EventBatch
+from icepurge.contract.express_steps import FinishInput, FinishResult, LoadAndPlanInput, LoadedPlan
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     DELIVER_EVENTS_ACTIVITY,
@@ -28,7 +29,9 @@ from icepurge.contract.names import (
     DROP_TABLE_ACTIVITY,
     ENUMERATE_ACTIVITY,
     FINALIZE_ACTIVITY,
+    FINISH_SMALL_PURGE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
+    LOAD_AND_PLAN_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
     REGISTER_TABLE_ACTIVITY,
@@ -142,3 +145,21 @@ DELIVER_EVENTS = Step(
     timedelta(seconds=10),
 )
 SWEEP = Step(SWEEP_ACTIVITY, SweepInput, SweepResult, timedelta(hours=6), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT)
+# The express lane. Loading and planning read only, so the step is retried like planning; the
+# finish holds a small table's drop, guard, deletes and finalize, each idempotent on a retry.
+LOAD_AND_PLAN = Step(
+    LOAD_AND_PLAN_ACTIVITY,
+    LoadAndPlanInput,
+    LoadedPlan,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
+FINISH_SMALL_PURGE = Step(
+    FINISH_SMALL_PURGE_ACTIVITY,
+    FinishInput,
+    FinishResult,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)

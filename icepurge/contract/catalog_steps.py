@@ -92,3 +92,19 @@ class RegisterResult(BaseModel):
 
 def guard_not_applied(why: str) -> GuardOutcome:
     return GuardOutcome(guard=GuardName.LIVE_TABLE, applied=False, passed=True, detail=f"not applied: {why}")
+
+
+def resolved(request: PurgeRequest, loaded: LoadedTable) -> PurgeRequest:
+    """A purge by name, once loaded, is a snapshot like any other; the caller's own FileIO
+    properties win over the catalog's."""
+    properties = {**loaded.file_io_properties, **request.file_io_properties}
+    return request.model_copy(
+        update={"metadata_location": loaded.metadata_location, "file_io_properties": properties}
+    )
+
+
+def checking_existence(request: PurgeRequest) -> PurgeRequest:
+    """Deletes that ask first whether each file is there: exact already_missing counts where a
+    catalog deleted the storage on drop (a bulk delete calls a gone key deleted)."""
+    options = request.options.model_copy(update={"check_existence": True})
+    return request.model_copy(update={"options": options})

@@ -35,6 +35,9 @@ ENUMERATE_ACTIVITY: Final = "enumerate_namespace"
 TABLE_PAGE_ACTIVITY: Final = "read_table_page"
 DROP_NAMESPACES_ACTIVITY: Final = "drop_empty_namespaces"
 SWEEP_ACTIVITY: Final = "sweep_location"
+# The express lane: a table whose plan fits one chunk (icepurge.contract.express_steps).
+LOAD_AND_PLAN_ACTIVITY: Final = "load_and_plan"
+FINISH_SMALL_PURGE_ACTIVITY: Final = "finish_small_purge"
 
 # Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
 SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (

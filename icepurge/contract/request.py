@@ -104,6 +104,13 @@ class PurgeOptions(BaseModel):
         "catalogs that keep a table's storage on a plain drop (most REST catalogs, SQL, Glue); a "
         "catalog that deletes storage on drop (S3 Tables, SeaweedFS) needs the plan first (off).",
     )
+    express_lane: bool = Field(
+        True,
+        description="A purge by name loads and plans in one activity and, when its plan is small "
+        "(at most 1,000 files, the local engine), guards, deletes and finalizes in one activity "
+        "after its drop: the same steps, checkpoints and counts in three activity round trips. "
+        "false: each step is an activity of its own, shown as such in the Web UI.",
+    )
     await_drop_seconds: int = Field(
         0,
         ge=0,

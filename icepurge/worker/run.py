@@ -18,6 +18,7 @@ from icepurge.activities.catalog_activities import CatalogActivities
 from icepurge.activities.catalog_admission import CatalogAdmission
 from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.activities.event_delivery import EventDelivery
+from icepurge.activities.express_activities import ExpressActivities
 from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
 from icepurge.activities.namespace_activities import NamespaceActivities
 from icepurge.activities.progress_signals import ProgressSignals
@@ -76,6 +77,7 @@ def build_worker(
     activities = PurgeActivities(settings.activity_settings(), spark, signals, admission)
     scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
     catalogs = CatalogActivities(admission, scanner, signals)
+    express = ExpressActivities(activities, catalogs)
     namespaces = NamespaceActivities(
         catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
     )
@@ -85,7 +87,14 @@ def build_worker(
         client,
         task_queue=settings.task_queue,
         workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, EchoWorkflow],
-        activities=[*activities.all, *catalogs.all, *namespaces.all, *sweeps.all, *delivery.all],
+        activities=[
+            *activities.all,
+            *catalogs.all,
+            *express.all,
+            *namespaces.all,
+            *sweeps.all,
+            *delivery.all,
+        ],
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
         # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK

@@ -14,7 +14,13 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from icepurge.contract.activity_steps import FINALIZE
-from icepurge.contract.catalog_steps import TableRef, guard_not_applied
+from icepurge.contract.catalog_steps import (
+    DropResult,
+    TableRef,
+    checking_existence,
+    guard_not_applied,
+    resolved,
+)
 from icepurge.contract.controls import (
     DropConfirmation,
     StageWait,
@@ -25,6 +31,7 @@ from icepurge.contract.controls import (
     reached,
 )
 from icepurge.contract.events import EventCursor, EventKind, TableEvents
+from icepurge.contract.express_steps import finishes_at_once
 from icepurge.contract.names import (
     AWAIT_STAGE_UPDATE,
     CHUNK_PROGRESS_SIGNAL,
@@ -47,7 +54,7 @@ from icepurge.contract.names import (
 )
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import identity_updates, progress_updates
-from icepurge.contract.status import TERMINAL_STATES, PurgeReport, PurgeState, PurgeStatus
+from icepurge.contract.status import TERMINAL_STATES, GuardOutcome, PurgeReport, PurgeState, PurgeStatus
 from icepurge.contract.steps import (
     ChunkProgress,
     ChunksReady,
@@ -55,11 +62,13 @@ from icepurge.contract.steps import (
     FinalizeResult,
     PlanSummary,
     StepAttemptFailed,
+    chunk_step,
 )
 from icepurge.contract.validation import InvalidPurgeRequestError, parse_request
 from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
 from icepurge.workflows.details import details_markdown
 from icepurge.workflows.event_stream import EventStream
+from icepurge.workflows.express_lane import finish_small, load_and_plan, takes_express
 from icepurge.workflows.location_sweep import sweep_location
 from icepurge.workflows.metrics import record_step
 from icepurge.workflows.progress import Progress
@@ -74,13 +83,11 @@ from icepurge.workflows.step_outcomes import (
 from icepurge.workflows.steps_runner import run_step
 from icepurge.workflows.table_deletes import TableDeletes
 from icepurge.workflows.table_lifecycle import (
-    checking_existence,
     drop_table,
     live_table_outcome,
     load_table,
     previewed,
     register_table,
-    resolved,
 )
 from icepurge.workflows.table_run import (
     CarriedState,
@@ -102,6 +109,8 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         self._window = SoftDeleteWindow()
         self._deletes = TableDeletes(self._table_run, self._check_live_tables)
         self._guarded = False
+        # The express lane's small table: guard, deletes and finalize in one step after the drop.
+        self._at_once = False
         self._drop_confirmation: DropConfirmation | None = None
         self._invalid: str | None = None
         self._run: TableRun | None = None
@@ -242,14 +251,17 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
             if plan is None:
                 await self._close(EventKind.UNDROPPED)
                 return report_of(status)
-            if carried:
-                self._deletes.resume_at(plan, carried.next_chunk)
-            await self._deletes.delete_chunks(plan, progress)
-            if self._deletes.next_chunk < plan.chunk_count:
-                await events.close()
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                self._continue(progress, plan, self._deletes.next_chunk, events.cursor)
-            report = await self._finalize(plan, progress)
+            if self._at_once:
+                report = await self._finish_at_once(plan, progress)
+            else:
+                if carried:
+                    self._deletes.resume_at(plan, carried.next_chunk)
+                await self._deletes.delete_chunks(plan, progress)
+                if self._deletes.next_chunk < plan.chunk_count:
+                    await events.close()
+                    await workflow.wait_condition(workflow.all_handlers_finished)
+                    self._continue(progress, plan, self._deletes.next_chunk, events.cursor)
+                report = await self._finalize(plan, progress)
             await self._close(
                 EventKind.COMPLETED_WITH_ERRORS if status.failures_total else EventKind.COMPLETED
             )
@@ -299,12 +311,20 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         request = self._current_request()
         status = progress.status
         table = TableRef.of(status.purge_id, request)
+        planned: PlanSummary | None = None
         if request.by_name:
             progress.move_to(PurgeState.LOADING, workflow.now())
-            loaded = await load_table(table)
+            express = takes_express(request)
+            prepared = await load_and_plan(status.purge_id, request) if express else None
+            loaded = prepared.loaded if prepared else await load_table(table)
+            if loaded is None:
+                raise ApplicationError("load_and_plan returned no table to purge by name", non_retryable=True)
             progress.settled(LOAD_TABLE_ACTIVITY)
             progress.loaded(loaded.protection, loaded.metadata_location)
             self._table_run().request = resolved(self._current_request(), loaded)
+            if prepared:
+                planned = self._deletes.adopt(prepared.plan, progress)
+                self._at_once = finishes_at_once(planned)
         drop_first = request.by_name and request.options.drop_before_plan and not request.options.dry_run
         if drop_first:
             # The loaded snapshot is durable in history: the plan reads it after the drop.
@@ -321,7 +341,7 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         overlap = (
             request.options.delete_while_planning and not request.by_name and not window and not awaits_drop
         )
-        plan = await self._deletes.plan(progress, overlap=overlap)
+        plan = planned or await self._deletes.plan(progress, overlap=overlap)
         if request.options.dry_run:
             await self._preview_live_tables(plan.locations, progress)
             return plan
@@ -332,13 +352,15 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
             await self._await_callers_drop(progress, request.options.await_drop_seconds)
         if window and not await self._wait_window(progress, window):
             return None
-        if not self._guarded:
+        if not self._guarded and not self._at_once:
             await self._check_live_tables(plan.locations)
         return plan
 
     async def _drop(self, progress: Progress, table: TableRef) -> None:
         progress.move_to(PurgeState.DROPPING, workflow.now())
-        dropped = await drop_table(table, self._current_request())
+        self._dropped(progress, await drop_table(table, self._current_request()))
+
+    def _dropped(self, progress: Progress, dropped: DropResult) -> None:
         progress.settled(DROP_TABLE_ACTIVITY)
         progress.dropped(workflow.now(), dropped.storage_gone)
         if dropped.storage_gone:
@@ -374,6 +396,10 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         progress = self._table_run().progress
         status = progress.status
         outcome = await live_table_outcome(self._current_request(), status.purge_id, locations)
+        self._guard_met(outcome)
+
+    def _guard_met(self, outcome: GuardOutcome) -> None:
+        progress = self._table_run().progress
         self._guarded = True
         progress.settled(LIVE_TABLE_GUARD_ACTIVITY)
         progress.guarded(outcome)
@@ -415,6 +441,10 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
                 guards=status.guards,
             ),
         )
+        return await self._finalized(plan, progress, result)
+
+    async def _finalized(self, plan: PlanSummary, progress: Progress, result: FinalizeResult) -> PurgeReport:
+        status = progress.status
         progress.settled(FINALIZE_ACTIVITY)
         progress.finalized(result, workflow.now())
         record_step(result.counts, result.throttled_requests)
@@ -426,3 +456,18 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         final = PurgeState.SUCCEEDED_WITH_ERRORS if status.failures_total else PurgeState.SUCCEEDED
         progress.move_to(final, now)
         return report_of(status)
+
+    async def _finish_at_once(self, plan: PlanSummary, progress: Progress) -> PurgeReport:
+        """The express lane's last step, recorded in the status as the steps it holds would be
+        (the state moves from DELETING to the outcome: guard, chunks and finalize ran as one)."""
+        progress.move_to(PurgeState.DELETING, workflow.now())
+        status = progress.status
+        result = await finish_small(status.purge_id, self._current_request(), plan, list(status.guards))
+        self._guard_met(result.guard)
+        for chunk in result.chunks:
+            progress.settled(chunk_step(chunk.chunk_index))
+            progress.chunk_done(chunk, workflow.now())
+            record_step(chunk.counts, chunk.throttled_requests)
+        if result.finalize is None:
+            raise ApplicationError("finish_small_purge returned no finalize result", non_retryable=True)
+        return await self._finalized(plan, progress, result.finalize)

@@ -70,6 +70,10 @@ class TableDeletes:
             await cancel_all([planning])
             await self._chunks.abandon()
             raise
+        return self.adopt(plan, progress)
+
+    def adopt(self, plan: PlanSummary, progress: Progress) -> PlanSummary:
+        """The plan is made: recorded in the status, and the chunks' target."""
         progress.settled(PLAN_ACTIVITY)
         progress.planned(plan, workflow.now())
         self._target = ChunkTarget(plan.plan_location, plan.engine, plan.chunk_count)

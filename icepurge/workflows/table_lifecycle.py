@@ -24,15 +24,6 @@ from icepurge.workflows.steps_runner import run_step
 PREVIEW_REFUSAL = "the real purge would be refused: "
 
 
-def resolved(request: PurgeRequest, loaded: LoadedTable) -> PurgeRequest:
-    """A purge by name, once loaded, is a snapshot like any other; the caller's own FileIO
-    properties win over the catalog's."""
-    properties = {**loaded.file_io_properties, **request.file_io_properties}
-    return request.model_copy(
-        update={"metadata_location": loaded.metadata_location, "file_io_properties": properties}
-    )
-
-
 async def load_table(table: TableRef) -> LoadedTable:
     return await run_step(LOAD_TABLE, table)
 
@@ -73,10 +64,3 @@ def previewed(outcome: GuardOutcome) -> GuardOutcome:
 async def register_table(table: TableRef, metadata_location: str) -> RegisterResult:
     step = RegisterInput(table=table, metadata_location=metadata_location)
     return await run_step(REGISTER_TABLE, step)
-
-
-def checking_existence(request: PurgeRequest) -> PurgeRequest:
-    """Deletes that ask first whether each file is there: exact already_missing counts where a
-    catalog deleted the storage on drop (a bulk delete calls a gone key deleted)."""
-    options = request.options.model_copy(update={"check_existence": True})
-    return request.model_copy(update={"options": options})

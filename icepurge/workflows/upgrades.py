@@ -15,3 +15,6 @@ PREVIEW_DROPS: Final = "preview-drops"
 # The location sweep runs on every store that can list (S3, Azure Blob/ADLS, the local disk),
 # not on S3 alone.
 SWEEP_ANY_LISTABLE_STORE: Final = "sweep-any-listable-store"
+# A purge by name loads and plans in one activity, and a table whose plan fits one small chunk is
+# dropped, guarded, deleted and finalized in a second (icepurge.workflows.express_lane).
+EXPRESS_LANE: Final = "express-lane"

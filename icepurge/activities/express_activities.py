@@ -1,0 +1,134 @@
+"""The express lane's two activities (icepurge.contract.express_steps): the step-by-step path's
+own steps, run back to back inside one activity each, so a small table costs two activity round
+trips instead of six. Every step keeps its own checkpoints and its idempotent retry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from icepurge.activities.catalog_activities import CatalogActivities
+from icepurge.activities.purge_activities import PurgeActivities
+from icepurge.activities.step_definition import implements
+from icepurge.contract.activity_steps import CATALOG_RETRY, FINISH_SMALL_PURGE, LOAD_AND_PLAN
+from icepurge.contract.catalog_steps import (
+    GuardInput,
+    TableRef,
+    guard_not_applied,
+    resolved,
+)
+from icepurge.contract.express_steps import (
+    ExpressSteps,
+    FinishInput,
+    FinishResult,
+    LoadAndPlanInput,
+    LoadedPlan,
+)
+from icepurge.contract.names import ERROR_CATALOG_UNAVAILABLE
+from icepurge.contract.request import Engine, PurgeRequest
+from icepurge.contract.status import GuardOutcome
+from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, FinalizeInput, PlanInput
+
+Value = TypeVar("Value")
+
+
+@contextmanager
+def catalog_retries_bounded() -> Iterator[None]:
+    """A catalog that doesn't answer fails the step after as many attempts as a catalog step of
+    its own would get, not after the hour a store fault is retried for."""
+    try:
+        yield
+    except ApplicationError as error:
+        limit = CATALOG_RETRY.maximum_attempts
+        if error.type != ERROR_CATALOG_UNAVAILABLE or error.non_retryable or activity.info().attempt < limit:
+            raise
+        raise ApplicationError(
+            f"{error.message} (gave up after {limit} attempts)", type=error.type, non_retryable=True
+        ) from None
+
+
+def _bounded(call: Callable[[], Value]) -> Value:
+    with catalog_retries_bounded():
+        return call()
+
+
+class ExpressActivities:
+    def __init__(self, purges: PurgeActivities, catalogs: CatalogActivities) -> None:
+        self._purges = purges
+        self._catalogs = catalogs
+
+    @property
+    def all(self) -> list[Callable[..., object]]:
+        return [self.load_and_plan, self.finish_small_purge]
+
+    @implements(LOAD_AND_PLAN)
+    def load_and_plan(self, step: LoadAndPlanInput) -> LoadedPlan:
+        """Reads only: a retry (or a crash) costs a second read, never a drop."""
+        request = step.request
+        loaded = None
+        if request.by_name:
+            ref = TableRef.of(step.purge_id, request)
+            loaded = _bounded(lambda: self._catalogs.load_table(ref))
+            request = resolved(request, loaded)
+        plan = self._purges.plan_quietly(PlanInput(purge_id=step.purge_id, request=request))
+        return LoadedPlan(loaded=loaded, plan=plan)
+
+    @implements(FINISH_SMALL_PURGE)
+    def finish_small_purge(self, step: FinishInput) -> FinishResult:
+        """Guard, the chunks, finalize, once the table is dropped. A retry redoes each: the chunks
+        resume from their outcome objects, finalize from its own; after a finalize that completed,
+        the report object answers."""
+        plan = step.plan
+        recorded = self._purges.express_record(plan.plan_location)
+        if recorded is not None:
+            return recorded
+        request = step.request
+        guard = _bounded(lambda: self._guard(step.purge_id, request, step.plan.locations))
+        if not guard.passed:
+            return FinishResult(guard=guard)
+        counts = plan.planning_counts.model_copy(deep=True)
+        chunks = []
+        for index in range(plan.chunk_count):
+            chunk = self._purges.delete_chunk_from(
+                ChunkInput(
+                    purge_id=step.purge_id,
+                    request=request,
+                    plan_location=plan.plan_location,
+                    chunk_index=index,
+                    engine=Engine.LOCAL,
+                ),
+                ChunkCheckpoint(),
+                signalling=False,
+            )
+            counts.add(chunk.counts)
+            chunks.append(chunk)
+        steps = ExpressSteps(guard=guard, chunks=chunks)
+        finalize = self._purges.finalize_after(
+            FinalizeInput(
+                purge_id=step.purge_id,
+                request=request,
+                plan_location=plan.plan_location,
+                chunk_count=plan.chunk_count,
+                keep_metadata_chain=any(chunk.failures_total for chunk in chunks),
+                counts_so_far=counts,
+                guards=[*step.guards, guard],
+            ),
+            steps,
+        )
+        return FinishResult(**steps.model_dump(), finalize=finalize)
+
+    def _guard(self, purge_id: str, request: PurgeRequest, locations: list[str]) -> GuardOutcome:
+        if not request.options.live_table_guard:
+            return guard_not_applied("turned off by options.live_table_guard")
+        return self._catalogs.check_live_tables(
+            GuardInput(
+                table=TableRef.of(purge_id, request),
+                metadata_location=request.snapshot_location(),
+                locations=locations,
+                scope=request.options.overlap_scope,
+            )
+        )

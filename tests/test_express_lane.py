@@ -1,0 +1,119 @@
+"""The express lane: a small table purged by name takes three activities (load and plan; drop;
+guard, delete and finalize) with the same outcome, counts and report as the step-by-step path; a
+table too big for it goes on step by step from the plan its first activity made."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
+
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.contract import express_steps
+from icepurge.contract.names import (
+    CHUNK_ACTIVITY,
+    DELIVER_EVENTS_ACTIVITY,
+    DROP_TABLE_ACTIVITY,
+    FINALIZE_ACTIVITY,
+    FINISH_SMALL_PURGE_ACTIVITY,
+    LIVE_TABLE_GUARD_ACTIVITY,
+    LOAD_AND_PLAN_ACTIVITY,
+    LOAD_TABLE_ACTIVITY,
+    PLAN_ACTIVITY,
+)
+from icepurge.contract.status import PurgeState, PurgeStatus
+from tests.conftest import LAKE_CATALOG
+from tests.purge_helpers import activities_in_order, assert_counts_add_up
+from tests.store import S3Store
+from tests.tables import add_delete_files, simple_table
+
+NAMESPACE = ("express",)
+
+
+def _steps(activities: list[str]) -> list[str]:
+    return [name for name in activities if name != DELIVER_EVENTS_ACTIVITY]
+
+
+def _outcomes(status: PurgeStatus) -> dict[str, tuple[int, int, int, int]]:
+    return {
+        category: (counts.deleted, counts.already_missing, counts.failed, counts.skipped_total)
+        for category, counts in status.counts.by_category.items()
+    }
+
+
+async def _events(client: Client, purge_id: str) -> int:
+    return len((await client.get_workflow_handle(purge_id).fetch_history()).events)
+
+
+async def _purged(purges: PurgeClient, table: str, **options: object) -> PurgeStatus:
+    purge_id = await purges.purge_by_name(
+        LAKE_CATALOG, list(NAMESPACE), table, requested_by="pytest", options=dict(options)
+    )
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert_counts_add_up(status)
+    return status
+
+
+async def test_a_small_table_takes_three_steps_with_the_step_by_step_outcome(
+    lake: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
+) -> None:
+    tables = {}
+    for name in ("quick", "stepwise"):
+        table = simple_table(lake, NAMESPACE, name, appends=3)
+        add_delete_files(table, "c1")
+        tables[name] = lake.load_table((*NAMESPACE, name))
+    quick = await _purged(purges, "quick")
+    stepwise = await _purged(purges, "stepwise", express_lane=False)
+    assert _steps(await activities_in_order(temporal_client, quick.purge_id)) == [
+        LOAD_AND_PLAN_ACTIVITY,
+        DROP_TABLE_ACTIVITY,
+        FINISH_SMALL_PURGE_ACTIVITY,
+    ]
+    assert _steps(await activities_in_order(temporal_client, stepwise.purge_id))[:3] == [
+        LOAD_TABLE_ACTIVITY,
+        PLAN_ACTIVITY,
+        DROP_TABLE_ACTIVITY,
+    ]
+    for status, table in ((quick, tables["quick"]), (stepwise, tables["stepwise"])):
+        assert not lake.table_exists(table.name())
+        assert s3.list(table.location()) == set()
+        assert status.dropped_at is not None
+        assert status.chunks_done == status.chunks_total > 0
+        assert status.counts.total().deleted == status.planned.files
+        assert status.report_location is not None
+        report = json.loads(s3.read(status.report_location))
+        assert [guard["guard"] for guard in report["guards"]] == ["protection", "live_table"]
+    # The same table shape, the same outcome (bytes aside: paths differ in length): only the
+    # number of steps differs.
+    assert _outcomes(quick) == _outcomes(stepwise)
+    assert quick.planned == stepwise.planned
+    assert [guard.guard for guard in quick.guards] == [guard.guard for guard in stepwise.guards]
+    quick_events = len((await temporal_client.get_workflow_handle(quick.purge_id).fetch_history()).events)
+    stepwise_events = len(
+        (await temporal_client.get_workflow_handle(stepwise.purge_id).fetch_history()).events
+    )
+    assert quick_events < stepwise_events
+
+
+async def test_a_table_over_the_express_size_goes_on_step_by_step_from_its_plan(
+    lake: SqlCatalog,
+    purges: PurgeClient,
+    temporal_client: Client,
+    s3: S3Store,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker runs in this process: a lower limit makes a 13-file table 'big'."""
+    monkeypatch.setattr(express_steps, "EXPRESS_MAX_FILES", 5)
+    table = simple_table(lake, NAMESPACE, "big", appends=3)
+    status = await _purged(purges, "big")
+    steps = _steps(await activities_in_order(temporal_client, status.purge_id))
+    assert steps[:3] == [LOAD_AND_PLAN_ACTIVITY, DROP_TABLE_ACTIVITY, LIVE_TABLE_GUARD_ACTIVITY]
+    assert steps[-1] == FINALIZE_ACTIVITY
+    assert CHUNK_ACTIVITY in steps
+    assert PLAN_ACTIVITY not in steps and LOAD_TABLE_ACTIVITY not in steps
+    assert FINISH_SMALL_PURGE_ACTIVITY not in steps
+    assert s3.list(table.location()) == set()
+    assert status.counts.total().deleted == status.planned.files == 13
