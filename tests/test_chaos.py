@@ -119,10 +119,14 @@ def _cases(catalog: SqlCatalog, lake: SqlCatalog, s3: S3Store) -> list[Case]:
         _case(s3, "continues as new", wide),
         _case(s3, "by name", rich_table(lake, namespace, "by_name")),
         _case(s3, "by name, soft delete", simple_table(lake, namespace, "soft", appends=4)),
+        _case(s3, "by name, express lane", simple_table(lake, namespace, "express", appends=3)),
+        _case(s3, "by name, step by step", rich_table(lake, namespace, "stepwise")),
     ]
     cases[3].kept = {path: s3.read(path) for path in s3.list(neighbour.location())}
     cases[5].by_name = {}
     cases[6].by_name = {"purge_after_seconds": 3}
+    cases[7].by_name = {}
+    cases[8].by_name = {"express_lane": False}
     return cases
 
 

@@ -46,6 +46,7 @@ def test_every_workflow_type_and_main_path_has_a_recorded_history() -> None:
         "table_purge_controls",
         "table_purge_failed",
         "table_purge_sweep",
+        "table_purge_express",
         "namespace_purge",
     } <= names
 

@@ -4,22 +4,28 @@ table dropped and re-created at the same place, or registered again from the sam
 would lose its files to the purge.
 
 Its cost is bounded: one listing per namespace in scope, table loads on a bounded pool, and the
-other tables' locations cached per worker for a short time (the identifier's own table is
-always loaded afresh).
+other tables' locations cached per worker (the identifier's own table is always loaded afresh).
+Where the catalog's listing says each table's current metadata file (the SQL catalog: one query
+per namespace), a footprint is kept by that file, which never changes: a namespace purge's guards
+read each other table's metadata once, not once per purged table. Elsewhere the cache holds a
+footprint for a short time.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pyiceberg.catalog import Catalog
+from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from icepurge.activities.locations import table_locations
+from icepurge.activities.sql_listing import sql_tables_with_metadata
 from icepurge.contract.request import OverlapScope
 from icepurge.stores.addresses import normalize
 
@@ -52,13 +58,32 @@ def load_footprint(catalog: Catalog, identifier: Identifier) -> Footprint | None
     return Footprint(identifier, table.metadata_location, tuple(locations))
 
 
+# Footprints kept by metadata file: a namespace of this many tables fits, at a few hundred bytes each.
+_BY_METADATA_AT_MOST = 100_000
+
+
 @dataclass
 class FootprintCache:
-    """Locations of the other tables in scope, per catalog, for `ttl_seconds`."""
+    """Locations of the other tables in scope: per catalog and identifier for `ttl_seconds`, and
+    by metadata file (immutable) for as long as there is room."""
 
     ttl_seconds: float
     _entries: dict[tuple[str, Identifier], tuple[float, Footprint | None]] = field(default_factory=dict)
+    _by_metadata: OrderedDict[str, Footprint] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def of_metadata(self, metadata_location: str) -> Footprint | None:
+        with self._lock:
+            footprint = self._by_metadata.get(metadata_location)
+            if footprint is not None:
+                self._by_metadata.move_to_end(metadata_location)
+            return footprint
+
+    def keep(self, footprint: Footprint) -> None:
+        with self._lock:
+            self._by_metadata[footprint.metadata_location] = footprint
+            while len(self._by_metadata) > _BY_METADATA_AT_MOST:
+                self._by_metadata.popitem(last=False)
 
     def get(self, catalog: str, identifier: Identifier) -> tuple[bool, Footprint | None]:
         with self._lock:
@@ -137,13 +162,24 @@ class LiveTableScanner:
             return found
         namespaces = [purged.identifier[:-1]] if scope is OverlapScope.NAMESPACE else None
         others = [
-            identifier
-            for identifier in self._tables(catalog, namespaces, found, beat)
+            (identifier, current)
+            for identifier, current in self._tables(catalog, namespaces, found, beat)
             if identifier != purged.identifier
         ]
-        with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
-            loads = pool.map(lambda one: self._footprint(catalog, purged, one), others)
-            for identifier, (called, footprint) in zip(others, loads, strict=True):
+        known = {identifier: self._cache.of_metadata(current) for identifier, current in others if current}
+        # A listed metadata file not seen yet: the table changed, so its identifier's entry is stale.
+        unknown = [
+            (identifier, identifier in known) for identifier, _ in others if known.get(identifier) is None
+        ]
+        for seen in known.values():
+            if seen is not None:
+                found.tables_compared += 1
+                found.refusal = found.refusal or purged.refusal(seen)
+        if not unknown:
+            return found
+        with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
+            loads = pool.map(lambda one: self._footprint(catalog, purged, *one), unknown)
+            for (identifier, _), (called, footprint) in zip(unknown, loads, strict=True):
                 beat()
                 found.catalog_calls += called
                 if isinstance(footprint, Exception):
@@ -156,18 +192,21 @@ class LiveTableScanner:
         return found
 
     def _footprint(
-        self, catalog: Catalog, purged: PurgedTable, identifier: Identifier
+        self, catalog: Catalog, purged: PurgedTable, identifier: Identifier, changed: bool
     ) -> tuple[int, Footprint | Exception | None]:
-        """The catalog calls it took (0 from the cache) and the table's footprint."""
+        """The catalog calls it took (0 from the cache) and the table's footprint; `changed`: the
+        listing named a metadata file the cache doesn't hold, so the table is loaded afresh."""
         cached, footprint = self._cache.get(purged.catalog, identifier)
-        if cached:
+        if cached and not changed:
             return 0, footprint
         try:
-            footprint = load_footprint(catalog, identifier)
+            loaded = load_footprint(catalog, identifier)
         except Exception as error:  # a view or a broken entry: listed, not fatal
             return 1, error
-        self._cache.put(purged.catalog, identifier, footprint)
-        return 1, footprint
+        self._cache.put(purged.catalog, identifier, loaded)
+        if loaded is not None:
+            self._cache.keep(loaded)
+        return 1, loaded
 
     def _tables(
         self,
@@ -175,12 +214,16 @@ class LiveTableScanner:
         namespaces: list[Identifier] | None,
         found: GuardScan,
         beat: Callable[[], None],
-    ) -> Iterator[Identifier]:
+    ) -> Iterator[tuple[Identifier, str | None]]:
+        """Each table in scope, with its current metadata file where the listing says it."""
         for namespace in namespaces if namespaces is not None else self._every_namespace(catalog, found):
             beat()
             found.catalog_calls += 1
             try:
-                yield from (tuple(identifier) for identifier in catalog.list_tables(namespace))
+                if isinstance(catalog, SqlCatalog):
+                    yield from sql_tables_with_metadata(catalog, namespace)
+                else:
+                    yield from ((tuple(identifier), None) for identifier in catalog.list_tables(namespace))
             except NoSuchNamespaceError:
                 continue
 

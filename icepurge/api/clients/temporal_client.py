@@ -31,11 +31,13 @@ from icepurge.api.clients.temporal_results import result_of, run_update, transla
 from icepurge.contract import search_attributes as attributes
 from icepurge.contract.catalog_steps import LoadedTable
 from icepurge.contract.controls import DropConfirmation, Stage, StageWait, rate_budget_change
+from icepurge.contract.express_steps import LoadedPlan
 from icepurge.contract.names import (
     AWAIT_STAGE_UPDATE,
     DROP_CONFIRMED_SIGNAL,
     ERROR_MEMO,
     EXPEDITE_UPDATE,
+    LOAD_AND_PLAN_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PAUSE_UPDATE,
     RATE_BUDGET_UPDATE,
@@ -206,19 +208,25 @@ class PurgeClient:
         return {**request, "metadata_location": loaded.metadata_location, "file_io_properties": properties}
 
     async def _loaded_table(self, handle: WorkflowHandle[Any, Any]) -> LoadedTable | None:
-        load_steps: set[int] = set()
+        """The load step's result: load_table's own, or the express lane's load_and_plan's."""
+        load_steps: dict[int, type[LoadedTable] | type[LoadedPlan]] = {}
+        results: dict[str, type[LoadedTable] | type[LoadedPlan]] = {
+            LOAD_TABLE_ACTIVITY: LoadedTable,
+            LOAD_AND_PLAN_ACTIVITY: LoadedPlan,
+        }
         async for event in handle.fetch_history_events():
             scheduled = event.activity_task_scheduled_event_attributes
             if event.HasField("activity_task_scheduled_event_attributes"):
-                if scheduled.activity_type.name == LOAD_TABLE_ACTIVITY:
-                    load_steps.add(event.event_id)
+                if scheduled.activity_type.name in results:
+                    load_steps[event.event_id] = results[scheduled.activity_type.name]
             elif event.HasField("activity_task_completed_event_attributes"):
                 completed = event.activity_task_completed_event_attributes
-                if completed.scheduled_event_id in load_steps:
+                result_type = load_steps.get(completed.scheduled_event_id)
+                if result_type is not None:
                     payloads = completed.result.payloads
-                    decoded = await self._client.data_converter.decode(payloads[:1], [LoadedTable])
-                    loaded: LoadedTable = decoded[0]
-                    return loaded
+                    decoded = await self._client.data_converter.decode(payloads[:1], [result_type])
+                    result = decoded[0]
+                    return result.loaded if isinstance(result, LoadedPlan) else result
         return None
 
     async def _start(
