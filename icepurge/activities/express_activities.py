@@ -83,7 +83,8 @@ class ExpressActivities:
         resume from their outcome objects, finalize from its own; after a finalize that completed,
         the report object answers."""
         plan = step.plan
-        recorded = self._purges.express_record(plan.plan_location)
+        # Only a retry can find a finish that completed before it.
+        recorded = self._purges.express_record(plan.plan_location) if activity.info().attempt > 1 else None
         if recorded is not None:
             return recorded
         request = step.request

@@ -156,10 +156,13 @@ def _delete_groups(
                 FileFailure(path=path, category=category, error=error) for path, error in result.failed
             )
             progress.next_path = min(progress.next_path + SLICE, len(paths))
-            _save(state, plan_uri, progress, beat)
+            if progress.next_path < len(paths):
+                _save(state, plan_uri, progress, beat)
         progress.next_group += 1
         progress.next_path = 0
-        _save(state, plan_uri, progress, beat)
+        # One save moves the checkpoint past the group (an empty group changed nothing to save).
+        if paths:
+            _save(state, plan_uri, progress, beat)
     return progress
 
 
