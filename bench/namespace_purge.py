@@ -54,6 +54,27 @@ async def _events_per_run(client: Client, workflow_id: str) -> list[int]:
     ]
 
 
+async def _timeline(client: Client, purge_id: str) -> str:
+    """Each activity of one table purge as `name wait/run` (seconds from scheduled to started, and
+    from started to completed), and its whole span: where a small table's time goes."""
+    events = (await client.get_workflow_handle(purge_id).fetch_history()).events
+    first, last = events[0].event_time.ToDatetime(), events[-1].event_time.ToDatetime()
+    names, started, parts = {}, {}, []
+    for event in events:
+        at = event.event_time.ToDatetime()
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            names[event.event_id] = (event.activity_task_scheduled_event_attributes.activity_type.name, at)
+        elif event.HasField("activity_task_started_event_attributes"):
+            started[event.activity_task_started_event_attributes.scheduled_event_id] = at
+        elif event.HasField("activity_task_completed_event_attributes"):
+            scheduled_id = event.activity_task_completed_event_attributes.scheduled_event_id
+            name, scheduled = names[scheduled_id]
+            begun = started[scheduled_id]
+            wait, run = (begun - scheduled).total_seconds(), (at - begun).total_seconds()
+            parts.append(f"{name} {wait:.2f}/{run:.2f}")
+    return f"{(last - first).total_seconds():.2f} s in all; " + ", ".join(parts)
+
+
 async def _purge(stack: EmbeddedStack, window: int, guard: bool, locations: list[str]) -> None:
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
@@ -84,6 +105,7 @@ async def _purge(stack: EmbeddedStack, window: int, guard: bool, locations: list
     print(f"  namespace purge history: {len(runs)} runs, events per run max {max(runs)}, total {sum(runs)}")
     child = (await purges.list(PurgeFilter(parent=purge_id), page_size=1)).items[0].purge_id
     print(f"  one table purge's history: {sum(await _events_per_run(client, child))} events")
+    print(f"  one table purge's timeline: {await _timeline(client, child)}")
     ceiling = bulk_delete_ceiling(stack, status.files.deleted)
     print(
         f"  raw bulk-delete ceiling for {status.files.deleted:,} keys: {ceiling:,.0f} keys/s; "
