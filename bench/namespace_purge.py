@@ -161,6 +161,9 @@ def main() -> None:
         "--no-guard", action="store_true", help="live_table_guard off: what the guard costs per table"
     )
     parser.add_argument("--no-loops", action="store_true", help="skip the PyIceberg purge_table loops")
+    parser.add_argument(
+        "--activity-slots", type=int, default=None, help="the worker's ICEPURGE_MAX_CONCURRENT_ACTIVITIES"
+    )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         worker: ServiceProcess | None = None
@@ -171,10 +174,16 @@ def main() -> None:
             locations = _create_tables(catalog, NAMESPACE, arguments.tables)
             print(
                 f"namespace {'.'.join(NAMESPACE)}: {arguments.tables} tables of three appends "
-                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, 2 cores, "
+                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
+                f"activity slots {arguments.activity_slots or 'default'}, 2 cores, "
                 f"live-table guard {'off' if arguments.no_guard else 'on'}"
             )
-            worker = stack.worker_process("bench-namespace-worker", ICEPURGE_TASK_QUEUE=QUEUE)
+            slots = (
+                {}
+                if arguments.activity_slots is None
+                else {"ICEPURGE_MAX_CONCURRENT_ACTIVITIES": str(arguments.activity_slots)}
+            )
+            worker = stack.worker_process("bench-namespace-worker", ICEPURGE_TASK_QUEUE=QUEUE, **slots)
             worker.start()
             worker.wait_for_log("icepurge worker polling")
             asyncio.run(_purge(stack, arguments.window, guard=not arguments.no_guard, locations=locations))
