@@ -4,18 +4,24 @@ table too big for it goes on step by step from the plan its first activity made.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
+from icepurge.activities.express_activities import catalog_retries_bounded
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract import express_steps
+from icepurge.contract.activity_steps import CATALOG_RETRY
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     DELIVER_EVENTS_ACTIVITY,
     DROP_TABLE_ACTIVITY,
+    ERROR_CATALOG_UNAVAILABLE,
     FINALIZE_ACTIVITY,
     FINISH_SMALL_PURGE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
@@ -117,3 +123,23 @@ async def test_a_table_over_the_express_size_goes_on_step_by_step_from_its_plan(
     assert FINISH_SMALL_PURGE_ACTIVITY not in steps
     assert s3.list(table.location()) == set()
     assert status.counts.total().deleted == status.planned.files == 13
+
+
+@pytest.mark.parametrize(("attempt", "gives_up"), [(1, False), (CATALOG_RETRY.maximum_attempts, True)])
+def test_a_catalog_that_stays_down_fails_the_express_step_after_a_catalog_steps_attempts(
+    attempt: int, gives_up: bool
+) -> None:
+    """The express steps retry for as long as a store fault; a catalog fault, only as long as a
+    catalog step of its own would (then the purge fails, naming the catalog's error)."""
+
+    def load() -> None:
+        with catalog_retries_bounded():
+            raise ApplicationError("catalog call failed, retrying: 503", type=ERROR_CATALOG_UNAVAILABLE)
+
+    environment = ActivityEnvironment()
+    environment.info = dataclasses.replace(environment.info, attempt=attempt)
+    with pytest.raises(ApplicationError) as failed:
+        environment.run(load)
+    assert failed.value.type == ERROR_CATALOG_UNAVAILABLE
+    assert failed.value.non_retryable is gives_up
+    assert ("gave up after" in failed.value.message) is gives_up
