@@ -37,6 +37,7 @@ from icepurge.contract.catalog_steps import (
 from icepurge.contract.controls import TableControl
 from icepurge.contract.counts import Category, FileCounts, OutcomeCounts
 from icepurge.contract.events import DeliveryReport, EventBatch
+from icepurge.contract.express_steps import FinishInput, FinishResult, LoadAndPlanInput, LoadedPlan
 from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.namespace_steps import (
@@ -147,6 +148,36 @@ class FakeSteps:
             self._called("guard", step.table.table)
             return GUARD_PASSED
 
+        @activity.defn(name=steps.LOAD_AND_PLAN.name)
+        async def load_and_plan(step: LoadAndPlanInput) -> LoadedPlan:
+            loaded = await load(TableRef.of(step.purge_id, step.request))
+            return LoadedPlan(
+                loaded=loaded, plan=await plan(PlanInput(purge_id=step.purge_id, request=step.request))
+            )
+
+        @activity.defn(name=steps.FINISH_SMALL_PURGE.name)
+        async def finish(step: FinishInput) -> FinishResult:
+            self._called("guard", step.request.table)
+            chunks = [
+                await chunk(
+                    ChunkInput(
+                        purge_id=step.purge_id, request=step.request, plan_location="", chunk_index=index
+                    )
+                )
+                for index in range(step.plan.chunk_count)
+            ]
+            finalized = await finalize(
+                FinalizeInput(
+                    purge_id=step.purge_id,
+                    request=step.request,
+                    plan_location=step.plan.plan_location,
+                    chunk_count=step.plan.chunk_count,
+                    keep_metadata_chain=False,
+                    counts_so_far=FileCounts(),
+                )
+            )
+            return FinishResult(guard=GUARD_PASSED, chunks=chunks, finalize=finalized)
+
         @activity.defn(name=steps.REGISTER_TABLE.name)
         async def register(step: RegisterInput) -> RegisterResult:
             self._called("register", step.table.table)
@@ -182,6 +213,8 @@ class FakeSteps:
             drop,
             guard,
             register,
+            load_and_plan,
+            finish,
             enumerate_tree,
             table_page,
             drop_namespaces,
