@@ -15,7 +15,6 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 from icepurge.contract.activity_steps import FINALIZE
 from icepurge.contract.catalog_steps import (
-    DropResult,
     TableRef,
     checking_existence,
     guard_not_applied,
@@ -358,9 +357,7 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
 
     async def _drop(self, progress: Progress, table: TableRef) -> None:
         progress.move_to(PurgeState.DROPPING, workflow.now())
-        self._dropped(progress, await drop_table(table, self._current_request()))
-
-    def _dropped(self, progress: Progress, dropped: DropResult) -> None:
+        dropped = await drop_table(table, self._current_request())
         progress.settled(DROP_TABLE_ACTIVITY)
         progress.dropped(workflow.now(), dropped.storage_gone)
         if dropped.storage_gone:
