@@ -15,6 +15,10 @@ from icepurge.connection.settings import TemporalSettings
 log = logging.getLogger(__name__)
 
 
+class TemporalUnreachableError(ConnectionError):
+    """No Temporal server answered at the configured address; the message says what to set."""
+
+
 async def connect(
     settings: TemporalSettings, metrics_address: str | None = None, *, warn_plaintext: bool = True
 ) -> Client:
@@ -29,9 +33,16 @@ async def connect(
     codec = settings.payload_codec()
     if codec is None and warn_plaintext:
         log.warning("ICEPURGE_CODEC_KEYS unset: FileIO credentials sit in Temporal history unencrypted")
-    return await Client.connect(
-        settings.temporal_address,
-        namespace=settings.temporal_namespace,
-        data_converter=dataclasses.replace(pydantic_data_converter, payload_codec=codec),
-        runtime=runtime,
-    )
+    try:
+        return await Client.connect(
+            settings.temporal_address,
+            namespace=settings.temporal_namespace,
+            data_converter=dataclasses.replace(pydantic_data_converter, payload_codec=codec),
+            runtime=runtime,
+        )
+    except RuntimeError as error:
+        refused = "refused" if "Connection refused" in str(error) else "not answering"
+        raise TemporalUnreachableError(
+            f"Temporal {refused} at {settings.temporal_address}: start it (`make run`) or set "
+            "ICEPURGE_TEMPORAL_ADDRESS (and ICEPURGE_TEMPORAL_NAMESPACE) to your cluster's"
+        ) from None

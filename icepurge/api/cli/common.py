@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -12,13 +14,20 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from icepurge.api.cli.settings import CliSettings
-from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeServiceUnavailableError
+from icepurge.api.clients.errors import (
+    PurgeAccessDeniedError,
+    PurgeControlRejectedError,
+    PurgeNotFoundError,
+    PurgeReportUnavailableError,
+    PurgeServiceUnavailableError,
+)
 from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.protocol import Purges
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.connection.connect import connect
+from icepurge.connection.connect import TemporalUnreachableError, connect
 from icepurge.connection.payload_codec import CodecKeyError, undecodable
 from icepurge.connection.settings import TemporalSettings
+from icepurge.contract.validation import InvalidPurgeRequestError
 
 # Messages are never cut into lines at the terminal's width: a pasted id or path stays whole.
 console = Console(stderr=True, soft_wrap=True)
@@ -30,7 +39,17 @@ class PlaintextCredentialsError(RuntimeError):
 
 
 # Errors any command may meet, whatever it expects: each is one line, never a traceback.
-_ALWAYS = (PurgeServiceUnavailableError, PurgeAccessDeniedError, CodecKeyError, PlaintextCredentialsError)
+_ALWAYS = (
+    PurgeServiceUnavailableError,
+    PurgeAccessDeniedError,
+    PurgeNotFoundError,
+    PurgeControlRejectedError,
+    PurgeReportUnavailableError,
+    InvalidPurgeRequestError,
+    CodecKeyError,
+    PlaintextCredentialsError,
+    TemporalUnreachableError,
+)
 
 
 def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
@@ -67,6 +86,16 @@ def refuse_plaintext_credentials() -> None:
             "refusing to write FileIO credentials into Temporal history unsealed: set "
             "ICEPURGE_CODEC_KEYS as on the workers, or leave out --direct to start through the HTTP API"
         )
+
+
+def json_argument(source: Path, what: str) -> Any:
+    """A JSON document from a file the command names (- for stdin); bad JSON is one line, exit 2."""
+    text = sys.stdin.read() if str(source) == "-" else source.read_text()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        say_error(f"{what} is not valid JSON: {error}")
+        raise typer.Exit(2) from None
 
 
 def cli_settings() -> CliSettings:

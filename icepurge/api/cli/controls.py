@@ -4,14 +4,13 @@ whole namespace purge."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from icepurge.api.cli.common import cli_client, console, run_or_exit
+from icepurge.api.cli.common import cli_client, console, json_argument, run_or_exit
 from icepurge.api.cli.groups import purge
 from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeNotFoundError
 from icepurge.api.clients.protocol import NamespacePurges, Purges
@@ -85,7 +84,7 @@ def rerun(
     ] = None,
 ) -> None:
     """Run a closed purge again: one that FAILED, was CANCELLED or SUCCEEDED_WITH_ERRORS."""
-    properties = json.loads(file_io_properties.read_text()) if file_io_properties else None
+    properties = json_argument(file_io_properties, "--file-io-properties") if file_io_properties else None
 
     async def go() -> str:
         return await (await cli_client()).rerun(purge_id, properties)

@@ -17,10 +17,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from icepurge.api.cli import controls  # noqa: F401  # registers the purge controls
+from icepurge.api.cli.boundary import exit_code_of
 from icepurge.api.cli.common import (
     cli_client,
     cli_settings,
     console,
+    json_argument,
     namespace_levels,
     refuse_plaintext_credentials,
     run_or_exit,
@@ -121,12 +123,7 @@ def token(
 @purge.command("start")
 def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, or - for stdin.")]) -> None:
     """Start a purge (or attach to the running one for the same table snapshot); prints its id."""
-    text = sys.stdin.read() if str(request_file) == "-" else request_file.read_text()
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as error:
-        console.print(f"[red]request is not valid JSON: {error}[/red]")
-        raise typer.Exit(2) from None
+    raw = json_argument(request_file, "request")
 
     async def go() -> str:
         client = await cli_client()
@@ -203,10 +200,11 @@ def watch(
             TextColumn("{task.fields[rate]} files/s"),
             TimeRemainingColumn(),
         )
+        # A purge that doesn't exist is one line, with no bar drawn above it.
+        current = await client.status(purge_id)
         with Progress(*columns, console=console) as bar:
             task = bar.add_task(purge_id, total=None, rate="-")
             while True:
-                current = await client.status(purge_id)
                 retrying = current.retrying
                 note = f" (retrying {retrying.step}, attempt {retrying.attempt})" if retrying else ""
                 bar.update(
@@ -219,6 +217,7 @@ def watch(
                 if current.state in TERMINAL_STATES:
                     return current
                 await asyncio.sleep(interval)
+                current = await client.status(purge_id)
 
     final = run_or_exit(go(), PurgeNotFoundError)
     console.print(_final_line(final))
@@ -329,11 +328,7 @@ def _truncated(text: str, limit: int = 60) -> str:
 
 
 def main() -> None:
-    try:
-        app()
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    code = exit_code_of(app)
     sys.stdout.flush()
     sys.stderr.flush()
     # The Temporal client's native threads can call into Python while the interpreter

@@ -91,11 +91,12 @@ def watch_namespace(purge_id: str, interval: float) -> None:
     async def go() -> NamespacePurgeStatus:
         client = (await cli_client()).namespaces
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        # A purge that doesn't exist is one line, with no bar drawn above it.
+        current = await client.status(purge_id)
         with Progress(*columns, console=console) as bars:
             tables = bars.add_task("tables", total=None)
             files = bars.add_task("files", total=None)
             while True:
-                current = await client.status(purge_id)
                 running = f", {current.tables_running} running" if current.tables_running else ""
                 bars.update(
                     tables,
@@ -112,6 +113,7 @@ def watch_namespace(purge_id: str, interval: float) -> None:
                 if current.state in NAMESPACE_TERMINAL_STATES:
                     return current
                 await asyncio.sleep(interval)
+                current = await client.status(purge_id)
 
     final = run_or_exit(go(), PurgeNotFoundError)
     console.print(final_namespace_line(final))

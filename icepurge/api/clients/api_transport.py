@@ -4,6 +4,7 @@ both client transports raise."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -14,6 +15,12 @@ from icepurge.api.clients.errors import (
     PurgeServiceUnavailableError,
 )
 from icepurge.contract.validation import InvalidPurgeRequestError
+
+
+def resource_path(collection: str, purge_id: str, action: str = "") -> str:
+    """`/v1/{collection}/{id}[/{action}]`, the id escaped: whatever an id holds, it stays one segment."""
+    path = f"/v1/{collection}/{quote(purge_id, safe='')}"
+    return f"{path}/{action}" if action else path
 
 
 def _detail(response: httpx.Response) -> str:

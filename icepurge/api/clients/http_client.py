@@ -7,7 +7,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from icepurge.api.clients.api_transport import ApiTransport
+from icepurge.api.clients.api_transport import ApiTransport, resource_path
 from icepurge.api.clients.http_namespace_client import HttpNamespacePurgeClient
 from icepurge.api.clients.listing import PurgeFilter, PurgePage
 from icepurge.api.clients.status_polling import closed_status
@@ -64,7 +64,7 @@ class HttpPurgeClient:
         if page_token is not None:
             params["page_token"] = page_token
         return PurgePage.model_validate(
-            await self._call("GET", f"/v1/purges/{purge_id}/tables", params=params)
+            await self._call("GET", resource_path("purges", purge_id, "tables"), params=params)
         )
 
     @property
@@ -78,31 +78,39 @@ class HttpPurgeClient:
         return [str(item["name"]) for item in answer["catalogs"]]
 
     async def undrop(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/undrop"))
+        return PurgeStatus.model_validate(
+            await self._call("POST", resource_path("purges", purge_id, "undrop"))
+        )
 
     async def expedite(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/expedite"))
+        return PurgeStatus.model_validate(
+            await self._call("POST", resource_path("purges", purge_id, "expedite"))
+        )
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         body = {"file_io_properties": file_io_properties}
-        answer = await self._call("POST", f"/v1/purges/{purge_id}/rerun", json=body)
+        answer = await self._call("POST", resource_path("purges", purge_id, "rerun"), json=body)
         return str(answer["purge_id"])
 
     async def status(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(await self._call("GET", f"/v1/purges/{purge_id}"))
+        return PurgeStatus.model_validate(await self._call("GET", resource_path("purges", purge_id)))
 
     async def cancel(self, purge_id: str) -> None:
-        await self._call("POST", f"/v1/purges/{purge_id}/cancel")
+        await self._call("POST", resource_path("purges", purge_id, "cancel"))
 
     async def pause(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/pause"))
+        return PurgeStatus.model_validate(
+            await self._call("POST", resource_path("purges", purge_id, "pause"))
+        )
 
     async def resume(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(await self._call("POST", f"/v1/purges/{purge_id}/resume"))
+        return PurgeStatus.model_validate(
+            await self._call("POST", resource_path("purges", purge_id, "resume"))
+        )
 
     async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
         body = {"bucket_requests_per_second": requests_per_second}
-        answer = await self._call("PUT", f"/v1/purges/{purge_id}/rate-budget", json=body)
+        answer = await self._call("PUT", resource_path("purges", purge_id, "rate-budget"), json=body)
         return PurgeStatus.model_validate(answer)
 
     async def list(
@@ -131,7 +139,7 @@ class HttpPurgeClient:
         if section is not None:
             params["section"] = section.value
         return ReportPage.model_validate(
-            await self._call("GET", f"/v1/purges/{purge_id}/report", params=params)
+            await self._call("GET", resource_path("purges", purge_id, "report"), params=params)
         )
 
     async def token_info(self) -> TokenInfo:

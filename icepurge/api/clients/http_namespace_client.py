@@ -7,7 +7,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from icepurge.api.clients.api_transport import ApiTransport
+from icepurge.api.clients.api_transport import ApiTransport, resource_path
 from icepurge.api.clients.status_polling import closed_status
 from icepurge.contract.namespace_request import NamespacePurgeRequest, parse_namespace_request
 from icepurge.contract.namespace_status import (
@@ -32,7 +32,7 @@ class HttpNamespacePurgeClient:
 
     async def status(self, purge_id: str) -> NamespacePurgeStatus:
         return NamespacePurgeStatus.model_validate(
-            await self._call("GET", f"/v1/namespace-purges/{purge_id}")
+            await self._call("GET", resource_path("namespace-purges", purge_id))
         )
 
     async def pause(self, purge_id: str) -> NamespacePurgeStatus:
@@ -43,11 +43,13 @@ class HttpNamespacePurgeClient:
 
     async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> NamespacePurgeStatus:
         body = {"bucket_requests_per_second": requests_per_second}
-        answer = await self._call("PUT", f"/v1/namespace-purges/{purge_id}/rate-budget", json=body)
+        answer = await self._call(
+            "PUT", resource_path("namespace-purges", purge_id, "rate-budget"), json=body
+        )
         return NamespacePurgeStatus.model_validate(answer)
 
     async def _control(self, purge_id: str, action: str) -> NamespacePurgeStatus:
-        answer = await self._call("POST", f"/v1/namespace-purges/{purge_id}/{action}")
+        answer = await self._call("POST", resource_path("namespace-purges", purge_id, action))
         return NamespacePurgeStatus.model_validate(answer)
 
     async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> NamespacePurgeReport:
