@@ -3,6 +3,7 @@ page at a time) and the icepurge CLI (start, watch with its two bars, tables, st
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -68,5 +69,25 @@ async def test_the_cli_starts_watches_and_lists_a_namespace_purge(
     assert "lake.cli_ns.inner.t000" in out and "lake.cli_ns.inner.t001" in out
     code, out, _ = await icepurge(stack, "purge", "status", purge_id)
     assert json.loads(out)["tables_done"] == 2
+    # `purge list` shows namespace purges beside table purges, each row saying which it is.
+    listed = await eventually_listed(stack, purge_id, "--catalog", LAKE_CATALOG, "--limit", "1000")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in listed.splitlines() if "│" in line]
+    assert ["namespace", "SUCCEEDED", "lake.cli_ns"] in [row[:3] for row in rows], listed
+    assert ["table", "SUCCEEDED", "lake.cli_ns.inner.t000"] in [row[:3] for row in rows], listed
+    namespaces_only = await eventually_listed(stack, purge_id, "--kind", "namespace", "--limit", "1000")
+    assert "lake.cli_ns.inner.t000" not in namespaces_only
+    _, tables_only, _ = await icepurge(stack, "purge", "list", "--kind", "table", "--limit", "1000")
+    assert purge_id not in tables_only
     code, _, err = await icepurge(stack, "purge", "namespace", LAKE_CATALOG, "")
     assert code == 2 and "confirm" in err
+
+
+async def eventually_listed(stack: EmbeddedStack, purge_id: str, *filters: str) -> str:
+    """`purge list` once visibility shows the purge (it is eventually consistent)."""
+    for _ in range(50):
+        code, out, err = await icepurge(stack, "purge", "list", *filters)
+        assert code == 0, err
+        if purge_id in out:
+            return out
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{purge_id} never listed with {filters}")

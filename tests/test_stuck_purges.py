@@ -38,11 +38,11 @@ async def bounded_purges(
         yield client
 
 
-async def _listed_reason(client: PurgeClient, purge_id: str) -> str:
+async def _listed_reason(client: PurgeClient, purge_id: str, field: str = "error") -> str:
     """Visibility is eventually consistent: polls the listing until the purge shows a reason."""
     for _ in range(50):
         page = await client.list(PurgeFilter(table="no_listener"))
-        reasons = {item.purge_id: item.error for item in page.items}
+        reasons = {item.purge_id: getattr(item, field) for item in page.items}
         if reasons.get(purge_id):
             return str(reasons[purge_id])
         await asyncio.sleep(0.2)
@@ -65,6 +65,16 @@ async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_e
     assert step.last_error is not None
     assert "cannot reach the object store" in step.last_error
     assert s3.properties["s3.secret-access-key"] not in step.last_error
+    # What it waits for, in the list's reason column and in watch, while it waits.
+    waiting = await _listed_reason(bounded_purges, purge_id, "reason")
+    assert waiting.startswith(f"retrying {PLAN_ACTIVITY} (attempt "), waiting
+    assert "cannot reach the object store" in waiting and "check s3.endpoint" in waiting
+    code, stdout, _ = await icepurge(stack, "purge", "list", "--table", "no_listener", "--kind", "table")
+    assert f"retrying {PLAN_ACTIVITY}" in stdout
+    code, _, stderr = await icepurge(
+        stack, "purge", "watch", purge_id, "--interval", "0.2", ICEPURGE_TASK_QUEUE=QUEUE
+    )
+    assert f"waiting: retrying {PLAN_ACTIVITY} (attempt " in " ".join(stderr.split())
 
     with pytest.raises(PurgeFailedError) as failed:
         await bounded_purges.wait(purge_id)
@@ -74,7 +84,15 @@ async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_e
     assert final.error_type == ERROR_STORE_UNREACHABLE
     assert final.last_error is not None
     assert "Could not connect" in final.last_error
+    assert final.retrying is None, "a closed purge waits for nothing"
     assert s3.list(table.location()), "nothing was deleted"
+    assert not await _listed_reason(bounded_purges, purge_id, "waiting")
+
+    # The same request again, credentials fixed: it lands on the closed purge and says so.
+    assert await bounded_purges.start(request_for(table, s3.properties)) == purge_id
+    note = await bounded_purges.closed_note(purge_id)
+    assert note is not None
+    assert "already closed FAILED" in note and f"icepurge purge rerun {purge_id}" in note
 
     code, stdout, stderr = await icepurge(
         stack, "purge", "watch", purge_id, "--interval", "0.2", ICEPURGE_TASK_QUEUE=QUEUE

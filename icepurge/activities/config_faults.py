@@ -49,11 +49,12 @@ def configuration_faults_bounded(budget_seconds: float) -> Iterator[None]:
             raise
         waited = (datetime.now(UTC) - activity.info().scheduled_time).total_seconds()
         detail = " ".join(str(error).split())[:_MESSAGE_LIMIT]
+        check = "check s3.endpoint, the region and the credentials in file_io_properties"
         raise ApplicationError(
-            f"cannot reach the object store ({detail}); check s3.endpoint, the region and the "
-            f"credentials in file_io_properties (gave up after {waited:.0f}s)"
+            f"cannot reach the object store ({detail}); {check} (gave up after {waited:.0f}s)"
             if waited >= budget_seconds
-            else f"cannot reach the object store ({detail}); retrying",
+            else f"cannot reach the object store ({detail}); {check} (retried for {waited:.0f}s of "
+            f"{budget_seconds:.0f}s before the purge fails)",
             type=ERROR_STORE_UNREACHABLE,
             non_retryable=waited >= budget_seconds,
         ) from None

@@ -58,6 +58,8 @@ SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
 # Failure types the workflow and clients recognise (ApplicationError.type).
 # The memo key holding a FAILED purge's reason, and how much of it.
 ERROR_MEMO: Final = "error"
+# What a running purge waits for (a step retried after a failed attempt); gone once it moves on.
+WAITING_MEMO: Final = "waiting"
 ERROR_MEMO_LIMIT: Final = 300
 ERROR_INVALID_REQUEST: Final = "InvalidPurgeRequest"
 ERROR_METADATA_NOT_FOUND: Final = "MetadataNotFound"

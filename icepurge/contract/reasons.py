@@ -4,3 +4,20 @@
 def typed_reason(reason: str, error_type: str | None) -> str:
     """ "type: message", once, whether or not the message already begins with its type."""
     return reason if not error_type or reason.startswith(error_type) else f"{error_type}: {reason}"
+
+
+def waiting_reason(step: str, attempt: int, last_error: str | None) -> str:
+    """What a purge retrying a step waits for, as `list`, `watch` and the Web UI show it."""
+    return f"retrying {step} (attempt {attempt}): {last_error or 'no error recorded'}"
+
+
+def closed_start_note(purge_id: str, state: str) -> str:
+    """What a start that found its purge already closed says: it changed nothing, and how to run
+    that purge again."""
+    if state == "SUCCEEDED":
+        return f"purge {purge_id} already SUCCEEDED for this request; this start changed nothing"
+    return (
+        f"purge {purge_id} already closed {state}; this start changed nothing. Run it again with "
+        f"`icepurge purge rerun {purge_id}` (--file-io-properties FILE for fixed credentials; "
+        f"HTTP: POST /v1/purges/{purge_id}/rerun)"
+    )

@@ -29,6 +29,9 @@ class Publisher(Protocol):
     def details(self, status: PurgeStatus) -> None:
         """The Web UI's details only."""
 
+    def waiting(self, status: PurgeStatus) -> None:
+        """What the purge waits for (status.retrying), where listings read it; cleared when None."""
+
     def scheduled(self, status: PurgeStatus) -> None:
         """The soft-delete window's due time, as a search attribute."""
 
@@ -47,11 +50,16 @@ class Progress:
     def retrying(self, step: str, attempt: int, error: str) -> None:
         self.status.retrying = RetryingStep(step=step, attempt=attempt, last_error=error)
         self._publisher.details(self.status)
+        self._publisher.waiting(self.status)
 
     def settled(self, step: str) -> None:
         """A step that succeeded is no longer retrying."""
         if self.status.retrying is not None and self.status.retrying.step == step:
-            self.status.retrying = None
+            self._stop_waiting()
+
+    def _stop_waiting(self) -> None:
+        self.status.retrying = None
+        self._publisher.waiting(self.status)
 
     def paused(self, paused: bool, publish: bool = True) -> None:
         self.status.paused = paused
@@ -110,6 +118,9 @@ class Progress:
         if state in TERMINAL_STATES:
             self.status.finished_at = now
             self.status.eta_seconds = 0.0 if state is not PurgeState.FAILED else None
+            # A closed purge waits for nothing: its reason is last_error, not a retry's.
+            if self.status.retrying is not None:
+                self._stop_waiting()
         self._publisher.changed(self.status)
 
     def planned(self, plan: PlanSummary, now: datetime) -> None:

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 from icepurge.contract.events import EventCursor
+from icepurge.contract.names import ERROR_MEMO_LIMIT, WAITING_MEMO
+from icepurge.contract.reasons import waiting_reason
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import progress_updates, scheduled_update
 from icepurge.contract.status import PurgeReport, PurgeState, PurgeStatus
@@ -16,6 +18,7 @@ from icepurge.contract.steps import PlanSummary
 from icepurge.workflows.details import details_markdown
 from icepurge.workflows.event_stream import EventStream
 from icepurge.workflows.progress import Progress
+from icepurge.workflows.upgrades import WAITING_MEMO as WAITING_MEMO_PATCH
 
 
 class CarriedState(BaseModel):
@@ -36,6 +39,12 @@ class TablePublisher:
 
     def details(self, status: PurgeStatus) -> None:
         workflow.set_current_details(details_markdown(status))
+
+    def waiting(self, status: PurgeStatus) -> None:
+        if workflow.patched(WAITING_MEMO_PATCH):
+            step = status.retrying
+            reason = waiting_reason(step.step, step.attempt, step.last_error) if step else None
+            workflow.upsert_memo({WAITING_MEMO: reason[:ERROR_MEMO_LIMIT] if reason else None})
 
     def scheduled(self, status: PurgeStatus) -> None:
         workflow.upsert_search_attributes(scheduled_update(status))

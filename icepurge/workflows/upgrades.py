@@ -18,3 +18,5 @@ SWEEP_ANY_LISTABLE_STORE: Final = "sweep-any-listable-store"
 # A purge by name loads and plans in one activity, and a table whose plan fits one small chunk is
 # dropped, guarded, deleted and finalized in a second (icepurge.workflows.express_lane).
 EXPRESS_LANE: Final = "express-lane"
+# A retried step's error goes into the memo listings read (and out of it once the step moves on).
+WAITING_MEMO: Final = "waiting-memo"

@@ -114,6 +114,14 @@ async def cli_client() -> Purges:
     return PurgeClient(await connect(temporal, warn_plaintext=False), temporal.task_queue)
 
 
+async def started_saying_if_closed(client: Purges, purge_id: str) -> str:
+    """A start that found its purge already closed changed nothing: says so, and how to rerun."""
+    note = await client.closed_note(purge_id)
+    if note is not None:
+        console.print(note, style="yellow", markup=False, highlight=False)
+    return purge_id
+
+
 def namespace_levels(text: str) -> list[str]:
     """`a.b` is the levels a and b; a level that holds a dot is given as a JSON list:
     `'["a.b", "c"]'` is the levels a.b and c."""

@@ -26,18 +26,19 @@ from icepurge.api.cli.common import (
     namespace_levels,
     refuse_plaintext_credentials,
     run_or_exit,
+    started_saying_if_closed,
 )
 from icepurge.api.cli.groups import admin, app, purge
 from icepurge.api.cli.namespace import namespace_status, purge_namespace, purge_tables, watch_namespace
 from icepurge.api.cli.report import report
 from icepurge.api.clients.errors import PurgeNotFoundError
-from icepurge.api.clients.listing import PurgeFilter, PurgePage
+from icepurge.api.clients.listing import PurgeFilter, PurgeKind, PurgePage
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.auth import TokenEntry, new_token
 from icepurge.connection.connect import connect
 from icepurge.connection.settings import TemporalSettings
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
-from icepurge.contract.reasons import typed_reason
+from icepurge.contract.reasons import typed_reason, waiting_reason
 from icepurge.contract.roles import Role
 from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
@@ -130,7 +131,7 @@ def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, 
         credentials = isinstance(raw, dict) and bool(raw.get("file_io_properties"))
         if isinstance(client, PurgeClient) and credentials:
             refuse_plaintext_credentials()
-        return await client.start(raw)
+        return await started_saying_if_closed(client, await client.start(raw))
 
     print(run_or_exit(go(), InvalidPurgeRequestError))
 
@@ -158,9 +159,10 @@ def purge_table(
 
     async def go() -> str:
         client = await cli_client()
-        return await client.purge_by_name(
+        purge_id = await client.purge_by_name(
             catalog, levels, table, requested_by=who, options=options, request_id=request_id
         )
+        return await started_saying_if_closed(client, purge_id)
 
     print(run_or_exit(go(), InvalidPurgeRequestError))
 
@@ -202,11 +204,19 @@ def watch(
         )
         # A purge that doesn't exist is one line, with no bar drawn above it.
         current = await client.status(purge_id)
+        said = None
         with Progress(*columns, console=console) as bar:
             task = bar.add_task(purge_id, total=None, rate="-")
             while True:
                 retrying = current.retrying
                 note = f" (retrying {retrying.step}, attempt {retrying.attempt})" if retrying else ""
+                waiting = (
+                    waiting_reason(retrying.step, retrying.attempt, retrying.last_error) if retrying else None
+                )
+                if waiting and waiting != said:
+                    # Above the bar, once per new reason: what the purge waits for, and why.
+                    bar.console.print(f"waiting: {waiting}", markup=False, highlight=False)
+                said = waiting
                 bar.update(
                     task,
                     description=f"{current.state.value:<21} {current.table}{note}",
@@ -270,6 +280,9 @@ def setup() -> None:
 @purge.command("list")
 def list_purges(
     *,
+    kind: Annotated[
+        PurgeKind | None, typer.Option(help="Only table or only namespace purges (default: both).")
+    ] = None,
     state: Annotated[PurgeState | None, typer.Option(help="Only purges in this state.")] = None,
     catalog: Annotated[str | None, typer.Option()] = None,
     namespace: Annotated[
@@ -279,9 +292,15 @@ def list_purges(
     requested_by: Annotated[str | None, typer.Option()] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 50,
 ) -> None:
-    """List purges, newest first, as a table."""
+    """List table and namespace purges, newest first, as a table; the reason column says why a
+    purge failed, or what a running one waits for."""
     purge_filter = PurgeFilter(
-        state=state, catalog=catalog, namespace=namespace or None, table=table, requested_by=requested_by
+        kind=kind,
+        state=state,
+        catalog=catalog,
+        namespace=namespace or None,
+        table=table,
+        requested_by=requested_by,
     )
 
     async def go() -> PurgePage:
@@ -304,12 +323,13 @@ def tables(
 
 
 def _print_page(page: PurgePage) -> None:
-    listing = Table("state", "table", "files", "deleted", "failed", "started", "reason")
+    listing = Table("kind", "state", "name", "files", "deleted", "failed", "started", "reason")
     listing.add_column("purge id", no_wrap=True)
     for item in page.items:
         levels = unquote(item.namespace).split("\x1f") if item.namespace else []
         name = ".".join(part for part in (item.catalog, *levels, item.table) if part)
         listing.add_row(
+            item.kind.value,
             item.state or "",
             name,
             str(item.files_total or ""),
@@ -323,7 +343,7 @@ def _print_page(page: PurgePage) -> None:
     Console(width=None if sys.stdout.isatty() else 250).print(listing)
 
 
-def _truncated(text: str, limit: int = 60) -> str:
+def _truncated(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

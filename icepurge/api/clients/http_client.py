@@ -12,6 +12,7 @@ from icepurge.api.clients.http_namespace_client import HttpNamespacePurgeClient
 from icepurge.api.clients.listing import PurgeFilter, PurgePage
 from icepurge.api.clients.status_polling import closed_status
 from icepurge.contract.doctor import DoctorReport, TokenInfo
+from icepurge.contract.reasons import closed_start_note
 from icepurge.contract.report_pages import ReportPage, ReportSection
 from icepurge.contract.request import PurgeOptions, PurgeRequest
 from icepurge.contract.status import TERMINAL_STATES, PurgeReport, PurgeStatus
@@ -92,6 +93,11 @@ class HttpPurgeClient:
         answer = await self._call("POST", resource_path("purges", purge_id, "rerun"), json=body)
         return str(answer["purge_id"])
 
+    async def closed_note(self, purge_id: str) -> str | None:
+        """None while the purge runs; once it closed, what a start that found it says."""
+        status = await self.status(purge_id)
+        return closed_start_note(purge_id, status.state.value) if status.state in TERMINAL_STATES else None
+
     async def status(self, purge_id: str) -> PurgeStatus:
         return PurgeStatus.model_validate(await self._call("GET", resource_path("purges", purge_id)))
 
@@ -119,6 +125,7 @@ class HttpPurgeClient:
         chosen = purge_filter or PurgeFilter()
         params: dict[str, str | int] = {"page_size": page_size}
         values = {
+            "kind": chosen.kind.value if chosen.kind else None,
             "state": chosen.state.value if chosen.state else None,
             "catalog": chosen.catalog,
             # httpx percent-encodes the 0x1F separator itself.

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from icepurge.contract.names import WORKFLOW_TYPE
+from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, WORKFLOW_TYPE
 from icepurge.contract.request import printable
 from icepurge.contract.search_attributes import encode_namespace
 from icepurge.contract.status import PurgeState
@@ -14,9 +15,24 @@ from icepurge.contract.status import PurgeState
 _UNSAFE = frozenset("'\"\\")
 
 
+class PurgeKind(StrEnum):
+    """A purge of one table, or of a namespace tree or a whole catalog (which starts table purges)."""
+
+    TABLE = "table"
+    NAMESPACE = "namespace"
+
+
+WORKFLOW_TYPES = {PurgeKind.TABLE: WORKFLOW_TYPE, PurgeKind.NAMESPACE: NAMESPACE_WORKFLOW_TYPE}
+
+
+def kind_of(workflow_type: str) -> PurgeKind:
+    return PurgeKind.NAMESPACE if workflow_type == NAMESPACE_WORKFLOW_TYPE else PurgeKind.TABLE
+
+
 class PurgeFilter(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    kind: PurgeKind | None = Field(None, description="Table or namespace purges only; both when unset.")
     state: PurgeState | None = None
     catalog: str | None = None
     namespace: list[str] | None = Field(None, description="Namespace levels, outermost first.")
@@ -44,6 +60,7 @@ class PurgeFilter(BaseModel):
 
 class PurgeSummary(BaseModel):
     purge_id: str
+    kind: PurgeKind = PurgeKind.TABLE
     state: str | None
     catalog: str | None
     namespace: str | None = Field(description="Levels joined by 0x1F, percent-encoded (Iceberg REST).")
@@ -53,12 +70,16 @@ class PurgeSummary(BaseModel):
     files_deleted: int | None
     files_failed: int | None
     error: str | None = Field(None, description="Why a FAILED purge failed (error type: message).")
+    waiting: str | None = Field(
+        None, description="What a running purge waits for: a step it retries, and why."
+    )
     started_at: datetime | None
     closed_at: datetime | None
     scheduled_for: datetime | None = Field(None, description="A soft delete's time to begin deleting.")
 
     @computed_field(  # type: ignore[prop-decorator]
-        description="Why it did not simply succeed: a FAILED purge's error, how many files failed."
+        description="Why it did not simply succeed: a FAILED purge's error, how many files failed; "
+        "for a running purge, what it waits for."
     )
     @property
     def reason(self) -> str | None:
@@ -68,7 +89,7 @@ class PurgeSummary(BaseModel):
             return f"{self.files_failed or 0} files failed; the purge's report lists them"
         if self.state == "CANCELLED":
             return "cancelled"
-        return None
+        return self.waiting
 
 
 class PurgePage(BaseModel):
@@ -78,7 +99,8 @@ class PurgePage(BaseModel):
 
 def visibility_query(purge_filter: PurgeFilter, catalogs: frozenset[str] | None = None) -> str:
     """A Temporal list filter; `catalogs` restricts the result to those catalogs (None: any)."""
-    clauses = [f"WorkflowType = '{WORKFLOW_TYPE}'"]
+    kinds = [purge_filter.kind] if purge_filter.kind else list(PurgeKind)
+    clauses = ["WorkflowType IN (" + ", ".join(f"'{WORKFLOW_TYPES[kind]}'" for kind in kinds) + ")"]
     values = {
         "PurgeState": purge_filter.state.value if purge_filter.state else None,
         "PurgeCatalog": purge_filter.catalog,

@@ -25,7 +25,7 @@ from icepurge.api.clients.errors import (
     PurgeControlRejectedError,
     PurgeNotFoundError,
 )
-from icepurge.api.clients.listing import PurgeFilter, PurgePage, PurgeSummary, visibility_query
+from icepurge.api.clients.listing import PurgeFilter, PurgePage, PurgeSummary, kind_of, visibility_query
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient
 from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
 from icepurge.contract import search_attributes as attributes
@@ -45,9 +45,11 @@ from icepurge.contract.names import (
     STATUS_QUERY,
     TASK_QUEUE,
     UNDROP_UPDATE,
+    WAITING_MEMO,
     WORKFLOW_TYPE,
 )
 from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.reasons import closed_start_note
 from icepurge.contract.request import PurgeOptions, PurgeRequest
 from icepurge.contract.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
 from icepurge.contract.validation import InvalidPurgeRequestError, parse_request
@@ -59,6 +61,7 @@ async def _summary(execution: WorkflowExecution) -> PurgeSummary:
     found = execution.typed_search_attributes
     return PurgeSummary(
         purge_id=execution.id,
+        kind=kind_of(execution.workflow_type),
         state=found.get(attributes.STATE),
         catalog=found.get(attributes.CATALOG),
         namespace=found.get(attributes.NAMESPACE),
@@ -68,6 +71,7 @@ async def _summary(execution: WorkflowExecution) -> PurgeSummary:
         files_deleted=found.get(attributes.FILES_DELETED),
         files_failed=found.get(attributes.FILES_FAILED),
         error=await execution.memo_value(ERROR_MEMO, None),
+        waiting=await execution.memo_value(WAITING_MEMO, None),
         started_at=execution.start_time,
         closed_at=execution.close_time,
         scheduled_for=found.get(attributes.SCHEDULED_FOR),
@@ -282,6 +286,17 @@ class PurgeClient:
         # while the next attempt runs.
         status.retrying = _retrying(description) or status.retrying
         return status
+
+    async def closed_note(self, purge_id: str) -> str | None:
+        """None while the purge runs; once it closed, what a start that found it says."""
+        try:
+            description = await self._client.get_workflow_handle(purge_id).describe()
+        except RPCError as error:
+            raise translate_rpc_error(error, purge_id) from None
+        if description.status in (None, WorkflowExecutionStatus.RUNNING):
+            return None
+        state = description.typed_search_attributes.get(attributes.STATE)
+        return closed_start_note(purge_id, state or description.status.name)
 
     async def catalog_of(self, purge_id: str) -> str | None:
         """The purge's catalog, from its search attributes (no workflow code runs)."""

@@ -25,6 +25,12 @@ def translate_rpc_error(error: RPCError, purge_id: str | None = None) -> Excepti
         return PurgeNotFoundError(f"no purge with id {purge_id}")
     if error.status in _UNAVAILABLE:
         return PurgeServiceUnavailableError(f"Temporal is unavailable ({error.status.name}); retry shortly")
+    if error.status == RPCStatusCode.CANCELLED:
+        # The client's own deadline: a query waits for a worker to answer it.
+        return PurgeServiceUnavailableError(
+            f"Temporal did not answer in time ({error.message}): the purge's workers may be busy or "
+            "down (`icepurge doctor` checks them); retry shortly"
+        )
     return error
 
 

@@ -60,7 +60,7 @@ async def purge_by_name(
     )
     purge_id = await client.start(purge_request)
     log.info("purge by name %s (%s) started by %s", purge_id, purge_request.table_name, caller.name)
-    return started(purge_id, request, response)
+    return started(purge_id, request, response, closed=await client.closed_note(purge_id))
 
 
 @router.post("/purges/{purge_id}/undrop", response_model=PurgeStatus)

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from icepurge.api.clients.errors import PurgeNotFoundError
-from icepurge.api.clients.listing import PurgeFilter, PurgePage
+from icepurge.api.clients.listing import PurgeFilter, PurgeKind, PurgePage
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.auth import Principal
 from icepurge.api.server.catalog_checks import admitted_catalog, known_catalog
@@ -31,6 +31,11 @@ _PURGE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 class StartedPurge(BaseModel):
     purge_id: str
     status_url: str
+    closed: str | None = Field(
+        None,
+        description="Set when the start found this purge already closed: the start changed nothing, "
+        "and this says how to run it again.",
+    )
 
 
 class CancelRequested(BaseModel):
@@ -49,6 +54,7 @@ class RerunRequest(BaseModel):
 class ListParameters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    kind: PurgeKind | None = Field(None, description="table or namespace purges only; both when unset.")
     state: PurgeState | None = None
     catalog: str | None = None
     namespace: str | None = Field(
@@ -62,6 +68,7 @@ class ListParameters(BaseModel):
     def purge_filter(self) -> PurgeFilter:
         try:
             return PurgeFilter(
+                kind=self.kind,
                 state=self.state,
                 catalog=self.catalog,
                 namespace=self.namespace.split("\x1f") if self.namespace else None,
@@ -82,12 +89,18 @@ async def authorize(client: PurgeClient, caller: Principal, role: Role, purge_id
         raise forbidden(caller, role, catalog)
 
 
-def started(purge_id: str, request: Request, response: Response, collection: str = "purges") -> StartedPurge:
+def started(
+    purge_id: str,
+    request: Request,
+    response: Response,
+    collection: str = "purges",
+    closed: str | None = None,
+) -> StartedPurge:
     settings: ApiSettings = request.app.state.settings
     base = settings.api_public_url or str(request.base_url).rstrip("/")
     url = f"{base}/v1/{collection}/{purge_id}"
     response.headers["Location"] = url
-    return StartedPurge(purge_id=purge_id, status_url=url)
+    return StartedPurge(purge_id=purge_id, status_url=url, closed=closed)
 
 
 @router.post("/purges", status_code=202, response_model=StartedPurge)
@@ -109,7 +122,7 @@ async def start_purge(
     admitted_catalog(request, caller, body.catalog)
     purge_id = await client.start(body)
     log.info("purge %s of %s started by %s", purge_id, body.table_name, caller.name)
-    return started(purge_id, request, response)
+    return started(purge_id, request, response, closed=await client.closed_note(purge_id))
 
 
 @router.get("/purges/{purge_id}", response_model=PurgeStatus)
