@@ -140,6 +140,9 @@ async def test_errors_name_the_problem(api_url: str, http: httpx.AsyncClient, s3
     )
     assert scheme.status_code == 422
     assert "metadata_location" in json.dumps(scheme.json())
+    untyped = await http.post(f"{api_url}/v1/purges", content=json.dumps(valid), headers=headers)
+    assert untyped.status_code == 422
+    assert "Content-Type: application/json" in untyped.json()["detail"][0]["msg"], untyped.json()
     huge = {**valid, "file_io_properties": {"padding": "x" * 100_000}}
     assert (await http.post(f"{api_url}/v1/purges", json=huge, headers=headers)).status_code == 413
     unknown = await http.get(f"{api_url}/v1/purges/icepurge-{'0' * 32}", headers=headers)
@@ -166,6 +169,12 @@ async def test_errors_name_the_problem(api_url: str, http: httpx.AsyncClient, s3
     assert (await http.get(f"{api_url}/readyz")).status_code == 200
     docs = await http.get(f"{api_url}/docs")
     assert docs.status_code == 200
+    # Nothing from outside: only the API's own origin may serve what the doc pages load.
+    assert '"validatorUrl": null' in docs.text
+    for page in (docs, await http.get(f"{api_url}/redoc")):
+        policy = page.headers["Content-Security-Policy"]
+        assert "img-src 'self' data:;" in policy and "default-src 'self';" in policy
+        assert "http" not in policy
 
 
 async def test_temporal_unreachable_is_503_with_retry_after(

@@ -110,7 +110,7 @@ def doctor(
 def token(
     name: Annotated[str, typer.Argument(help="Who will hold the token.")],
     catalog: Annotated[list[str], typer.Option(help="Catalog it may use (repeat; * = all).")],
-    role: Annotated[list[Role], typer.Option(help="start, read, cancel, control or decode (repeat).")],
+    role: Annotated[list[Role], typer.Option(help=f"{', '.join(role.value for role in Role)} (repeat).")],
 ) -> None:
     """Mint an API token: prints the token (give it to its holder) and the token-file entry."""
     secret, digest = new_token()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
@@ -26,6 +27,7 @@ from icepurge.api.server.auth import TokenVerifier
 from icepurge.api.server.body_limit import BodyLimit
 from icepurge.api.server.catalog_routes import router as catalog_router
 from icepurge.api.server.codec_routes import router as codec_router
+from icepurge.api.server.docs_policy import SWAGGER_UI_PARAMETERS, same_origin_docs
 from icepurge.api.server.doctor_routes import router as doctor_router
 from icepurge.api.server.front_door.routes import router as front_door_router
 from icepurge.api.server.namespace_routes import router as namespace_router
@@ -65,11 +67,23 @@ async def _invalid(_: Request, error: Exception) -> JSONResponse:
     return _problem(422, str(error))
 
 
-async def _invalid_input(_: Request, error: Exception) -> JSONResponse:
+async def _invalid_input(request: Request, error: Exception) -> JSONResponse:
     """FastAPI's default answer echoes the input, which may hold FileIO credentials: not here."""
     issues = error.errors() if isinstance(error, RequestValidationError) else []
-    detail = [{"loc": issue["loc"], "msg": issue["msg"], "type": issue["type"]} for issue in issues]
+    detail = [
+        {"loc": issue["loc"], "msg": _input_message(request, issue), "type": issue["type"]}
+        for issue in issues
+    ]
     return JSONResponse({"detail": detail}, status_code=422)
+
+
+def _input_message(request: Request, issue: Any) -> str:
+    """Without a JSON Content-Type the body arrives as text, and pydantic's message about it
+    ("Input should be a valid dictionary...") says nothing of the header that is missing."""
+    json_body = "json" in request.headers.get("content-type", "")
+    if tuple(issue["loc"]) == ("body",) and not json_body:
+        return "the body must be a JSON object, sent with the header Content-Type: application/json"
+    return str(issue["msg"])
 
 
 async def _temporal_error(_: Request, error: Exception) -> JSONResponse:
@@ -109,7 +123,9 @@ def create_app(settings: ApiSettings) -> FastAPI:
         description="Durable purges of dropped Iceberg tables. Bearer tokens: see the README.",
         responses={code: {"model": Problem} for code in (401, 403, 404, 413, 503)},
         lifespan=_lifespan,
+        swagger_ui_parameters=SWAGGER_UI_PARAMETERS,
     )
+    app.middleware("http")(same_origin_docs)
     app.state.settings = settings
     app.state.verifier = TokenVerifier.from_file(settings.api_auth_file) if settings.api_auth_file else None
     app.state.temporal = TemporalConnection(settings)
