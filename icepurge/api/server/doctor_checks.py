@@ -9,14 +9,17 @@ import asyncio
 import shutil
 import socket
 import uuid
+from contextlib import suppress
 from datetime import timedelta
 from urllib.parse import urlsplit
 
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import IndexedValueType, TaskQueueType
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest, DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowFailureError
+from temporalio.service import RPCError
 
 from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.server.admin_setup import INDEXED_TYPES
@@ -96,11 +99,12 @@ async def _workers_and_codec(client: Client, settings: ApiSettings) -> CheckResu
     if not described.pollers:
         return fail(name, f"no worker polls task queue {queue!r}: start one (`icepurge worker`)")
     probe = f"doctor-{uuid.uuid4()}"
+    probe_id = f"icepurge-doctor-{uuid.uuid4()}"
     try:
         echoed = await client.execute_workflow(
             ECHO_WORKFLOW_TYPE,
             probe,
-            id=f"icepurge-doctor-{uuid.uuid4()}",
+            id=probe_id,
             task_queue=queue,
             result_type=str,
             execution_timeout=timedelta(seconds=STEP_SECONDS),
@@ -117,10 +121,23 @@ async def _workers_and_codec(client: Client, settings: ApiSettings) -> CheckResu
             f"the workers seal payloads this process can't open ({error}): set ICEPURGE_CODEC_KEYS as on "
             "the workers",
         )
+    finally:
+        await _forget(client, settings.temporal_namespace, probe_id)
     if echoed != probe:
         return fail(name, "a worker answered with another payload: check the workers' version")
     sealing = "sealed" if settings.payload_codec() else "UNSEALED (no ICEPURGE_CODEC_KEYS on either side)"
     return ok(name, f"{len(described.pollers)} worker(s) on {queue!r}; a {sealing} payload round-tripped")
+
+
+async def _forget(client: Client, namespace: str, workflow_id: str) -> None:
+    """The probe leaves no workflow in the Web UI's list or `temporal workflow list`; a server
+    that refuses the delete leaves a closed probe behind, nothing worse."""
+    with suppress(RPCError):
+        await client.workflow_service.delete_workflow_execution(
+            DeleteWorkflowExecutionRequest(
+                namespace=namespace, workflow_execution=WorkflowExecution(workflow_id=workflow_id)
+            )
+        )
 
 
 def _state_location(settings: ApiSettings) -> CheckResult:
