@@ -137,6 +137,9 @@ async def test_a_stopped_worker_hands_its_chunk_back_at_once(
             purge_id = await purges.start(request_for(table, properties, concurrency=1, chunk_window=1))
             await asyncio.wait_for(faults.deletes_reached(2), timeout=120)
             staying = _worker(stack, "recovery-term-1", **tuning)
+            # Stopped right after a delete arrived: it takes 1.5 s, longer than the 1 s grace, so
+            # the chunk can't finish in time however long the other worker took to start.
+            await asyncio.wait_for(faults.deletes_reached(faults.delete_requests + 1), timeout=120)
             await asyncio.to_thread(leaving.stop, 30.0)
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
         finally:
