@@ -122,9 +122,11 @@ def main() -> None:
                 print(f"the {service.name} exited; see {service.log_path}")
     finally:
         print("stopping ...")
+        stopping_since = time.monotonic()
         for service in services:
             service.stop()
         stack.stop()
+        print(f"stopped in {time.monotonic() - stopping_since:.1f} s: the worker, the API and the stack")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,63 @@
+"""The README's walkthroughs as steps: each ```console block holds `$ command` lines, each followed
+by the output it prints. In the output, `…` stands for what changes from run to run (ids, times,
+paths) and a line of `…` alone for any number of lines."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+ELLIPSIS = "…"
+PROMPT = "$ "
+_BLOCK = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_ASSIGNMENT = re.compile(r"^(?P<name>[A-Z_]+)=\$\((?P<command>.*)\)$")
+
+
+@dataclass
+class Step:
+    command: str
+    expected: list[str] = field(default_factory=list)
+
+    def assignment(self) -> tuple[str, str] | None:
+        """`NAME=$(command)`: the command's stdout goes into NAME, its stderr is the output."""
+        found = _ASSIGNMENT.match(self.command)
+        return (found["name"], found["command"]) if found else None
+
+
+def walkthrough_steps(markdown: str) -> list[Step]:
+    steps: list[Step] = []
+    for block in _BLOCK.findall(markdown):
+        lines = iter(block.splitlines())
+        for line in lines:
+            if line.startswith(PROMPT):
+                command = line[len(PROMPT) :]
+                while command.endswith("\\"):
+                    command = command[:-1] + next(lines).strip()
+                steps.append(Step(command.strip()))
+            elif steps:
+                steps[-1].expected.append(line)
+    return steps
+
+
+def _normal(line: str) -> str:
+    """Tables pad their cells and bars stretch with the terminal: whitespace runs count as one."""
+    return " ".join(line.split())
+
+
+def line_matches(expected: str, actual: str) -> bool:
+    # `…` also takes the spaces around it: "SUCCEEDED … events" matches "SUCCEEDED events".
+    pattern = ".*?".join(re.escape(part.strip()) for part in _normal(expected).split(ELLIPSIS))
+    return re.fullmatch(pattern, _normal(actual)) is not None
+
+
+def output_matches(expected: list[str], actual: list[str]) -> bool:
+    """Every expected line in order, each against one actual line; `…` alone takes any number."""
+    wanted = [line for line in expected if line.strip()]
+    got = [line for line in actual if line.strip()]
+    reachable = {0}
+    for pattern in wanted:
+        if pattern.strip() == ELLIPSIS:
+            reachable = set(range(min(reachable), len(got) + 1)) if reachable else set()
+        else:
+            reachable = {at + 1 for at in reachable if at < len(got) and line_matches(pattern, got[at])}
+    return len(got) in reachable

@@ -1,0 +1,139 @@
+"""Every README walkthrough, run verbatim against a `make run` stack (its own ports and state
+directory), compared with the output the README shows: the text can't go stale. Then Ctrl-C
+stops everything `make run` started, saying so."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.readme_walkthrough import Step, output_matches, walkthrough_steps
+
+ROOT = Path(__file__).resolve().parent.parent
+README_API = "http://127.0.0.1:8000"
+SERVING = "serving; Ctrl-C stops everything"
+PORT_BLOCK = 11
+
+
+def free_block(size: int) -> int:
+    """A first port with `size` free ports after it (the stack's ports past the four named)."""
+    for base in range(31000, 60000, 97):
+        sockets = []
+        try:
+            for port in range(base, base + size):
+                probe = socket.socket()
+                sockets.append(probe)
+                probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for probe in sockets:
+                probe.close()
+    raise RuntimeError("no free block of ports")
+
+
+def run_env(tmp_path: Path) -> dict[str, str]:
+    base = free_block(PORT_BLOCK + 4)
+    return {
+        **os.environ,
+        "ICEPURGE_RUN_STATE_DIR": str(tmp_path / "run"),
+        "ICEPURGE_PORT_BASE": str(base),
+        "ICEPURGE_TEMPORAL_PORT": str(base + PORT_BLOCK),
+        "ICEPURGE_UI_PORT": str(base + PORT_BLOCK + 1),
+        "ICEPURGE_S3_PORT": str(base + PORT_BLOCK + 2),
+        "ICEPURGE_API_PORT": str(base + PORT_BLOCK + 3),
+        "ICEPURGE_API_URL": f"http://127.0.0.1:{base + PORT_BLOCK + 3}",
+        "COLUMNS": "100",
+    }
+
+
+@pytest.fixture
+def make_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
+    env = run_env(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "icepurge.devstack.run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield process, env
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def read_until(process: subprocess.Popen[str], marker: str, timeout: float) -> list[str]:
+    assert process.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip("\n"))
+        if marker in line:
+            return lines
+    raise AssertionError(f"never printed {marker!r}:\n" + "\n".join(lines))
+
+
+def run_step(step: Step, env: dict[str, str], workdir: Path) -> list[str]:
+    """One command as a shell runs it (the README's URL replaced by this stack's); its output as
+    a terminal shows it, stdout and stderr interleaved."""
+    assigned = step.assignment()
+    command = (assigned[1] if assigned else step.command).replace(README_API, env["ICEPURGE_API_URL"])
+    done = subprocess.run(
+        ["bash", "-c", command],
+        check=False,
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if assigned else subprocess.STDOUT,
+        text=True,
+        timeout=240,
+    )
+    if assigned:
+        env[assigned[0]] = done.stdout.strip()
+    shown = done.stderr if assigned else done.stdout
+    return shown.replace(env["ICEPURGE_API_URL"], README_API).splitlines()
+
+
+@pytest.mark.timeout(900)
+def test_every_readme_walkthrough_prints_what_the_readme_shows(
+    make_run: tuple[subprocess.Popen[str], dict[str, str]], tmp_path: Path
+) -> None:
+    process, env = make_run
+    steps = walkthrough_steps((ROOT / "README.md").read_text())
+    assert len(steps) > 20, "the README's ```console walkthroughs were not found"
+    started = read_until(process, SERVING, timeout=300)
+    assert any("demo purge SUCCEEDED" in line for line in started), started
+    workdir = tmp_path / "shell"
+    workdir.mkdir()
+    # The commands name .venv/bin/...: relative to the repository, files they write land here.
+    (workdir / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    for step in steps:
+        actual = run_step(step, env, workdir)
+        assert output_matches(step.expected, actual), (
+            f"$ {step.command}\nREADME shows:\n"
+            + "\n".join(step.expected)
+            + "\nprinted:\n"
+            + "\n".join(actual)
+        )
+
+    stopping = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    ended = read_until(process, "stopped in", timeout=60)
+    assert process.wait(timeout=30) == 0
+    print(f"\nCtrl-C: {time.monotonic() - stopping:.1f} s to '{ended[-1]}'")
