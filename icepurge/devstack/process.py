@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
@@ -104,15 +106,33 @@ class ServiceProcess:
             self._process.wait()
 
     def stop(self, grace: float = 10.0) -> None:
+        stop_together([self], grace)
+
+    def terminate(self) -> None:
+        """SIGTERM to the whole process group, without waiting."""
+        if self.running() and self._process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGTERM)
+
+    def wait_or_kill(self, deadline: float) -> None:
+        """Waits until `deadline` (monotonic), then SIGKILLs what is left of the group."""
         process = self._process
-        if process is None or process.poll() is not None:
+        if process is None:
             return
         try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=grace)
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             # weed can ignore SIGTERM for a minute; nothing of it may outlive the stack.
-            os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        except ProcessLookupError:
-            process.wait()
+
+
+def stop_together(services: Sequence[ServiceProcess], grace: float) -> None:
+    """SIGTERM to every service at once, then one shared grace: stopping takes the slowest
+    service's time (bounded by `grace`), not the sum of them."""
+    for service in services:
+        service.terminate()
+    deadline = time.monotonic() + grace
+    for service in services:
+        service.wait_or_kill(deadline)

@@ -18,6 +18,9 @@ from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 
 DEMO_CATALOG = "demo"
+# Ctrl-C's budget: services get SIGTERM together, and what still runs after this is killed
+# (a killed worker loses nothing: its activities are retried from their checkpoints).
+STOP_GRACE_SECONDS = 3.0
 
 
 def catalog_env(stack: EmbeddedStack) -> dict[str, str]:
@@ -85,6 +88,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     print(f"starting the embedded stack in {state_dir} ...")
+    starting_since = time.monotonic()
     stack.start()
     # The worker and the API know the demo catalogs by name, the PyIceberg way: a SQLite catalog,
     # and SeaweedFS's REST catalog, which the API's front door serves.
@@ -109,6 +113,7 @@ def main() -> None:
             f"S3 http://127.0.0.1:{stack.ports.s3}, API {api_url}"
             f"{'' if secured else ' (INSECURE DEV MODE: no token needed)'}; logs in {state_dir / 'logs'}"
         )
+        print(f"ready in {time.monotonic() - starting_since:.1f} s; now the demo purges")
         asyncio.run(_demo(stack, api_url))
         if secured:
             print("front door demo skipped: the API wants tokens (ICEPURGE_API_AUTH_FILE)")
@@ -123,9 +128,7 @@ def main() -> None:
     finally:
         print("stopping ...")
         stopping_since = time.monotonic()
-        for service in services:
-            service.stop()
-        stack.stop()
+        stack.stop(STOP_GRACE_SECONDS, *services)
         print(f"stopped in {time.monotonic() - stopping_since:.1f} s: the worker, the API and the stack")
 
 

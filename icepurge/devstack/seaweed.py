@@ -61,6 +61,9 @@ def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credential
         "-s3.port.lance=0",
         f"-s3.config={identities}",
         "-master.volumeSizeLimitMB=256",
+        # One master, no peers: a short election is safe, and a restart on saved state elects
+        # itself in about a second instead of the default 10 s.
+        "-master.electionTimeout=1s",
         "-volume.max=200",
         "-master.telemetry=false",
     ]
@@ -97,6 +100,9 @@ def create_buckets(properties: dict[str, str], buckets: list[str], timeout: floa
                 time.sleep(0.5)
 
 
+_TABLE_BUCKET_EXISTS = frozenset({"ConflictException", "BucketAlreadyExists", "BucketAlreadyOwnedByYou"})
+
+
 def create_table_bucket(properties: dict[str, str], name: str) -> None:
     """An S3 Tables table bucket: one Iceberg REST catalog of SeaweedFS's (safe to repeat)."""
     client = boto3.client(
@@ -106,5 +112,10 @@ def create_table_bucket(properties: dict[str, str], name: str) -> None:
         aws_secret_access_key=properties["s3.secret-access-key"],
         region_name=properties["s3.region"],
     )
-    with contextlib.suppress(client.exceptions.ConflictException):
+    try:
         client.create_table_bucket(name=name)
+    except ClientError as error:
+        # S3 Tables says ConflictException; SeaweedFS, once restarted on its saved state,
+        # BucketAlreadyExists.
+        if error.response.get("Error", {}).get("Code") not in _TABLE_BUCKET_EXISTS:
+            raise

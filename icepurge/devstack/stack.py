@@ -15,7 +15,7 @@ from icepurge.connection.connect import connect
 from icepurge.connection.payload_codec import new_key
 from icepurge.connection.settings import TemporalSettings
 from icepurge.devstack.ports import StackPorts
-from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.process import ServiceProcess, stop_together
 from icepurge.devstack.seaweed import (
     S3Credentials,
     create_buckets,
@@ -127,9 +127,9 @@ class EmbeddedStack:
         self._services[self._services.index(old)] = new
         new.wait_for_port(self.ports.temporal)
 
-    def stop(self) -> None:
-        for service in reversed(self._services):
-            service.stop()
+    def stop(self, grace: float = 10.0, *also: ServiceProcess) -> None:
+        """Stops the stack's services and `also` (its worker, its API) together."""
+        stop_together([*also, *reversed(self._services)], grace)
         self._services.clear()
 
     async def purge_client(self) -> PurgeClient:
