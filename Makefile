@@ -49,7 +49,8 @@ lock: install
 		--format requirements-txt | awk '/^uv==/ {keep=1; print; next} /^[^ ]/ {keep=0} keep' \
 		> requirements-uv.txt
 
-run: install
+# The embedded stack needs only the Python environment: Azurite and iceberg-js are test tiers'.
+run: $(INSTALLED)
 	$(PY) -m icepurge.devstack.run
 
 lint: install

@@ -19,14 +19,18 @@ class S3Store:
 
     def list(self, location: str) -> set[str]:
         """Object URIs under a location (a folder), without SeaweedFS's directory markers."""
+        return set(self.sizes(location))
+
+    def sizes(self, location: str) -> dict[str, int]:
+        """Object URIs under a location and their sizes in bytes."""
         parts = urlsplit(location.rstrip("/") + "/")
         bucket, prefix = parts.netloc, parts.path.lstrip("/")
-        found: set[str] = set()
+        found: dict[str, int] = {}
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             for item in page.get("Contents", []):
                 key = item["Key"]
                 if not key.endswith("/"):
-                    found.add(f"s3://{bucket}/{key}")
+                    found[f"s3://{bucket}/{key}"] = item["Size"]
         return found
 
     def put(self, uri: str, body: bytes = b"x") -> None:

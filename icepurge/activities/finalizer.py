@@ -150,6 +150,7 @@ def _delete_groups(
             progress.delete_requests += result.requests
             progress.throttled_requests += result.throttled
             bucket.deleted += len(result.deleted)
+            bucket.bytes_deleted += sum(plan.sizes.get(path, 0) for path in result.deleted)
             bucket.already_missing += len(result.missing)
             bucket.failed += len(result.failed)
             progress.failures.extend(

@@ -72,7 +72,3 @@ def parse_metadata(raw: bytes, location: str) -> TableMetadata:
         raise TerminalMetadataError(
             ERROR_METADATA_CORRUPT, location, f"metadata does not parse ({first})"
         ) from None
-
-
-def read_metadata(io: FileIO, location: str, beat: Callable[[], None] = lambda: None) -> TableMetadata:
-    return parse_metadata(read_bytes(io, location, beat), location)

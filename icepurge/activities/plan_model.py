@@ -115,6 +115,11 @@ class Plan(BaseModel):
     current_metadata_file: str | None
     foreign_files: list[PlannedFile]
     unreadable: list[UnreadableFile] = Field(default_factory=list)
+    sizes: dict[str, int] = Field(
+        default_factory=dict,
+        description="Bytes of the manifests, lists, metadata and statistics files, where known: "
+        "finalize counts them as it deletes them.",
+    )
 
     def finalize_groups(self) -> list[tuple[Category, list[str]]]:
         """Finalize's delete order: manifests once every chunk has deleted their entries, then

@@ -27,7 +27,7 @@ from icepurge.activities.manifest_reader import (
     parse_manifest_entries,
     parse_manifest_list,
 )
-from icepurge.activities.metadata_reader import TerminalMetadataError, read_metadata
+from icepurge.activities.metadata_reader import TerminalMetadataError, parse_metadata, read_bytes
 from icepurge.activities.plan_model import (
     ChunkContext,
     Plan,
@@ -84,6 +84,11 @@ class ReachableFiles(BaseModel):
     statistics: dict[str, None] = Field(default_factory=dict)
     metadata: dict[str, None] = Field(default_factory=dict)
     unreadable: list[UnreadableFile] = Field(default_factory=list)
+    sizes: dict[str, int] = Field(
+        default_factory=dict,
+        description="Bytes of the metadata-side files: read (lists, metadata files) or recorded "
+        "where they are listed (a manifest's length, a statistics file's size).",
+    )
 
     def add_snapshots(self, reads: OrderedReads, metadata: TableMetadata) -> None:
         fresh = [
@@ -95,7 +100,9 @@ class ReachableFiles(BaseModel):
             self.manifest_lists[location] = None
         for location, read in reads.in_order(reads.fetch, list(dict.fromkeys(fresh))):
             try:
-                manifests = parse_manifest_list(location, read())
+                raw = read()
+                self.sizes[location] = len(raw)
+                manifests = parse_manifest_list(location, raw)
             except FileNotFoundError:
                 self.unreadable.append(
                     _unreadable(location, Category.MANIFEST_LISTS, UnreadableReason.MISSING)
@@ -108,8 +115,10 @@ class ReachableFiles(BaseModel):
                 continue
             for manifest in manifests:
                 self.manifests.setdefault(manifest.manifest_path, _entry_count(manifest))
+                self.sizes.setdefault(manifest.manifest_path, manifest.manifest_length)
         for statistics in [*metadata.statistics, *metadata.partition_statistics]:
             self.statistics[statistics.statistics_path] = None
+            self.sizes[statistics.statistics_path] = statistics.file_size_in_bytes
 
 
 class OrderedReads:
@@ -126,8 +135,10 @@ class OrderedReads:
     def fetch(self, location: str) -> bytes:
         return fetch(self._io, location)
 
-    def metadata(self, location: str) -> TableMetadata:
-        return read_metadata(self._io, location)
+    def metadata(self, location: str) -> tuple[TableMetadata, int]:
+        """The metadata file and its size in bytes."""
+        raw = read_bytes(self._io, location)
+        return parse_metadata(raw, location), len(raw)
 
     def in_order(
         self, read: Callable[[str], T], locations: Iterable[str]
@@ -187,7 +198,8 @@ def build_plan(
     plan (which the caller writes at `plan_uri`), resuming from `checkpoint`. When the entries fit
     the memory budget, chunks are handed out (`announce`) as they are written, before the plan."""
     beat = _Heartbeat(checkpoint or PlanCheckpoint(), heartbeat)
-    current = read_metadata(io, request.snapshot_location(), beat)
+    current_raw = read_bytes(io, request.snapshot_location(), beat)
+    current = parse_metadata(current_raw, request.snapshot_location())
     guard = LocationGuard(
         table_locations(current.location, current.properties), request.options.location_guard
     )
@@ -252,6 +264,7 @@ def build_plan(
         current_metadata_file=current_file[0] if current_file else None,
         foreign_files=foreign,
         unreadable=[*reachable.unreadable, *unreadable_manifests],
+        sizes={**reachable.sizes, request.snapshot_location(): len(current_raw)},
     )
 
 
@@ -331,7 +344,7 @@ def _walk_metadata_log(
         for location, read in reads.in_order(reads.metadata, level):
             reachable.metadata[location] = None
             try:
-                older = read()
+                older, reachable.sizes[location] = read()
             except TerminalMetadataError as error:
                 reason = _UNREADABLE_METADATA.get(error.type or "")
                 if reason is None:
