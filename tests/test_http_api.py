@@ -63,6 +63,16 @@ async def test_start_is_idempotent_and_points_at_the_status(
     status = await http.get(first.headers["Location"], headers=bearer("a-reader"))
     assert status.status_code == 200
     assert status.json()["catalog"] == CATALOG_A
+    assert first.json()["closed"] is None
+    # Once it closed, the same start changes nothing, and the answer says so.
+    for _ in range(300):
+        state = (await http.get(first.headers["Location"], headers=bearer("a-reader"))).json()["state"]
+        if state == "SUCCEEDED":
+            break
+        await asyncio.sleep(0.1)
+    late = await http.post(f"{api_url}/v1/purges", json=body, headers=bearer("a-full"))
+    assert late.json()["purge_id"] == first.json()["purge_id"]
+    assert "already SUCCEEDED" in late.json()["closed"]
 
 
 async def test_auth_matrix(catalog: SqlCatalog, s3: S3Store, api_url: str, http: httpx.AsyncClient) -> None:

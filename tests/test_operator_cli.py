@@ -61,6 +61,9 @@ async def test_the_cli_goes_through_the_api_with_neither_temporal_nor_the_codec_
     assert json.loads(stdout)["state"] == "SUCCEEDED"
     assert s3.properties["s3.secret-access-key"] not in stdout
     assert s3.list(table.location()) == set()
+    code, stdout, stderr = await icepurge_over_api(api_url, "purge", "start", str(request_file), **env)
+    assert (code, stdout.strip()) == (0, purge_id)
+    assert f"purge {purge_id} already SUCCEEDED for this request; this start changed nothing" in stderr
 
     # The API sealed the request, credentials included, like everything the workers write.
     history = temporal_client.get_workflow_handle(purge_id).fetch_history_events()
