@@ -58,8 +58,10 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 
+# Two processes, each with its own embedded stack on its own ports (a test file stays in one
+# process, in order): the suite is mostly waiting on services, so two fit on two cores.
 test: install lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # The full chaos run: 50 worker kills, a Temporal server restart, store faults; its output is kept.
 chaos: install

@@ -16,6 +16,7 @@ from icepurge.devstack.front_door_demo import DOOR_BUCKET, DOOR_CATALOG, front_d
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from icepurge.devstack.temporal_server import TEMPORAL_DATABASE
 
 DEMO_CATALOG = "demo"
 # Ctrl-C's budget: services get SIGTERM together, and what still runs after this is killed
@@ -87,6 +88,7 @@ def main() -> None:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    warm = (state_dir / TEMPORAL_DATABASE).exists()
     print(f"starting the embedded stack in {state_dir} ...")
     starting_since = time.monotonic()
     stack.start()
@@ -113,12 +115,16 @@ def main() -> None:
             f"S3 http://127.0.0.1:{stack.ports.s3}, API {api_url}"
             f"{'' if secured else ' (INSECURE DEV MODE: no token needed)'}; logs in {state_dir / 'logs'}"
         )
-        print(f"ready in {time.monotonic() - starting_since:.1f} s; now the demo purges")
-        asyncio.run(_demo(stack, api_url))
-        if secured:
-            print("front door demo skipped: the API wants tokens (ICEPURGE_API_AUTH_FILE)")
+        print(f"ready in {time.monotonic() - starting_since:.1f} s")
+        if warm:
+            # The demo is for a newcomer's first start; a restart goes straight to serving.
+            print(f"warm start: the demo purges ran on {state_dir}'s first start (remove it for a fresh one)")
         else:
-            asyncio.run(front_door_demo(stack, api_url))
+            asyncio.run(_demo(stack, api_url))
+            if secured:
+                print("front door demo skipped: the API wants tokens (ICEPURGE_API_AUTH_FILE)")
+            else:
+                asyncio.run(front_door_demo(stack, api_url))
         print("serving; Ctrl-C stops everything")
         while not stopping and all(service.running() for service in services):
             time.sleep(0.5)

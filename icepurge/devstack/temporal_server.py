@@ -9,6 +9,9 @@ from icepurge.devstack.binaries import binary
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import ServiceProcess
 
+# The dev server's database in the state directory: its presence means the stack ran there before.
+TEMPORAL_DATABASE = "temporal.sqlite"
+
 
 def temporal_server(
     state_dir: Path, ports: StackPorts, codec_endpoint: str, dynamic_config: dict[str, str] | None = None
@@ -22,7 +25,7 @@ def temporal_server(
         "--ui-port", str(ports.temporal_ui),
         "--http-port", str(ports.temporal_http),
         "--metrics-port", str(ports.temporal_metrics),
-        "--db-filename", str(state_dir / "temporal.sqlite"),
+        "--db-filename", str(state_dir / TEMPORAL_DATABASE),
         "--ui-disable-news-fetch",
         "--ui-codec-endpoint", codec_endpoint,
         "--log-level", "warn",
