@@ -13,7 +13,7 @@ from temporalio.client import Client
 
 from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeFailedError, PurgeNotFoundError
 from icepurge.api.clients.http_client import HttpPurgeClient
-from icepurge.api.clients.temporal_client import PurgeClient, by_name_request
+from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.controls import Stage
 from icepurge.contract.names import (
     DROP_TABLE_ACTIVITY,
@@ -26,6 +26,7 @@ from icepurge.contract.names import (
 )
 from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.status import GuardName, PurgeState, PurgeStatus
+from icepurge.contract.validation import by_name_request
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
 from tests.cli_runner import icepurge, start_with_temporal_cli
@@ -240,6 +241,30 @@ async def test_a_catalog_the_workers_dont_know_or_a_missing_table_fail_with_the_
     with pytest.raises(PurgeFailedError) as gone:
         await purges.wait(missing)
     assert gone.value.error_type == ERROR_TABLE_NOT_FOUND
+
+
+async def test_a_new_run_failing_at_once_is_never_told_as_an_old_closed_purge(
+    purges: PurgeClient, api_url: str
+) -> None:
+    """The table's next purge by name is a new run under the same id: its start says nothing of a
+    closed purge, even when that run fails (no such table) before the answer is read — as the
+    README walkthrough's third `purge table` once printed. With a request id, the start lands on
+    the closed purge and says so."""
+    missing = by_name_request(LAKE_CATALOG, ["org"], "never_there", requested_by="pytest")
+    async with HttpPurgeClient(api_url, TOKENS["lake-dropper"][0]) as dropper:
+        for client in (purges, dropper, purges, dropper):
+            outcome = await client.begin(missing)
+            assert outcome.closed is None, outcome.closed
+            with pytest.raises(PurgeFailedError):
+                await client.wait(outcome.purge_id)
+        named = missing.model_copy(update={"request_id": "once"})
+        first = await dropper.begin(named)
+        assert first.closed is None
+        with pytest.raises(PurgeFailedError):
+            await dropper.wait(first.purge_id)
+        again = await dropper.begin(named)
+    assert again.purge_id == first.purge_id
+    assert again.closed is not None and "already closed FAILED" in again.closed
 
 
 async def test_a_snapshot_purge_of_an_unknown_catalog_says_the_guard_was_not_applied(

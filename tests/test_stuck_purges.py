@@ -89,10 +89,10 @@ async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_e
     assert not await _listed_reason(bounded_purges, purge_id, "waiting")
 
     # The same request again, credentials fixed: it lands on the closed purge and says so.
-    assert await bounded_purges.start(request_for(table, s3.properties)) == purge_id
-    note = await bounded_purges.closed_note(purge_id)
-    assert note is not None
-    assert "already closed FAILED" in note and f"icepurge purge rerun {purge_id}" in note
+    outcome = await bounded_purges.begin(request_for(table, s3.properties))
+    assert outcome.purge_id == purge_id
+    assert outcome.closed is not None
+    assert "already closed FAILED" in outcome.closed and f"icepurge purge rerun {purge_id}" in outcome.closed
 
     code, stdout, stderr = await icepurge(
         stack, "purge", "watch", purge_id, "--interval", "0.2", ICEPURGE_TASK_QUEUE=QUEUE

@@ -4,7 +4,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from icepurge.contract.request import PurgeRequest
+from icepurge.contract.request import PurgeOptions, PurgeRequest
 
 
 class InvalidPurgeRequestError(ValueError):
@@ -26,3 +26,28 @@ def parse_request(raw: Any) -> PurgeRequest:
         return PurgeRequest.model_validate(raw)
     except ValidationError as error:
         raise InvalidPurgeRequestError(describe_validation_error(error)) from None
+
+
+def by_name_request(
+    catalog: str,
+    namespace: list[str],
+    table: str,
+    *,
+    requested_by: str,
+    options: PurgeOptions | dict[str, Any] | None = None,
+    request_id: str | None = None,
+    notify_workflow_id: str | None = None,
+) -> PurgeRequest:
+    """Raises InvalidPurgeRequestError naming the bad fields."""
+    chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
+    return parse_request(
+        {
+            "catalog": catalog,
+            "namespace": namespace,
+            "table": table,
+            "requested_by": requested_by,
+            "request_id": request_id,
+            "notify_workflow_id": notify_workflow_id,
+            "options": chosen,
+        }
+    )

@@ -27,6 +27,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import TemporalUnreachableError, connect
 from icepurge.connection.payload_codec import CodecKeyError, undecodable
 from icepurge.connection.settings import TemporalSettings
+from icepurge.contract.started import StartOutcome
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 # Messages are never cut into lines at the terminal's width: a pasted id or path stays whole.
@@ -114,12 +115,11 @@ async def cli_client() -> Purges:
     return PurgeClient(await connect(temporal, warn_plaintext=False), temporal.task_queue)
 
 
-async def started_saying_if_closed(client: Purges, purge_id: str) -> str:
+def started_saying_if_closed(outcome: StartOutcome) -> str:
     """A start that found its purge already closed changed nothing: says so, and how to rerun."""
-    note = await client.closed_note(purge_id)
-    if note is not None:
-        console.print(note, style="yellow", markup=False, highlight=False)
-    return purge_id
+    if outcome.closed is not None:
+        console.print(outcome.closed, style="yellow", markup=False, highlight=False)
+    return outcome.purge_id
 
 
 def namespace_levels(text: str) -> list[str]:

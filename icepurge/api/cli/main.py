@@ -41,7 +41,7 @@ from icepurge.contract.names import NAMESPACE_ID_PREFIX
 from icepurge.contract.reasons import typed_reason, waiting_reason
 from icepurge.contract.roles import Role
 from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
-from icepurge.contract.validation import InvalidPurgeRequestError
+from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request
 
 
 @app.callback()
@@ -131,7 +131,7 @@ def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, 
         credentials = isinstance(raw, dict) and bool(raw.get("file_io_properties"))
         if isinstance(client, PurgeClient) and credentials:
             refuse_plaintext_credentials()
-        return await started_saying_if_closed(client, await client.start(raw))
+        return started_saying_if_closed(await client.begin(raw))
 
     print(run_or_exit(go(), InvalidPurgeRequestError))
 
@@ -159,10 +159,10 @@ def purge_table(
 
     async def go() -> str:
         client = await cli_client()
-        purge_id = await client.purge_by_name(
+        request = by_name_request(
             catalog, levels, table, requested_by=who, options=options, request_id=request_id
         )
-        return await started_saying_if_closed(client, purge_id)
+        return started_saying_if_closed(await client.begin(request))
 
     print(run_or_exit(go(), InvalidPurgeRequestError))
 

@@ -12,9 +12,9 @@ from icepurge.api.clients.http_namespace_client import HttpNamespacePurgeClient
 from icepurge.api.clients.listing import PurgeFilter, PurgePage
 from icepurge.api.clients.status_polling import closed_status
 from icepurge.contract.doctor import DoctorReport, TokenInfo
-from icepurge.contract.reasons import closed_start_note
 from icepurge.contract.report_pages import ReportPage, ReportSection
 from icepurge.contract.request import PurgeOptions, PurgeRequest
+from icepurge.contract.started import StartOutcome
 from icepurge.contract.status import TERMINAL_STATES, PurgeReport, PurgeStatus
 from icepurge.contract.validation import parse_request
 
@@ -32,9 +32,20 @@ class HttpPurgeClient:
 
     async def start(self, request: PurgeRequest | dict[str, Any]) -> str:
         """Raises InvalidPurgeRequestError before sending anything, like the Temporal client."""
+        return (await self.begin(request)).purge_id
+
+    async def begin(self, request: PurgeRequest | dict[str, Any]) -> StartOutcome:
+        """start, saying whether the start found its purge already closed (the API's answer). A
+        purge by name goes to its catalog's route, like purge_by_name."""
         parsed = parse_request(request)
-        body = await self._call("POST", "/v1/purges", json=parsed.model_dump(mode="json"))
-        return str(body["purge_id"])
+        if not parsed.by_name:
+            answer = await self._call("POST", "/v1/purges", json=parsed.model_dump(mode="json"))
+            return StartOutcome.model_validate(answer)
+        body = parsed.model_dump(
+            mode="json",
+            include={"namespace", "table", "options", "requested_by", "request_id", "notify_workflow_id"},
+        )
+        return await self._start_by_name(parsed.catalog, body)
 
     async def purge_by_name(
         self,
@@ -54,8 +65,11 @@ class HttpPurgeClient:
             body["requested_by"] = requested_by
         if request_id is not None:
             body["request_id"] = request_id
+        return (await self._start_by_name(catalog, body)).purge_id
+
+    async def _start_by_name(self, catalog: str, body: dict[str, Any]) -> StartOutcome:
         answer = await self._call("POST", f"/v1/catalogs/{quote(catalog, safe='')}/purges", json=body)
-        return str(answer["purge_id"])
+        return StartOutcome.model_validate(answer)
 
     async def namespace_tables(
         self, purge_id: str, page_size: int = 50, page_token: str | None = None
@@ -92,11 +106,6 @@ class HttpPurgeClient:
         body = {"file_io_properties": file_io_properties}
         answer = await self._call("POST", resource_path("purges", purge_id, "rerun"), json=body)
         return str(answer["purge_id"])
-
-    async def closed_note(self, purge_id: str) -> str | None:
-        """None while the purge runs; once it closed, what a start that found it says."""
-        status = await self.status(purge_id)
-        return closed_start_note(purge_id, status.state.value) if status.state in TERMINAL_STATES else None
 
     async def status(self, purge_id: str) -> PurgeStatus:
         return PurgeStatus.model_validate(await self._call("GET", resource_path("purges", purge_id)))

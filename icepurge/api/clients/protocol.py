@@ -10,6 +10,7 @@ from icepurge.api.clients.listing import PurgeFilter, PurgePage
 from icepurge.contract.namespace_request import NamespacePurgeRequest
 from icepurge.contract.namespace_status import NamespacePurgeReport, NamespacePurgeStatus
 from icepurge.contract.request import PurgeOptions, PurgeRequest
+from icepurge.contract.started import StartOutcome
 from icepurge.contract.status import PurgeReport, PurgeStatus
 
 
@@ -36,6 +37,8 @@ class Purges(Protocol):
 
     async def start(self, request: PurgeRequest | dict[str, Any]) -> str: ...
 
+    async def begin(self, request: PurgeRequest | dict[str, Any]) -> StartOutcome: ...
+
     async def purge_by_name(
         self,
         catalog: str,
@@ -48,8 +51,6 @@ class Purges(Protocol):
     ) -> str: ...
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str: ...
-
-    async def closed_note(self, purge_id: str) -> str | None: ...
 
     async def status(self, purge_id: str) -> PurgeStatus: ...
 

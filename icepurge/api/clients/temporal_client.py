@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from contextlib import suppress
 from datetime import UTC
 from typing import Any
 
@@ -51,8 +50,9 @@ from icepurge.contract.names import (
 from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.reasons import closed_start_note
 from icepurge.contract.request import PurgeOptions, PurgeRequest
+from icepurge.contract.started import StartOutcome
 from icepurge.contract.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
-from icepurge.contract.validation import InvalidPurgeRequestError, parse_request
+from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request, parse_request
 
 _ERROR_LIMIT = 500
 
@@ -94,31 +94,6 @@ def _retrying(description: WorkflowExecutionDescription) -> RetryingStep | None:
     return None
 
 
-def by_name_request(
-    catalog: str,
-    namespace: list[str],
-    table: str,
-    *,
-    requested_by: str,
-    options: PurgeOptions | dict[str, Any] | None = None,
-    request_id: str | None = None,
-    notify_workflow_id: str | None = None,
-) -> PurgeRequest:
-    """Raises InvalidPurgeRequestError naming the bad fields."""
-    chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
-    return parse_request(
-        {
-            "catalog": catalog,
-            "namespace": namespace,
-            "table": table,
-            "requested_by": requested_by,
-            "request_id": request_id,
-            "notify_workflow_id": notify_workflow_id,
-            "options": chosen,
-        }
-    )
-
-
 def _reuse_policy(request: PurgeRequest) -> WorkflowIDReusePolicy:
     """A snapshot, or a request id, names one purge forever: a retried start returns it even
     closed. A table's name alone doesn't: once its purge closed, a table re-created under the
@@ -140,10 +115,19 @@ class PurgeClient:
 
         Raises InvalidPurgeRequestError (naming the fields) before anything reaches Temporal.
         """
+        return (await self.begin(request)).purge_id
+
+    async def begin(self, request: PurgeRequest | dict[str, Any]) -> StartOutcome:
+        """start, saying whether the start found its purge already closed: told by the start
+        itself (Temporal refused a new run), never by a look afterwards, which would take a new
+        run that failed at once for an old one."""
         parsed = parse_request(request)
-        with suppress(WorkflowAlreadyStartedError):
+        purge_id = purge_id_for(parsed)
+        try:
             await self._start(parsed, _reuse_policy(parsed))
-        return purge_id_for(parsed)
+        except WorkflowAlreadyStartedError:
+            return StartOutcome(purge_id=purge_id, closed=await self._closed_note(purge_id))
+        return StartOutcome(purge_id=purge_id)
 
     async def purge_by_name(
         self,
@@ -287,8 +271,8 @@ class PurgeClient:
         status.retrying = _retrying(description) or status.retrying
         return status
 
-    async def closed_note(self, purge_id: str) -> str | None:
-        """None while the purge runs; once it closed, what a start that found it says."""
+    async def _closed_note(self, purge_id: str) -> str | None:
+        """What a start that found the purge closed says; None if a rerun started it meanwhile."""
         try:
             description = await self._client.get_workflow_handle(purge_id).describe()
         except RPCError as error:

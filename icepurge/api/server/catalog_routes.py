@@ -8,13 +8,13 @@ import logging
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 
-from icepurge.api.clients.temporal_client import by_name_request
 from icepurge.api.server.catalog_checks import known_catalog, usable_catalogs
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
 from icepurge.api.server.routes import StartedPurge, authorize, started
 from icepurge.contract.catalog_request import CatalogPurgeRequest
 from icepurge.contract.roles import Role
 from icepurge.contract.status import PurgeStatus
+from icepurge.contract.validation import by_name_request
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1")
@@ -58,9 +58,9 @@ async def purge_by_name(
         request_id=body.request_id,
         notify_workflow_id=body.notify_workflow_id,
     )
-    purge_id = await client.start(purge_request)
-    log.info("purge by name %s (%s) started by %s", purge_id, purge_request.table_name, caller.name)
-    return started(purge_id, request, response, closed=await client.closed_note(purge_id))
+    outcome = await client.begin(purge_request)
+    log.info("purge by name %s (%s) started by %s", outcome.purge_id, purge_request.table_name, caller.name)
+    return started(outcome, request, response)
 
 
 @router.post("/purges/{purge_id}/undrop", response_model=PurgeStatus)

@@ -18,6 +18,7 @@ from icepurge.contract.controls import RateBudgetChange
 from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.request import PurgeOptions
 from icepurge.contract.roles import Role
+from icepurge.contract.started import StartOutcome
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1")
@@ -75,7 +76,7 @@ async def purge_namespace(
     )
     purge_id = await client.namespaces.start(parsed)
     log.info("namespace purge %s (%s) started by %s", purge_id, parsed.name, caller.name)
-    return started(purge_id, request, response, "namespace-purges")
+    return started(StartOutcome(purge_id=purge_id), request, response, "namespace-purges")
 
 
 @router.get("/namespace-purges/{purge_id}", response_model=NamespacePurgeStatus)

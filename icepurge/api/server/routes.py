@@ -20,6 +20,7 @@ from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.controls import RateBudgetChange
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.roles import Role
+from icepurge.contract.started import CLOSED_DESCRIPTION, StartOutcome
 from icepurge.contract.status import PurgeState, PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
 
@@ -31,11 +32,7 @@ _PURGE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 class StartedPurge(BaseModel):
     purge_id: str
     status_url: str
-    closed: str | None = Field(
-        None,
-        description="Set when the start found this purge already closed: the start changed nothing, "
-        "and this says how to run it again.",
-    )
+    closed: str | None = Field(None, description=CLOSED_DESCRIPTION)
 
 
 class CancelRequested(BaseModel):
@@ -90,17 +87,13 @@ async def authorize(client: PurgeClient, caller: Principal, role: Role, purge_id
 
 
 def started(
-    purge_id: str,
-    request: Request,
-    response: Response,
-    collection: str = "purges",
-    closed: str | None = None,
+    outcome: StartOutcome, request: Request, response: Response, collection: str = "purges"
 ) -> StartedPurge:
     settings: ApiSettings = request.app.state.settings
     base = settings.api_public_url or str(request.base_url).rstrip("/")
-    url = f"{base}/v1/{collection}/{purge_id}"
+    url = f"{base}/v1/{collection}/{outcome.purge_id}"
     response.headers["Location"] = url
-    return StartedPurge(purge_id=purge_id, status_url=url, closed=closed)
+    return StartedPurge(purge_id=outcome.purge_id, status_url=url, closed=outcome.closed)
 
 
 @router.post("/purges", status_code=202, response_model=StartedPurge)
@@ -120,9 +113,9 @@ async def start_purge(
             "(role drop)"
         )
     admitted_catalog(request, caller, body.catalog)
-    purge_id = await client.start(body)
-    log.info("purge %s of %s started by %s", purge_id, body.table_name, caller.name)
-    return started(purge_id, request, response, closed=await client.closed_note(purge_id))
+    outcome = await client.begin(body)
+    log.info("purge %s of %s started by %s", outcome.purge_id, body.table_name, caller.name)
+    return started(outcome, request, response)
 
 
 @router.get("/purges/{purge_id}", response_model=PurgeStatus)
@@ -154,7 +147,7 @@ async def rerun_purge(
     await authorize(client, caller, Role.START, purge_id)
     await client.rerun(purge_id, body.file_io_properties if body else None)
     log.info("purge %s re-run by %s", purge_id, caller.name)
-    return started(purge_id, request, response)
+    return started(StartOutcome(purge_id=purge_id), request, response)
 
 
 @router.post("/purges/{purge_id}/pause", response_model=PurgeStatus)
