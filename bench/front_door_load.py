@@ -16,10 +16,13 @@ import statistics
 import sys
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.bench_stack import bench_stack
+from bench.cpu_shares import cpu_shares
+from bench.drop_anatomy import drop_anatomy
 from bench.front_door_stack import CATALOG, front_door, serve_catalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
@@ -67,6 +70,7 @@ class LoadOutcome:
     drops: list[DropStats]
     tables: list[TableId]
     locations: list[str]
+    rows: list[dict[str, Any]]
 
 
 async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
@@ -97,6 +101,7 @@ async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
         drops=_drop_stats(dropped),
         tables=[TableId(CATALOG, [run.namespace], row["table"]) for row in dropped],
         locations=[row["location"] for row in dropped],
+        rows=dropped,
     )
 
 
@@ -118,7 +123,9 @@ async def completed(purges: PurgeClient, tables: list[TableId]) -> int:
 
 
 async def _bench(stack: EmbeddedStack, folder: Path, args: argparse.Namespace) -> None:
-    async with front_door(stack, QUEUE) as served:
+    async with front_door(
+        stack, QUEUE, worker_process=not args.worker_in_process, activity_slots=args.activity_slots
+    ) as served:
         run = LoadRun(
             door_url=served.door_url,
             token="insecure-dev",
@@ -129,8 +136,19 @@ async def _bench(stack: EmbeddedStack, folder: Path, args: argparse.Namespace) -
             tables_per_user=args.tables_per_user,
             large_files=args.large_files,
         )
-        outcome = await run_locust(run, folder)
+        async with cpu_shares() as shares:
+            outcome = await run_locust(run, folder)
         done = await completed(served.purges, outcome.tables)
+        slowest = sorted(outcome.rows, key=lambda row: row["seconds"], reverse=True)[: args.anatomies]
+        anatomies = [
+            f"{row['seconds']:.2f} s {row['label']}: "
+            + await drop_anatomy(
+                served.client,
+                TableId(CATALOG, [run.namespace], row["table"]).purge_id(),
+                datetime.fromtimestamp(row["sent"], UTC).replace(tzinfo=None),
+            )
+            for row in slowest
+        ]
     s3 = S3Store(stack.s3_properties)
     left = sum(len(s3.list(location)) for location in outcome.locations)
     for drop in outcome.drops:
@@ -139,6 +157,10 @@ async def _bench(stack: EmbeddedStack, folder: Path, args: argparse.Namespace) -
         f"{args.users} users; purges completed: {done}/{len(outcome.tables)};"
         f" objects left under the dropped tables' prefixes (listed directly): {left}"
     )
+    print(shares.line())
+    print("the slowest drops, seconds from the DELETE (bench.drop_anatomy):")
+    for line in anatomies:
+        print(f"  {line}")
 
 
 def main() -> None:
@@ -146,6 +168,13 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--tables-per-user", type=int, default=3)
     parser.add_argument("--large-files", type=int, default=50_000)
+    parser.add_argument(
+        "--worker-in-process",
+        action="store_true",
+        help="The worker on the API's process (the earlier runs' set-up) instead of its own, as deployed.",
+    )
+    parser.add_argument("--activity-slots", type=int, default=8, help="The worker's concurrent activities.")
+    parser.add_argument("--anatomies", type=int, default=5, help="How many of the slowest drops to dissect.")
     args = parser.parse_args()
     with bench_stack("icepurge-front-door-load-") as (_, stack):
         serve_catalog(stack, BUCKET)

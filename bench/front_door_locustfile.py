@@ -65,6 +65,7 @@ class FrontDoorUser(HttpUser):
             else:
                 table = create_demo_table(self.catalog, (NAMESPACE,), name)
                 label = "small table (3 appends)"
+            sent = time.time()
             began = time.perf_counter()
             with self.client.delete(
                 f"{self.tables_path}/{name}",
@@ -81,6 +82,7 @@ class FrontDoorUser(HttpUser):
                 "label": label,
                 "status": answer.status_code,
                 "seconds": time.perf_counter() - began,
+                "sent": sent,
             }
             with open(SETTINGS["out"], "a") as out:
                 out.write(json.dumps(dropped) + "\n")

@@ -9,12 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from temporalio.client import Client
+
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.settings import ApiSettings
 from icepurge.connection.connect import connect
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.process import WORKER_READY
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import build_worker
 from icepurge.worker.settings import WorkerSettings
@@ -26,6 +29,7 @@ CATALOG = "tablebucket"
 class FrontDoor:
     api_url: str
     purges: PurgeClient
+    client: Client
 
     @property
     def door_url(self) -> str:
@@ -39,22 +43,45 @@ def serve_catalog(stack: EmbeddedStack, bucket: str) -> None:
 
 
 @asynccontextmanager
-async def front_door(stack: EmbeddedStack, queue: str) -> AsyncIterator[FrontDoor]:
+async def front_door(
+    stack: EmbeddedStack, queue: str, *, worker_process: bool = False, activity_slots: int = 8
+) -> AsyncIterator[FrontDoor]:
+    """The API in a thread of this process; the worker on this event loop, or (`worker_process`)
+    in a process of its own, as deployed: then the API's answers don't share the GIL with
+    planning."""
     settings = WorkerSettings(
         temporal_address=stack.temporal_address,
         state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
         state_io_properties=stack.s3_properties,
         task_queue=queue,
+        codec_keys=stack.codec_keys,
+        max_concurrent_activities=activity_slots,
         # The figures are the output: no event lines between them.
         event_sinks=[],
     )
     client = await connect(settings, warn_plaintext=False)
     api = ApiSettings(
         temporal_address=stack.temporal_address,
+        codec_keys=stack.codec_keys,
         task_queue=queue,
         api_insecure_dev=True,
         front_door={CATALOG: FrontDoorPolicy()},
     )
-    with ThreadPoolExecutor(settings.max_concurrent_activities) as pool, serve_api(api) as api_url:
-        async with build_worker(client, settings, pool):
-            yield FrontDoor(api_url, PurgeClient(client, queue))
+    with serve_api(api) as api_url:
+        if worker_process:
+            worker = stack.worker_process(
+                "bench-worker",
+                ICEPURGE_TASK_QUEUE=queue,
+                ICEPURGE_EVENT_SINKS="[]",
+                ICEPURGE_MAX_CONCURRENT_ACTIVITIES=str(activity_slots),
+            )
+            worker.start()
+            try:
+                worker.wait_for_log(WORKER_READY)
+                yield FrontDoor(api_url, PurgeClient(client, queue), client)
+            finally:
+                worker.stop()
+            return
+        with ThreadPoolExecutor(settings.max_concurrent_activities) as pool:
+            async with build_worker(client, settings, pool):
+                yield FrontDoor(api_url, PurgeClient(client, queue), client)

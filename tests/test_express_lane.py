@@ -17,6 +17,7 @@ from icepurge.activities.express_activities import catalog_retries_bounded
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract import express_steps
 from icepurge.contract.activity_steps import CATALOG_RETRY
+from icepurge.contract.express_steps import LoadedPlan
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     DELIVER_EVENTS_ACTIVITY,
@@ -47,6 +48,22 @@ def _outcomes(status: PurgeStatus) -> dict[str, tuple[int, int, int, int]]:
         category: (counts.deleted, counts.already_missing, counts.failed, counts.skipped_total)
         for category, counts in status.counts.by_category.items()
     }
+
+
+async def _loaded_plan(client: Client, purge_id: str) -> LoadedPlan:
+    """load_and_plan's result, as the purge's history recorded it."""
+    scheduled: set[int] = set()
+    async for event in client.get_workflow_handle(purge_id).fetch_history_events():
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            if event.activity_task_scheduled_event_attributes.activity_type.name == LOAD_AND_PLAN_ACTIVITY:
+                scheduled.add(event.event_id)
+        elif event.HasField("activity_task_completed_event_attributes"):
+            completed = event.activity_task_completed_event_attributes
+            if completed.scheduled_event_id in scheduled:
+                (result,) = await client.data_converter.decode(completed.result.payloads, [LoadedPlan])
+                assert isinstance(result, LoadedPlan)
+                return result
+    raise AssertionError(f"{purge_id} has no load_and_plan result")
 
 
 async def _events(client: Client, purge_id: str) -> int:
@@ -102,6 +119,11 @@ async def test_a_small_table_takes_three_steps_with_the_step_by_step_outcome(
         (await temporal_client.get_workflow_handle(stepwise.purge_id).fetch_history()).events
     )
     assert quick_events < stepwise_events
+    # The small plan travelled in the step's result: no plan, chunk or checkpoint object of its
+    # own reached the state location (only the report did).
+    held = (await _loaded_plan(temporal_client, quick.purge_id)).plan.held
+    assert held is not None
+    assert {"plan.json", "context.json", "content/000000.json"} <= set(held)
 
 
 async def test_a_table_over_the_express_size_goes_on_step_by_step_from_its_plan(
@@ -123,6 +145,8 @@ async def test_a_table_over_the_express_size_goes_on_step_by_step_from_its_plan(
     assert FINISH_SMALL_PURGE_ACTIVITY not in steps
     assert s3.list(table.location()) == set()
     assert status.counts.total().deleted == status.planned.files == 13
+    # Too big to hold: its plan went to the state location for the chunks to read.
+    assert (await _loaded_plan(temporal_client, status.purge_id)).plan.held is None
 
 
 @pytest.mark.parametrize(("attempt", "gives_up"), [(1, False), (CATALOG_RETRY.maximum_attempts, True)])

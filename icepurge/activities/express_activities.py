@@ -91,6 +91,11 @@ class ExpressActivities:
         guard = _bounded(lambda: self._guard(step.purge_id, request, step.plan.locations))
         if not guard.passed:
             return FinishResult(guard=guard)
+        with self._purges.holding_plan(plan):
+            return self._delete_and_finalize(step, guard)
+
+    def _delete_and_finalize(self, step: FinishInput, guard: GuardOutcome) -> FinishResult:
+        plan, request = step.plan, step.request
         counts = plan.planning_counts.model_copy(deep=True)
         chunks = []
         for index in range(plan.chunk_count):

@@ -7,6 +7,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +24,9 @@ from icepurge.activities.chunk_context import read_chunk_context
 from icepurge.activities.chunk_deleter import chunk_outcome_uri
 from icepurge.activities.config_faults import configuration_faults_bounded
 from icepurge.activities.finalizer import finalize, finalized_before, written_report
+from icepurge.activities.held_state import HeldFolder
 from icepurge.activities.local_engine import run_files
+from icepurge.activities.locations import parent_dir
 from icepurge.activities.object_store import ObjectStore
 from icepurge.activities.plan_model import (
     ChunkContext,
@@ -43,7 +46,7 @@ from icepurge.activities.state_store import StateStore
 from icepurge.activities.step_definition import implements
 from icepurge.contract.activity_steps import CHUNK, FINALIZE, PLAN
 from icepurge.contract.counts import Category, FileCounts, SkipReason
-from icepurge.contract.express_steps import ExpressSteps, FinishResult
+from icepurge.contract.express_steps import ExpressSteps, FinishResult, finishes_at_once
 from icepurge.contract.names import (
     ERROR_ENGINE_UNAVAILABLE,
     ERROR_STATE_LOCATION,
@@ -103,18 +106,44 @@ class PurgeActivities:
 
     def plan_quietly(self, step: PlanInput) -> PlanSummary:
         """Planning for a purge that deletes only once its plan is done: no chunk is announced
-        early (each announcement is a signal, an event in the purge's history)."""
+        early (each announcement is a signal, an event in the purge's history). A plan the
+        express finish takes at once is held in memory and handed over in the summary (`held`);
+        a bigger one reaches the state location. An attempt after one that checkpointed resumes
+        from the objects that checkpoint names, so it holds nothing."""
         with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
-            return self._plan_purge(step, announcing=False)
+            if activity.info().heartbeat_details:
+                return self._plan_purge(step, announcing=False)
+            with self._state.holding(parent_dir(self._plan_uri(step))) as held:
+                summary = self._plan_purge(step, announcing=False, held=held)
+                if held.flushed or not finishes_at_once(summary):
+                    self._state.flush(held)
+                    return summary
+                return summary.model_copy(update={"held": held.encoded()})
 
-    def _plan_purge(self, step: PlanInput, announcing: bool = True) -> PlanSummary:
+    def holding_plan(self, plan: PlanSummary) -> AbstractContextManager[object]:
+        """Within the block, the plan's folder is the one `plan.held` carries (but its report)."""
+        if plan.held is None:
+            return nullcontext()
+        return self._state.holding(parent_dir(plan.plan_location), plan.held)
+
+    def _plan_uri(self, step: PlanInput) -> str:
+        # One folder per run chain: a later purge of the same snapshot never reads this one's objects.
+        info = activity.info()
+        return self._state.uri(step.purge_id, info.workflow_run_id or info.activity_id, "plan.json")
+
+    def _plan_purge(
+        self, step: PlanInput, announcing: bool = True, held: HeldFolder | None = None
+    ) -> PlanSummary:
         request = step.request
         self._check_admitted(request.catalog)
         log.info("planning %s (%s)", step.purge_id, request.table_name)
-        info = activity.info()
-        details = info.heartbeat_details
-        # One folder per run chain: a later purge of the same snapshot never reads this one's objects.
-        plan_uri = self._state.uri(step.purge_id, info.workflow_run_id or info.activity_id, "plan.json")
+        details = activity.info().heartbeat_details
+        plan_uri = self._plan_uri(step)
+
+        def beat(*checkpoint: object) -> None:
+            # A checkpoint naming held objects would outlive them: none until they are flushed.
+            activity.heartbeat(*(checkpoint if held is None or held.flushed else ()))
+
         with configuration_faults_bounded(self._settings.config_fault_seconds):
             plan = build_plan(
                 step.purge_id,
@@ -124,7 +153,7 @@ class PurgeActivities:
                 plan_uri=plan_uri,
                 sizing=self._settings.sizing,
                 checkpoint=PlanCheckpoint.model_validate(details[0]) if details else None,
-                heartbeat=activity.heartbeat,
+                heartbeat=beat,
                 announce=lambda ready: self._announce(request, ready) if announcing else None,
             )
         try:

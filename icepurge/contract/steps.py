@@ -18,7 +18,8 @@ class PlanInput(BaseModel):
 
 
 class PlanSummary(BaseModel):
-    """The plan's claim check: a reference and totals, never file lists."""
+    """The plan's claim check: a reference and totals; file lists only in `held`, for a plan the
+    express lane's finish takes at once."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -35,6 +36,11 @@ class PlanSummary(BaseModel):
     )
     locations: list[str] = Field(
         default_factory=list, description="The table's locations, for the live-table guard."
+    )
+    held: dict[str, str] | None = Field(
+        None,
+        description="A small plan's state objects (base64, by name in the plan's folder), kept out "
+        "of the state location: the express finish deletes and finalizes from them.",
     )
 
 

@@ -1,0 +1,87 @@
+"""Which process took the machine's CPU while a benchmark ran: this process and every process it
+started (services, workers, load generators), sampled while they live (a process that exits
+keeps its last sample), grouped by role."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import psutil
+
+# Whichever matches a command line first names the process's role.
+ROLES = (
+    ("locust", "load clients (Locust)"),
+    ("icepurge.api.cli.main worker", "icepurge worker"),
+    ("icepurge.api.cli.main api", "icepurge API"),
+    ("temporal", "Temporal dev server"),
+    ("weed", "SeaweedFS"),
+)
+SAMPLE_SECONDS = 0.5
+
+
+@dataclass
+class CpuShares:
+    """CPU seconds by role over the sampled span."""
+
+    started: float = field(default_factory=time.monotonic)
+    ended: float = 0.0
+    first: dict[int, float] = field(default_factory=dict)
+    last: dict[int, float] = field(default_factory=dict)
+    roles: dict[int, str] = field(default_factory=dict)
+
+    def sample(self) -> None:
+        me = psutil.Process()
+        # Processes alive at the first sample count from there; later ones from their birth.
+        baseline = not self.last
+        for process in [me, *me.children(recursive=True)]:
+            try:
+                times = process.cpu_times()
+                command = " ".join(process.cmdline())
+            except psutil.Error:
+                continue
+            used = times.user + times.system
+            self.first.setdefault(process.pid, used if baseline else 0.0)
+            self.last[process.pid] = used
+            self.roles.setdefault(process.pid, _role(process.pid, me.pid, command))
+
+    def line(self) -> str:
+        """`role NN %` of one core, largest first, and the machine's cores for scale."""
+        wall = max((self.ended or time.monotonic()) - self.started, 1e-9)
+        by_role: dict[str, float] = {}
+        for pid, used in self.last.items():
+            by_role[self.roles[pid]] = by_role.get(self.roles[pid], 0.0) + used - self.first[pid]
+        shares = sorted(by_role.items(), key=lambda item: item[1], reverse=True)
+        listed = ", ".join(f"{role} {seconds / wall * 100:.0f} %" for role, seconds in shares)
+        return f"CPU over {wall:.0f} s, % of one core ({os.cpu_count()} cores): {listed}"
+
+
+def _role(pid: int, own: int, command: str) -> str:
+    for key, role in ROLES:
+        if key in command:
+            return role
+    return "this process (bench, in-process API)" if pid == own else "other"
+
+
+@asynccontextmanager
+async def cpu_shares() -> AsyncIterator[CpuShares]:
+    """Samples until the block ends; the shares cover the block."""
+    shares = CpuShares()
+    shares.sample()
+
+    async def keep_sampling() -> None:
+        while True:
+            await asyncio.sleep(SAMPLE_SECONDS)
+            await asyncio.to_thread(shares.sample)
+
+    sampler = asyncio.create_task(keep_sampling())
+    try:
+        yield shares
+    finally:
+        sampler.cancel()
+        shares.sample()
+        shares.ended = time.monotonic()

@@ -1,0 +1,60 @@
+"""Where a drop's wait went, read from its purge's workflow history: from the moment the client
+sent its DELETE, when the purge started, then each step up to the drop — how long it queued for a
+worker slot (scheduled → started), how long it ran, on which attempt — and the workflow tasks'
+own queueing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+
+from icepurge.contract.names import DROP_TABLE_ACTIVITY
+
+_ACTIVITY_CLOSED = {
+    EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",
+    EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: "activity_task_failed_event_attributes",
+    EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: "activity_task_timed_out_event_attributes",
+}
+
+
+def _at(event: HistoryEvent) -> datetime:
+    return event.event_time.ToDatetime()
+
+
+async def drop_anatomy(client: Client, purge_id: str, sent: datetime) -> str:
+    """One line: the purge's steps up to its drop, seconds from `sent` (the DELETE, naive UTC)."""
+    history = await client.get_workflow_handle(purge_id).fetch_history()
+    parts: list[str] = []
+    scheduled: dict[int, tuple[str, datetime]] = {}
+    started: dict[int, tuple[datetime, int]] = {}
+    task_wait = 0.0
+    task_scheduled: datetime | None = None
+    for event in history.events:
+        kind = event.event_type
+        if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+            parts.append(f"started +{(_at(event) - sent).total_seconds():.2f}")
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+            task_scheduled = _at(event)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and task_scheduled is not None:
+            task_wait += (_at(event) - task_scheduled).total_seconds()
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            name = event.activity_task_scheduled_event_attributes.activity_type.name
+            scheduled[event.event_id] = (name, _at(event))
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            attributes = event.activity_task_started_event_attributes
+            started[attributes.scheduled_event_id] = (_at(event), attributes.attempt)
+        elif kind in _ACTIVITY_CLOSED:
+            scheduled_id = getattr(event, _ACTIVITY_CLOSED[kind]).scheduled_event_id
+            name, queued_at = scheduled[scheduled_id]
+            began, attempt = started.get(scheduled_id, (queued_at, 1))
+            queued = (began - queued_at).total_seconds()
+            ran = (_at(event) - began).total_seconds()
+            parts.append(f"{name} queued {queued:.2f} ran {ran:.2f} (attempt {attempt})")
+            if name == DROP_TABLE_ACTIVITY:
+                parts.append(f"dropped +{(_at(event) - sent).total_seconds():.2f}")
+                break
+    parts.append(f"workflow tasks queued {task_wait:.2f}")
+    return "; ".join(parts)

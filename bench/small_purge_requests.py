@@ -1,0 +1,110 @@
+"""How many object-store requests a small table's purge by name makes, by bucket and operation:
+the table's own objects (reads and deletes that the purge needs) against the state location's
+(plans, chunk outcomes, checkpoints, reports: the purge's bookkeeping). An in-process worker,
+botocore's calls counted; PyArrow's own S3 reads (PyIceberg's FileIO) are not botocore's and are
+listed apart as not counted.
+
+    .venv/bin/python -m bench.small_purge_requests [--tables 5] [--express/--no-express]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from botocore.client import BaseClient
+
+from bench.bench_stack import bench_stack
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.connection.connect import connect
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.small_tables import create_demo_table
+from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
+from icepurge.worker.run import build_worker
+from icepurge.worker.settings import WorkerSettings
+
+CATALOG = "counted"
+QUEUE = "icepurge-bench-requests"
+NAMESPACE = ("bench", "requests")
+
+
+@contextmanager
+def counted_requests() -> Iterator[Counter[tuple[str, str]]]:
+    """(bucket kind, operation) -> calls, for every botocore call made meanwhile."""
+    counts: Counter[tuple[str, str]] = Counter()
+    lock = threading.Lock()
+    original = BaseClient._make_api_call  # type: ignore[attr-defined]
+
+    def counting(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
+        kind = "state location" if params.get("Bucket") == STATE_BUCKET else "table objects"
+        with lock:
+            counts[(kind, operation)] += 1
+        return original(self, operation, params)
+
+    BaseClient._make_api_call = counting  # type: ignore[attr-defined]
+    try:
+        yield counts
+    finally:
+        BaseClient._make_api_call = original  # type: ignore[attr-defined]
+
+
+async def _purge_each(stack: EmbeddedStack, tables: int, express: bool) -> Counter[tuple[str, str]]:
+    settings = WorkerSettings(
+        temporal_address=stack.temporal_address,
+        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
+        state_io_properties=stack.s3_properties,
+        task_queue=QUEUE,
+        codec_keys=stack.codec_keys,
+        event_sinks=[],
+    )
+    client = await connect(settings, warn_plaintext=False)
+    purges = PurgeClient(client, QUEUE)
+    with ThreadPoolExecutor(settings.max_concurrent_activities) as pool:
+        async with build_worker(client, settings, pool):
+            # A first purge warms the worker's clients (their creation makes no request counted).
+            await purges.wait(
+                await purges.purge_by_name(CATALOG, list(NAMESPACE), "warm", requested_by="bench")
+            )
+            with counted_requests() as counts:
+                for index in range(tables):
+                    purge_id = await purges.purge_by_name(
+                        CATALOG,
+                        list(NAMESPACE),
+                        f"t{index}",
+                        requested_by="bench",
+                        options={"express_lane": express},
+                    )
+                    await purges.wait(purge_id)
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tables", type=int, default=5)
+    parser.add_argument("--express", action=argparse.BooleanOptionalAction, default=True)
+    arguments = parser.parse_args()
+    with bench_stack("icepurge-bench-requests-") as (_, stack):
+        os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
+        catalog = stack.catalog(CATALOG)
+        for name in ["warm", *(f"t{index}" for index in range(arguments.tables))]:
+            create_demo_table(catalog, NAMESPACE, name)
+        counts = asyncio.run(_purge_each(stack, arguments.tables, arguments.express))
+    lane = "express lane" if arguments.express else "step by step"
+    print(f"{arguments.tables} small tables (three appends, 13 files) purged by name, one at a time, {lane}")
+    print("botocore requests per table, by bucket and operation:")
+    for kind in ("table objects", "state location"):
+        rows = sorted((op, n) for (k, op), n in counts.items() if k == kind)
+        total = sum(n for _, n in rows) / arguments.tables
+        listed = ", ".join(f"{op} {n / arguments.tables:g}" for op, n in rows)
+        print(f"  {kind}: {total:g} ({listed})")
+
+
+if __name__ == "__main__":
+    main()
