@@ -23,11 +23,13 @@ from pyiceberg.catalog import Catalog
 from temporalio.client import Client
 
 from bench.bench_stack import bench_stack
+from bench.cpu_shares import cpu_shares
 from bench.purge_throughput import bulk_delete_ceiling
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
+from icepurge.contract.namespace_status import NamespacePurgeReport
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.small_tables import create_demo_table
@@ -75,10 +77,53 @@ async def _timeline(client: Client, purge_id: str) -> str:
     return f"{(last - first).total_seconds():.2f} s in all; " + ", ".join(parts)
 
 
-async def _purge(stack: EmbeddedStack, window: int, guard: bool, locations: list[str]) -> None:
-    client = await connect(stack.temporal_settings())
-    purges = PurgeClient(client, QUEUE)
-    started = time.perf_counter()
+async def _parent_anatomy(client: Client, purge_id: str) -> str:
+    """The namespace workflow's own share: its workflow tasks (queued, then processed) over every
+    run, and how many table purges ran at once on average (the window kept full, or not)."""
+    tasks = processing = queued = 0.0
+    scheduled_at = started_at = None
+    running = 0
+    busy = 0.0
+    span_start = span_end = None
+    last_change = None
+    async for execution in client.list_workflows(f"WorkflowId = '{purge_id}'"):
+        history = await client.get_workflow_handle(purge_id, run_id=execution.run_id).fetch_history()
+        for event in history.events:
+            at = event.event_time.ToDatetime()
+            span_start = at if span_start is None or at < span_start else span_start
+            span_end = at if span_end is None or at > span_end else span_end
+            if event.HasField("workflow_task_scheduled_event_attributes"):
+                scheduled_at = at
+            elif event.HasField("workflow_task_started_event_attributes") and scheduled_at:
+                queued += (at - scheduled_at).total_seconds()
+                started_at = at
+            elif event.HasField("workflow_task_completed_event_attributes") and started_at:
+                tasks += 1
+                processing += (at - started_at).total_seconds()
+            change = (
+                1
+                if event.HasField("child_workflow_execution_started_event_attributes")
+                else -1
+                if event.HasField("child_workflow_execution_completed_event_attributes")
+                or event.HasField("child_workflow_execution_failed_event_attributes")
+                else 0
+            )
+            if change:
+                if last_change is not None:
+                    busy += running * (at - last_change).total_seconds()
+                running += change
+                last_change = at
+    span = (span_end - span_start).total_seconds() if span_start and span_end else 0.0
+    mean_ms = processing / max(tasks, 1) * 1000
+    return (
+        f"{tasks:.0f} workflow tasks, {processing:.1f} s processing (mean {mean_ms:.0f} ms),"
+        f" {queued:.1f} s queued; table purges running at once, on average: {busy / max(span, 1e-9):.1f}"
+    )
+
+
+async def _started_and_waited(
+    purges: PurgeClient, window: int, guard: bool
+) -> tuple[str, NamespacePurgeReport]:
     purge_id = await purges.namespaces.start(
         namespace_request(
             CATALOG,
@@ -88,7 +133,15 @@ async def _purge(stack: EmbeddedStack, window: int, guard: bool, locations: list
             options={"live_table_guard": guard},
         )
     )
-    report = await purges.namespaces.wait(purge_id)
+    return purge_id, await purges.namespaces.wait(purge_id)
+
+
+async def _purge(stack: EmbeddedStack, window: int, guard: bool, locations: list[str]) -> None:
+    client = await connect(stack.temporal_settings())
+    purges = PurgeClient(client, QUEUE)
+    started = time.perf_counter()
+    async with cpu_shares() as shares:
+        purge_id, report = await _started_and_waited(purges, window, guard)
     seconds = time.perf_counter() - started
     status = report.status
     files_per_second = status.files.deleted / seconds
@@ -103,6 +156,8 @@ async def _purge(stack: EmbeddedStack, window: int, guard: bool, locations: list
     await asyncio.sleep(2)
     runs = await _events_per_run(client, purge_id)
     print(f"  namespace purge history: {len(runs)} runs, events per run max {max(runs)}, total {sum(runs)}")
+    print(f"  namespace workflow: {await _parent_anatomy(client, purge_id)}")
+    print(f"  {shares.line()}")
     child = (await purges.list(PurgeFilter(parent=purge_id), page_size=1)).items[0].purge_id
     print(f"  one table purge's history: {sum(await _events_per_run(client, child))} events")
     print(f"  one table purge's timeline: {await _timeline(client, child)}")
@@ -164,9 +219,10 @@ def main() -> None:
     parser.add_argument(
         "--activity-slots", type=int, default=None, help="the worker's ICEPURGE_MAX_CONCURRENT_ACTIVITIES"
     )
+    parser.add_argument("--workers", type=int, default=1, help="worker processes on the queue")
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
-        worker: ServiceProcess | None = None
+        workers: list[ServiceProcess] = []
         try:
             os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
             catalog = stack.catalog(CATALOG)
@@ -175,26 +231,33 @@ def main() -> None:
             print(
                 f"namespace {'.'.join(NAMESPACE)}: {arguments.tables} tables of three appends "
                 f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
-                f"activity slots {arguments.activity_slots or 'default'}, 2 cores, "
-                f"live-table guard {'off' if arguments.no_guard else 'on'}"
+                f"activity slots {arguments.activity_slots or 'default'}, {arguments.workers} worker "
+                f"process(es), 2 cores, live-table guard {'off' if arguments.no_guard else 'on'}"
             )
             slots = (
                 {}
                 if arguments.activity_slots is None
                 else {"ICEPURGE_MAX_CONCURRENT_ACTIVITIES": str(arguments.activity_slots)}
             )
-            worker = stack.worker_process("bench-namespace-worker", ICEPURGE_TASK_QUEUE=QUEUE, **slots)
-            worker.start()
-            worker.wait_for_log("icepurge worker polling")
+            for number in range(arguments.workers):
+                worker = stack.worker_process(
+                    f"bench-namespace-worker{number}", ICEPURGE_TASK_QUEUE=QUEUE, **slots
+                )
+                worker.start()
+                workers.append(worker)
+            for worker in workers:
+                worker.wait_for_log("icepurge worker polling")
             asyncio.run(_purge(stack, arguments.window, guard=not arguments.no_guard, locations=locations))
-            print(f"  worker peak RSS: {_peak_rss_mib(worker):,.0f} MiB")
-            worker.stop()
-            worker = None
+            peaks = ", ".join(f"{_peak_rss_mib(worker):,.0f}" for worker in workers)
+            print(f"  worker peak RSS: {peaks} MiB")
+            for worker in workers:
+                worker.stop()
+            workers = []
             if not arguments.no_loops:
                 for label, threads in LOOPS.items():
                     _loop(stack, label, threads, arguments.tables)
         finally:
-            if worker is not None:
+            for worker in workers:
                 worker.stop()
 
 

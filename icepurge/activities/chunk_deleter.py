@@ -101,7 +101,8 @@ class ChunkJob:
                     self._outcome.would_delete.append(file.path)
         if not pending:
             return RequestStats()
-        result = self.store.delete(list(pending))
+        # While the group is in flight, the last saved checkpoint again: the step stays alive.
+        result = self.store.delete(list(pending), alive=lambda: self.heartbeat(self._outcome.checkpoint))
         self._tally(result, counts, pending)
         stats = RequestStats()
         stats.add(result)

@@ -146,7 +146,7 @@ def _delete_groups(
                 progress.would_delete.extend(paths)
             progress.next_path = len(paths)
         while progress.next_path < len(paths):
-            result = store.delete(paths[progress.next_path : progress.next_path + SLICE])
+            result = store.delete(paths[progress.next_path : progress.next_path + SLICE], alive=beat)
             progress.delete_requests += result.requests
             progress.throttled_requests += result.throttled
             bucket.deleted += len(result.deleted)

@@ -5,14 +5,18 @@ FileIO), on one pool and one per-bucket rate budget."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeoutError
 
 from icepurge.contract.schemes import StoreKind, scheme_of, store_kind
 from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
 from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import Deletes, Store, StoreContext
+
+# A third of the steps' heartbeat timeout (15 s): two beats may be lost before it runs out.
+ALIVE_SECONDS = 5.0
 
 
 def _store_key(uri: str) -> str:
@@ -34,6 +38,8 @@ class ObjectStore:
     ) -> None:
         self._limits = BucketRateLimits(requests_per_second)
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
+        # Runs a delete while the activity's own thread heartbeats (`alive`).
+        self._waiting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="icepurge-delete-wait")
         deletes = Deletes(self._pool, self._limits, tuning, concurrency, observer)
         self._context = StoreContext(properties, connections=concurrency + 2, deletes=deletes)
         self._stores: dict[str, Store] = {}
@@ -42,10 +48,25 @@ class ObjectStore:
         return self
 
     def __exit__(self, *_: object) -> None:
+        self._waiting.shutdown(wait=True, cancel_futures=True)
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._limits.close()
 
-    def delete(self, uris: Iterable[str]) -> DeleteOutcome:
+    def delete(self, uris: Iterable[str], alive: Callable[[], None] | None = None) -> DeleteOutcome:
+        """With `alive`, called every ALIVE_SECONDS while the requests are in flight: a store
+        slow to answer (each request still bounded by the client's timeouts) must not look like
+        a dead worker to the step's heartbeat timeout, whose retry would send the same slow
+        requests again, without end."""
+        if alive is None:
+            return self._delete(uris)
+        running = self._waiting.submit(self._delete, uris)
+        while True:
+            try:
+                return running.result(timeout=ALIVE_SECONDS)
+            except FutureTimeoutError:
+                alive()
+
+    def _delete(self, uris: Iterable[str]) -> DeleteOutcome:
         by_store: dict[str, list[str]] = defaultdict(list)
         for uri in uris:
             by_store[_store_key(uri)].append(uri)

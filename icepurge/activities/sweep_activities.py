@@ -104,7 +104,8 @@ class TargetSweep:
                 self.state.write(page_uri, page)
             swept = len(page.objects)
             if not dry_run and page.objects:
-                outcome = store.delete(page.objects)
+                # The checkpoint before this page, again while its deletes are in flight.
+                outcome = store.delete(page.objects, alive=lambda: self.save(done))
                 done.failed += len(outcome.failed)
                 swept -= len(outcome.failed)
             done.swept += swept
