@@ -15,10 +15,13 @@ import os
 import statistics
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pyiceberg.catalog.rest import RestCatalog
 
 from bench.bench_stack import bench_stack
 from bench.cpu_shares import cpu_shares
@@ -27,6 +30,7 @@ from bench.front_door_stack import CATALOG, front_door, serve_catalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.store import S3Store
 
 LOCUSTFILE = Path(__file__).with_name("front_door_locustfile.py")
@@ -77,6 +81,7 @@ async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
     """Locust as its own process (it patches the standard library with gevent); awaited, so that
     a worker on this event loop goes on purging meanwhile."""
     out = folder / "dropped.jsonl"
+    large = await asyncio.to_thread(_large_table, run) if run.large_files else None
     settings = {
         "token": run.token,
         "warehouse": run.warehouse,
@@ -85,6 +90,7 @@ async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
         "users": run.users,
         "tables_per_user": run.tables_per_user,
         "large_files": run.large_files,
+        "large_table": large,
         "out": str(out),
     }
     locust = await asyncio.create_subprocess_exec(
@@ -103,6 +109,18 @@ async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
         locations=[row["location"] for row in dropped],
         rows=dropped,
     )
+
+
+def _large_table(run: LoadRun) -> dict[str, str]:
+    """The large table, made through the front door before the load: synthetic (many files, no
+    data), written by this process rather than by a Locust user (see the locustfile)."""
+    catalog = RestCatalog("load-setup", uri=run.door_url, token=run.token, warehouse=run.warehouse, **run.s3)
+    catalog.create_namespace_if_not_exists((run.namespace,))
+    files = run.large_files
+    shape = TableShape(manifests=max(files // 500, 1), files_per_manifest=min(files, 500))
+    name = f"large{uuid.uuid4().hex[:8]}"
+    table = synthetic_table(catalog, (run.namespace, name), shape)
+    return {"name": name, "location": table.location()}
 
 
 def _drop_stats(dropped: list[dict[str, Any]]) -> list[DropStats]:

@@ -1,8 +1,9 @@
 """Locust users of the front door: each is a PyIceberg REST client pointed at it, which creates
 tables, appends to them, then drops each with purge (the DELETE is what Locust times, named by
-the table's size). One user also makes a large table (synthetic: many files, fast). Settings
-come as JSON in ICEPURGE_LOAD; every drop (table, location, size, status, seconds) is appended
-to the `out` file.
+the table's size). One user also drops a large table made before the load (`large_table`): made
+here, its minutes of pure-Python manifest writing would hold this gevent process and every
+other user's answer with it. Settings come as JSON in ICEPURGE_LOAD; every drop (table,
+location, size, status, seconds, when sent) is appended to the `out` file.
 
 Run by bench.front_door_load and tests/test_front_door_load.py (`locust -f ... --headless`)."""
 
@@ -21,7 +22,6 @@ from locust.exception import StopUser
 from pyiceberg.catalog.rest import RestCatalog
 
 from icepurge.devstack.small_tables import create_demo_table
-from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 
 SETTINGS: dict[str, Any] = json.loads(os.environ.get("ICEPURGE_LOAD", "{}"))
 NAMESPACE = SETTINGS.get("namespace", "load")
@@ -53,17 +53,17 @@ class FrontDoorUser(HttpUser):
     @task
     def create_append_drop(self) -> None:
         sizes = ["small"] * SETTINGS["tables_per_user"]
-        if self.number == 0 and SETTINGS.get("large_files"):
-            sizes.append("large")
+        if self.number == 0 and SETTINGS.get("large_table"):
+            # Dropped among the small tables' drops, while the other users create and drop theirs.
+            sizes.insert(1, "large")
         for size in sizes:
-            name = f"{size}{self.number}x{uuid.uuid4().hex[:8]}"
             if size == "large":
-                files = SETTINGS["large_files"]
-                shape = TableShape(manifests=max(files // 500, 1), files_per_manifest=min(files, 500))
-                table = synthetic_table(self.catalog, (NAMESPACE, name), shape)
-                label = f"{files:,}-file table"
+                large = SETTINGS["large_table"]
+                name, location = large["name"], large["location"]
+                label = f"{SETTINGS['large_files']:,}-file table"
             else:
-                table = create_demo_table(self.catalog, (NAMESPACE,), name)
+                name = f"{size}{self.number}x{uuid.uuid4().hex[:8]}"
+                location = create_demo_table(self.catalog, (NAMESPACE,), name).location()
                 label = "small table (3 appends)"
             sent = time.time()
             began = time.perf_counter()
@@ -78,7 +78,7 @@ class FrontDoorUser(HttpUser):
                     answer.failure(f"{answer.status_code}: {answer.text[:200]}")
             dropped = {
                 "table": name,
-                "location": table.location(),
+                "location": location,
                 "label": label,
                 "status": answer.status_code,
                 "seconds": time.perf_counter() - began,

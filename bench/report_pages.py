@@ -20,8 +20,9 @@ from pathlib import Path
 from icepurge.activities.finalizer import PurgeReportObject
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.contract.counts import FileCounts
-from icepurge.contract.report_pages import ReportSection
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.report_sections import ReportSection
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 
 PAGE = 1000
 

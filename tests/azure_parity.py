@@ -9,7 +9,7 @@ from pyiceberg.table import Table
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from tests.blob_store import BlobStore
 from tests.expected import drop_table_data_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for

@@ -10,7 +10,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.rewrite_heavy_table import rewrite_heavy_table
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

@@ -26,7 +26,7 @@ from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.requests import request_for_table

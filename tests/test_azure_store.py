@@ -15,7 +15,7 @@ from temporalio.client import Client
 from icepurge.activities.locations import LocationGuard
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack

@@ -24,7 +24,7 @@ from icepurge.contract.names import (
     WORKFLOW_TYPE,
 )
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import InvalidPurgeRequestError, parse_request
 from tests.purge_helpers import request_for
 from tests.store import S3Store

@@ -20,7 +20,7 @@ from icepurge.contract.names import (
     LOAD_AND_PLAN_ACTIVITY,
     PLAN_ACTIVITY,
 )
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG
 from tests.dying_worker import died, start_dying_worker

@@ -18,7 +18,8 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.events import EventKind
 from icepurge.contract.names import ERROR_CATALOG_NOT_CONFIGURED
 from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.status import GuardName, PurgeState
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import GuardName
 from icepurge.devstack.requests import request_for_table
 from tests.api_server import bearer
 from tests.conftest import LAKE_CATALOG, LISTENER_QUEUE

@@ -25,7 +25,8 @@ from temporalio.service import RPCError
 
 from icepurge.api.clients.errors import PurgeServiceUnavailableError
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_table
 from icepurge.devstack.s3_proxy import RandomFaults, s3_proxy, through_proxy

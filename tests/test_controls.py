@@ -22,7 +22,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.admin_setup import SearchAttributeConflictError, ensure_search_attributes
 from icepurge.contract.counts import Category
 from icepurge.contract.names import SEARCH_ATTRIBUTES
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import InvalidPurgeRequestError
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

@@ -11,7 +11,7 @@ from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

@@ -11,7 +11,7 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import rich_table

@@ -17,7 +17,8 @@ from pyiceberg.table import Table
 from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeReport, PurgeState
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeReport
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

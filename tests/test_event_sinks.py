@@ -16,7 +16,7 @@ from icepurge.activities.webhook_sink import (
     verify_signature,
 )
 from icepurge.contract.events import EventKind, PurgeEvent
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks

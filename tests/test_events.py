@@ -23,7 +23,8 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, FileCounts
 from icepurge.contract.events import EventKind, PurgeEvent
 from icepurge.contract.names import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FOUND, FINALIZE_ACTIVITY
-from icepurge.contract.status import PurgeReport, PurgeState
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeReport
 from icepurge.contract.steps import ChunkProgress
 from icepurge.devstack.process import ServiceProcess, free_ports
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy

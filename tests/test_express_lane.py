@@ -30,7 +30,8 @@ from icepurge.contract.names import (
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
 )
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import activities_in_order, assert_counts_add_up
 from tests.store import S3Store

@@ -8,7 +8,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from icepurge.activities.finalizer import PurgeReportObject
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from tests.purge_helpers import purge, request_for

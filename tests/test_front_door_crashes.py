@@ -24,7 +24,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
 from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
 from icepurge.api.server.settings import ApiSettings
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import WORKER_READY, ServiceProcess, free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS

@@ -26,7 +26,7 @@ from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
 from icepurge.contract.names import ERROR_DROP_UNCONFIRMED
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.conftest import PASS_THROUGH_CATALOG, REST_TABLE_BUCKET

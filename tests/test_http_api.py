@@ -24,7 +24,7 @@ from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.process import free_ports
 from icepurge.devstack.requests import request_for_table

@@ -12,7 +12,7 @@ from temporalio.client import Client
 from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeFailedError
 from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge

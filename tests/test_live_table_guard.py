@@ -11,7 +11,8 @@ from icepurge.activities.live_tables import overlaps
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import ERROR_LIVE_TABLE
-from icepurge.contract.status import GuardName, PurgeState
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import GuardName
 from icepurge.devstack.requests import request_for_table
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import request_for

@@ -9,7 +9,7 @@ from pathlib import Path
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.stores.local_deletes import LocalBulkDeleter, local_path
 from icepurge.stores.rate_budget import BucketRateLimits
 from tests.expected import drop_table_data_set, history_set

@@ -14,7 +14,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import by_name_request
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

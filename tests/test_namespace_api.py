@@ -14,7 +14,7 @@ from icepurge.api.clients.errors import PurgeAccessDeniedError
 from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.namespace_status import NamespacePurgeState
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer
 from tests.cli_runner import icepurge

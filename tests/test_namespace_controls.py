@@ -13,7 +13,8 @@ from icepurge.api.clients.errors import PurgeControlRejectedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 from tests.conftest import LAKE_CATALOG
 from tests.namespace_trees import flat_namespace
 from tests.purge_helpers import children_of, eventually

@@ -17,7 +17,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.names import TABLE_PAGE_ACTIVITY
 from icepurge.contract.namespace_status import NamespacePurgeState
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import LAKE_CATALOG

@@ -18,7 +18,7 @@ from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.events import EventKind, PurgeKind
 from icepurge.contract.names import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import InvalidPurgeRequestError
 from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import ATTIC_CATALOG, LAKE_CATALOG, LISTENER_QUEUE

@@ -17,8 +17,8 @@ from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.report_pages import ReportSection
-from icepurge.contract.status import PurgeState
+from icepurge.contract.report_sections import ReportSection
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

@@ -6,7 +6,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store

@@ -14,7 +14,7 @@ from temporalio.api.common.v1 import Payload
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.payload_codec import ENCODING, AesGcmCodec, CodecKeyError, new_key, parse_key
 from icepurge.connection.settings import TemporalSettings
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import bearer
 from tests.cli_runner import icepurge

@@ -16,7 +16,8 @@ from icepurge.activities.finalizer import PurgeReportObject
 from icepurge.activities.metadata_reader import read_bytes
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import PLAN_ACTIVITY, STATUS_QUERY
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.stores.refusals import names_a_refusal

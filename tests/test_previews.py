@@ -15,7 +15,8 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.names import ERROR_LIVE_TABLE, PROTECTED_PROPERTY
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
-from icepurge.contract.status import GuardName, GuardOutcome, PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import GuardName, GuardOutcome, PurgeStatus
 from icepurge.devstack.requests import request_for_table
 from icepurge.workflows.table_lifecycle import PREVIEW_REFUSAL
 from tests.conftest import LAKE_CATALOG

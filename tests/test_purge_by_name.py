@@ -25,7 +25,8 @@ from icepurge.contract.names import (
     PROTECTED_PROPERTY,
 )
 from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.status import GuardName, PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import GuardName, PurgeStatus
 from icepurge.contract.validation import by_name_request
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS, bearer

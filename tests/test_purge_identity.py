@@ -19,7 +19,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepInput
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import children_of, eventually

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from tests.metrics_scrape import metric_sum, scrape

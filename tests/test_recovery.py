@@ -15,7 +15,8 @@ from temporalio.client import Client
 from icepurge.activities.plan_model import PlanCheckpoint
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
-from icepurge.contract.status import PurgeReport, PurgeState
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeReport
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

@@ -15,7 +15,8 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.names import ERROR_STORAGE_GONE
 from icepurge.contract.namespace_status import NamespacePurgeState
-from icepurge.contract.status import GuardName, PurgeState
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import GuardName
 from icepurge.devstack.stack import EmbeddedStack
 from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
 from tests.purge_helpers import assert_counts_add_up, status_when

@@ -8,7 +8,7 @@ from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.purge_helpers import request_for
 from tests.store import S3Store

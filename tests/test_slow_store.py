@@ -17,7 +17,7 @@ from icepurge.activities import object_store
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract import activity_steps
 from icepurge.contract.names import CHUNK_ACTIVITY
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from tests.purge_helpers import request_for, status_when

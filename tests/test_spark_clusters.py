@@ -19,7 +19,7 @@ from temporalio.client import Client
 
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import ServiceFailedError, ServiceProcess, free_ports
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.spark_services import connect_server, standalone_master, standalone_worker

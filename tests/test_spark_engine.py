@@ -18,7 +18,7 @@ from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.names import ERROR_ENGINE_UNAVAILABLE
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import build_worker

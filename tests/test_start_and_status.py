@@ -13,7 +13,7 @@ from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import STATUS_QUERY
 from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from tests.cli_runner import codec_arguments, start_with_temporal_cli, temporal_cli

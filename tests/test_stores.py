@@ -22,7 +22,7 @@ from temporalio.testing import ActivityEnvironment
 from icepurge.activities.sweep_activities import SweepActivities
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepInput
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.stack import WAREHOUSE_BUCKET

@@ -14,7 +14,7 @@ from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.settings import WorkerSettings

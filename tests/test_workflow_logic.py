@@ -50,7 +50,8 @@ from icepurge.contract.namespace_steps import (
     TablePageInput,
 )
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import GuardName, GuardOutcome, PlannedTotals, PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import GuardName, GuardOutcome, PlannedTotals, PurgeStatus
 from icepurge.contract.steps import (
     ChunkInput,
     ChunkResult,

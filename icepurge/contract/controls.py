@@ -8,7 +8,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
+from icepurge.contract.states import TERMINAL_STATES, PurgeState
+from icepurge.contract.status import PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 PAUSABLE_STATES = frozenset({PurgeState.PENDING, PurgeState.PLANNING, PurgeState.DELETING})

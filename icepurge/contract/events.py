@@ -11,7 +11,8 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.namespace_status import NamespacePurgeState
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 
 
 class EventKind(StrEnum):

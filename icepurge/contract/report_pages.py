@@ -3,18 +3,10 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.status import PurgeStatus
-
-
-class ReportSection(StrEnum):
-    FAILURES = "failures"
-    WOULD_DELETE = "would_delete"
-    SKIPPED_FOREIGN = "skipped_foreign"
-    UNREADABLE = "unreadable"
 
 
 class ReportEntry(BaseModel):

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import unicodedata
 from enum import StrEnum
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from icepurge.contract.schemes import SUPPORTED_SCHEMES, names_a_scheme, scheme_of
+
+
+def encode_namespace(levels: list[str]) -> str:
+    """Levels joined by 0x1F and percent-encoded, as the Iceberg REST spec puts them in URLs."""
+    return quote("\x1f".join(levels), safe="")
 
 
 class Engine(StrEnum):

@@ -4,7 +4,6 @@ after each chunk (never per file), so visibility queries and the Web UI's filter
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from temporalio.common import (
     SearchAttributeKey,
@@ -14,7 +13,7 @@ from temporalio.common import (
 )
 
 from icepurge.contract.namespace_status import NamespacePurgeStatus
-from icepurge.contract.request import PurgeRequest
+from icepurge.contract.request import PurgeRequest, encode_namespace
 from icepurge.contract.status import PurgeStatus
 
 STATE = SearchAttributeKey.for_keyword("PurgeState")
@@ -27,11 +26,6 @@ FILES_DELETED = SearchAttributeKey.for_int("PurgeFilesDeleted")
 FILES_FAILED = SearchAttributeKey.for_int("PurgeFilesFailed")
 SCHEDULED_FOR = SearchAttributeKey.for_datetime("PurgeScheduledFor")
 PARENT = SearchAttributeKey.for_keyword("PurgeParent")
-
-
-def encode_namespace(levels: list[str]) -> str:
-    """Levels joined by 0x1F and percent-encoded, as the Iceberg REST spec puts them in URLs."""
-    return quote("\x1f".join(levels), safe="")
 
 
 def _identity_pairs(request: PurgeRequest) -> list[SearchAttributePair[str]]:

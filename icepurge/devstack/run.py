@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from icepurge.api.clients.http_client import HttpPurgeClient
-from icepurge.contract.status import TERMINAL_STATES
+from icepurge.contract.states import TERMINAL_STATES
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.front_door_demo import DOOR_BUCKET, DOOR_CATALOG, front_door_demo, front_door_policies
 from icepurge.devstack.ports import StackPorts

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 

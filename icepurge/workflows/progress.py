@@ -10,14 +10,8 @@ from typing import Protocol
 
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
-from icepurge.contract.status import (
-    TERMINAL_STATES,
-    FileFailure,
-    GuardOutcome,
-    PurgeState,
-    PurgeStatus,
-    RetryingStep,
-)
+from icepurge.contract.states import TERMINAL_STATES, PurgeState
+from icepurge.contract.status import FileFailure, GuardOutcome, PurgeStatus, RetryingStep
 from icepurge.contract.steps import ChunkResult, FinalizeResult, PlanSummary
 from icepurge.contract.sweep_steps import SweepOutcome
 

@@ -53,7 +53,8 @@ from icepurge.contract.names import (
 )
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import identity_updates, progress_updates
-from icepurge.contract.status import TERMINAL_STATES, GuardOutcome, PurgeReport, PurgeState, PurgeStatus
+from icepurge.contract.states import TERMINAL_STATES, PurgeState
+from icepurge.contract.status import GuardOutcome, PurgeReport, PurgeStatus
 from icepurge.contract.steps import (
     ChunkProgress,
     ChunksReady,

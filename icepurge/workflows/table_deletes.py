@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 
 from icepurge.contract.activity_steps import CHUNK, PLAN
 from icepurge.contract.names import PLAN_ACTIVITY
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.contract.steps import ChunkInput, ChunkResult, ChunksReady, PlanInput, PlanSummary, chunk_step
 from icepurge.workflows.chunk_window import ChunkTarget, ChunkWindow
 from icepurge.workflows.metrics import record_step

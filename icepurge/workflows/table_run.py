@@ -13,7 +13,8 @@ from icepurge.contract.names import ERROR_MEMO_LIMIT, WAITING_MEMO
 from icepurge.contract.reasons import waiting_reason
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import progress_updates, scheduled_update
-from icepurge.contract.status import PurgeReport, PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.steps import PlanSummary
 from icepurge.workflows.details import details_markdown
 from icepurge.workflows.event_stream import EventStream

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
-from icepurge.api.cli.settings import CliSettings
 from icepurge.api.clients.errors import (
     PurgeAccessDeniedError,
     PurgeControlRejectedError,
@@ -21,14 +18,11 @@ from icepurge.api.clients.errors import (
     PurgeReportUnavailableError,
     PurgeServiceUnavailableError,
 )
-from icepurge.api.clients.http_client import HttpPurgeClient
-from icepurge.api.clients.protocol import Purges
-from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.connection.connect import TemporalUnreachableError, connect
-from icepurge.connection.payload_codec import CodecKeyError, undecodable
-from icepurge.connection.settings import TemporalSettings
-from icepurge.contract.started import StartOutcome
-from icepurge.contract.validation import InvalidPurgeRequestError
+
+if TYPE_CHECKING:
+    from icepurge.api.cli.settings import CliSettings
+    from icepurge.api.clients.protocol import Purges
+    from icepurge.contract.started import StartOutcome
 
 # Messages are never cut into lines at the terminal's width: a pasted id or path stays whole.
 console = Console(stderr=True, soft_wrap=True)
@@ -39,23 +33,33 @@ class PlaintextCredentialsError(RuntimeError):
     """A direct start would put FileIO credentials in history unsealed; the message says what to set."""
 
 
-# Errors any command may meet, whatever it expects: each is one line, never a traceback.
-_ALWAYS = (
-    PurgeServiceUnavailableError,
-    PurgeAccessDeniedError,
-    PurgeNotFoundError,
-    PurgeControlRejectedError,
-    PurgeReportUnavailableError,
-    InvalidPurgeRequestError,
-    CodecKeyError,
-    PlaintextCredentialsError,
-    TemporalUnreachableError,
-)
+def _always() -> tuple[type[Exception], ...]:
+    """Errors any command may meet, whatever it expects: each is one line, never a traceback.
+    Imported when a command runs: `--help` needs none of their modules (Temporal's, the codec's)."""
+    from icepurge.connection.connect import TemporalUnreachableError
+    from icepurge.connection.payload_codec import CodecKeyError
+    from icepurge.contract.validation import InvalidPurgeRequestError
+
+    return (
+        PurgeServiceUnavailableError,
+        PurgeAccessDeniedError,
+        PurgeNotFoundError,
+        PurgeControlRejectedError,
+        PurgeReportUnavailableError,
+        InvalidPurgeRequestError,
+        CodecKeyError,
+        PlaintextCredentialsError,
+        TemporalUnreachableError,
+    )
 
 
 def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
     """Runs a command's work; an expected error is one red line and exit code 2, no traceback."""
-    caught: tuple[type[Exception], ...] = (*expected, *_ALWAYS)
+    import asyncio
+
+    from icepurge.connection.payload_codec import undecodable
+
+    caught: tuple[type[Exception], ...] = (*expected, *_always())
     try:
         return asyncio.run(work)
     except caught as error:
@@ -82,6 +86,8 @@ def undecodable_hint(detail: str) -> str:
 
 def refuse_plaintext_credentials() -> None:
     """The workers seal history; a direct start without the codec key would not."""
+    from icepurge.connection.settings import TemporalSettings
+
     if TemporalSettings().payload_codec() is None:
         raise PlaintextCredentialsError(
             "refusing to write FileIO credentials into Temporal history unsealed: set "
@@ -100,6 +106,10 @@ def json_argument(source: Path, what: str) -> Any:
 
 
 def cli_settings() -> CliSettings:
+    from pydantic import ValidationError
+
+    from icepurge.api.cli.settings import CliSettings
+
     try:
         return CliSettings()
     except ValidationError as error:
@@ -108,9 +118,16 @@ def cli_settings() -> CliSettings:
 
 
 async def cli_client() -> Purges:
+    """Over HTTP by default; Temporal's client is imported only for --direct."""
     settings = cli_settings()
     if not settings.cli_direct:
+        from icepurge.api.clients.http_client import HttpPurgeClient
+
         return HttpPurgeClient(settings.api_url, settings.token())
+    from icepurge.api.clients.temporal_client import PurgeClient
+    from icepurge.connection.connect import connect
+    from icepurge.connection.settings import TemporalSettings
+
     temporal = TemporalSettings()
     return PurgeClient(await connect(temporal, warn_plaintext=False), temporal.task_queue)
 

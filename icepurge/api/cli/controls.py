@@ -6,18 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from icepurge.api.cli.common import cli_client, console, json_argument, run_or_exit
 from icepurge.api.cli.groups import purge
 from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeNotFoundError
-from icepurge.api.clients.protocol import NamespacePurges, Purges
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
-from icepurge.contract.namespace_status import NamespacePurgeStatus
-from icepurge.contract.status import PurgeStatus
-from icepurge.contract.validation import InvalidPurgeRequestError
+
+if TYPE_CHECKING:
+    from icepurge.api.clients.protocol import NamespacePurges, Purges
+    from icepurge.contract.namespace_status import NamespacePurgeStatus
+    from icepurge.contract.status import PurgeStatus
+
+    Controllable = Purges | NamespacePurges
 
 
 @purge.command("undrop")
@@ -43,10 +46,9 @@ def cancel(purge_id: str) -> None:
     console.print(f"cancel requested for {purge_id}")
 
 
-Controllable = Purges | NamespacePurges
-
-
 def _table_purges(client: Controllable) -> Purges:
+    from icepurge.api.clients.protocol import Purges
+
     if isinstance(client, Purges):
         return client
     raise PurgeControlRejectedError(
@@ -64,6 +66,9 @@ def _control(
     async def go() -> PurgeStatus | NamespacePurgeStatus:
         client = await cli_client()
         return await call(client.namespaces if purge_id.startswith(NAMESPACE_ID_PREFIX) else client)
+
+    from icepurge.contract.namespace_status import NamespacePurgeStatus
+    from icepurge.contract.validation import InvalidPurgeRequestError
 
     current = run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
     if isinstance(current, NamespacePurgeStatus):
@@ -84,6 +89,8 @@ def rerun(
     ] = None,
 ) -> None:
     """Run a closed purge again: one that FAILED, was CANCELLED or SUCCEEDED_WITH_ERRORS."""
+    from icepurge.contract.validation import InvalidPurgeRequestError
+
     properties = json_argument(file_io_properties, "--file-io-properties") if file_io_properties else None
 
     async def go() -> str:

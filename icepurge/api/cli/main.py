@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import unquote
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from icepurge.api.cli import controls  # noqa: F401  # registers the purge controls
 from icepurge.api.cli.boundary import exit_code_of
@@ -32,16 +28,18 @@ from icepurge.api.cli.groups import admin, app, purge
 from icepurge.api.cli.namespace import namespace_status, purge_namespace, purge_tables, watch_namespace
 from icepurge.api.cli.report import report
 from icepurge.api.clients.errors import PurgeNotFoundError
-from icepurge.api.clients.listing import PurgeFilter, PurgeKind, PurgePage
-from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.api.server.auth import TokenEntry, new_token
-from icepurge.connection.connect import connect
-from icepurge.connection.settings import TemporalSettings
+from icepurge.contract.kinds import PurgeKind
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
 from icepurge.contract.reasons import typed_reason, waiting_reason
 from icepurge.contract.roles import Role
-from icepurge.contract.status import TERMINAL_STATES, PurgeState, PurgeStatus
-from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request
+from icepurge.contract.states import TERMINAL_STATES, PurgeState
+
+if TYPE_CHECKING:
+    from icepurge.api.clients.listing import PurgePage
+    from icepurge.contract.status import PurgeStatus
+
+# The modules a command needs (pydantic's models, the HTTP and Temporal clients, rich's widgets)
+# are imported inside it: `icepurge --help` loads none of them.
 
 
 @app.callback()
@@ -72,6 +70,8 @@ EXIT_CODES = {
 @app.command()
 def worker() -> None:
     """Run a worker (configured by ICEPURGE_* environment variables) until SIGINT/SIGTERM."""
+    import asyncio
+
     from icepurge.worker.run import serve
     from icepurge.worker.settings import WorkerSettings
 
@@ -101,6 +101,8 @@ def doctor(
     """Check the API and the token's roles, Temporal and its search attributes, the workers and
     their payload codec, the state location, each catalog and Spark; say how to fix what fails.
     Exit code 0 only when every check passes. With --direct, the checks run here, not in the API."""
+    import asyncio
+
     from icepurge.api.cli.doctor import print_results, run_checks
 
     print_results(asyncio.run(run_checks(cli_settings())), as_json=as_json)
@@ -113,6 +115,8 @@ def token(
     role: Annotated[list[Role], typer.Option(help=f"{', '.join(role.value for role in Role)} (repeat).")],
 ) -> None:
     """Mint an API token: prints the token (give it to its holder) and the token-file entry."""
+    from icepurge.api.server.auth import TokenEntry, new_token
+
     secret, digest = new_token()
     entry = TokenEntry(name=name, sha256=digest, catalogs=frozenset(catalog), roles=frozenset(role))
     console.print("token (shown once):")
@@ -124,6 +128,9 @@ def token(
 @purge.command("start")
 def start(request_file: Annotated[Path, typer.Argument(help="Request JSON file, or - for stdin.")]) -> None:
     """Start a purge (or attach to the running one for the same table snapshot); prints its id."""
+    from icepurge.api.clients.temporal_client import PurgeClient
+    from icepurge.contract.validation import InvalidPurgeRequestError
+
     raw = json_argument(request_file, "request")
 
     async def go() -> str:
@@ -153,6 +160,8 @@ def purge_table(
     requested_by: Annotated[str | None, typer.Option(help="Default: $USER.")] = None,
 ) -> None:
     """Drop a table from its catalog and purge it: load, plan, drop, delete. Prints the purge id."""
+    from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request
+
     levels = namespace_levels(namespace)
     options = {"purge_after_seconds": purge_after, "dry_run": dry_run}
     who = requested_by or os.environ.get("USER") or "icepurge-cli"
@@ -190,6 +199,10 @@ def watch(
 ) -> None:
     """Follow a purge with a live progress bar (a namespace purge: tables and files); the exit
     code tells the final state."""
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     if purge_id.startswith(NAMESPACE_ID_PREFIX):
         watch_namespace(purge_id, interval)
 
@@ -266,6 +279,8 @@ def codec_key(key_id: Annotated[str, typer.Argument(help="A name for the key.")]
 def setup() -> None:
     """Register icepurge's search attributes in ICEPURGE_TEMPORAL_NAMESPACE (safe to repeat)."""
     from icepurge.api.server.admin_setup import SearchAttributeConflictError, ensure_search_attributes
+    from icepurge.connection.connect import connect
+    from icepurge.connection.settings import TemporalSettings
 
     settings = TemporalSettings()
 
@@ -294,6 +309,9 @@ def list_purges(
 ) -> None:
     """List table and namespace purges, newest first, as a table; the reason column says why a
     purge failed, or what a running one waits for."""
+    from icepurge.api.clients.listing import PurgeFilter
+    from icepurge.contract.validation import InvalidPurgeRequestError
+
     purge_filter = PurgeFilter(
         kind=kind,
         state=state,
@@ -323,6 +341,9 @@ def tables(
 
 
 def _print_page(page: PurgePage) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     listing = Table("kind", "state", "name", "files", "deleted", "failed", "started", "reason")
     listing.add_column("purge id", no_wrap=True)
     for item in page.items:

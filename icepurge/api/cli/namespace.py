@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from icepurge.api.cli.common import cli_client, console, namespace_levels, run_or_exit
 from icepurge.api.clients.errors import PurgeNotFoundError
-from icepurge.api.clients.listing import PurgePage
-from icepurge.api.clients.temporal_namespace_client import namespace_request
-from icepurge.contract.namespace_status import (
-    NAMESPACE_TERMINAL_STATES,
-    NamespacePurgeState,
-    NamespacePurgeStatus,
-)
-from icepurge.contract.validation import InvalidPurgeRequestError
 
-NAMESPACE_EXIT_CODES = {
-    NamespacePurgeState.SUCCEEDED: 0,
-    NamespacePurgeState.SUCCEEDED_WITH_ERRORS: 3,
-    NamespacePurgeState.FAILED: 4,
-    NamespacePurgeState.CANCELLED: 5,
-}
+if TYPE_CHECKING:
+    from icepurge.api.clients.listing import PurgePage
+    from icepurge.contract.namespace_status import NamespacePurgeStatus
+
+# By the final state's name: the status models load only when a command runs.
+NAMESPACE_EXIT_CODES = {"SUCCEEDED": 0, "SUCCEEDED_WITH_ERRORS": 3, "FAILED": 4, "CANCELLED": 5}
 
 
 def purge_namespace(
@@ -46,6 +36,9 @@ def purge_namespace(
     requested_by: Annotated[str | None, typer.Option(help="Default: $USER.")] = None,
 ) -> None:
     """Drop and purge every table of a namespace (or a whole catalog); prints the purge id."""
+    from icepurge.api.clients.temporal_namespace_client import namespace_request
+    from icepurge.contract.validation import InvalidPurgeRequestError
+
     levels = namespace_levels(namespace) if namespace.strip() else []
     who = requested_by or os.environ.get("USER") or "icepurge-cli"
     try:
@@ -71,6 +64,7 @@ def purge_namespace(
 
 def purge_tables(purge_id: str, limit: int, page_token: str | None) -> PurgePage:
     """The table purges a namespace purge started, newest first."""
+    from icepurge.contract.validation import InvalidPurgeRequestError
 
     async def go() -> PurgePage:
         return await (await cli_client()).namespace_tables(purge_id, page_size=limit, page_token=page_token)
@@ -87,6 +81,11 @@ def namespace_status(purge_id: str) -> NamespacePurgeStatus:
 
 def watch_namespace(purge_id: str, interval: float) -> None:
     """One bar for tables, one for files; the exit code tells the final state."""
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from icepurge.contract.namespace_status import NAMESPACE_TERMINAL_STATES
 
     async def go() -> NamespacePurgeStatus:
         client = (await cli_client()).namespaces
@@ -117,10 +116,12 @@ def watch_namespace(purge_id: str, interval: float) -> None:
 
     final = run_or_exit(go(), PurgeNotFoundError)
     console.print(final_namespace_line(final))
-    raise typer.Exit(NAMESPACE_EXIT_CODES.get(final.state, 1))
+    raise typer.Exit(NAMESPACE_EXIT_CODES.get(final.state.value, 1))
 
 
 def final_namespace_line(final: NamespacePurgeStatus) -> str:
+    from icepurge.contract.namespace_status import NamespacePurgeState
+
     if final.state is NamespacePurgeState.FAILED:
         return f"FAILED: {final.error_type or 'Error'}: {final.last_error}"
     if final.dry_run:

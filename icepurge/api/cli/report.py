@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from icepurge.api.cli.common import cli_client, console, run_or_exit
 from icepurge.api.clients.errors import PurgeNotFoundError, PurgeReportUnavailableError
-from icepurge.api.clients.http_client import HttpPurgeClient
-from icepurge.api.clients.protocol import Purges
-from icepurge.api.server.report_pages import ReportReader
-from icepurge.api.server.settings import ApiSettings
-from icepurge.contract.report_pages import ReportPage, ReportSection, default_section
+
+if TYPE_CHECKING:
+    from icepurge.api.clients.protocol import Purges
+    from icepurge.contract.report_pages import ReportPage
+from icepurge.contract.report_sections import ReportSection
 
 
 async def _page(
     client: Purges, purge_id: str, section: ReportSection | None, offset: int, limit: int
 ) -> ReportPage:
+    from icepurge.api.clients.http_client import HttpPurgeClient
+
     if isinstance(client, HttpPurgeClient):
         return await client.report(purge_id, section, offset, limit)
+    from icepurge.api.server.report_pages import ReportReader
+    from icepurge.api.server.settings import ApiSettings
+    from icepurge.contract.report_pages import default_section
+
     # Direct to Temporal: the report is read from the state location, as the API would.
     status = await client.status(purge_id)
     settings = ApiSettings()

@@ -12,10 +12,12 @@ from icepurge.api.clients.http_namespace_client import HttpNamespacePurgeClient
 from icepurge.api.clients.listing import PurgeFilter, PurgePage
 from icepurge.api.clients.status_polling import closed_status
 from icepurge.contract.doctor import DoctorReport, TokenInfo
-from icepurge.contract.report_pages import ReportPage, ReportSection
+from icepurge.contract.report_pages import ReportPage
+from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.request import PurgeOptions, PurgeRequest
 from icepurge.contract.started import StartOutcome
-from icepurge.contract.status import TERMINAL_STATES, PurgeReport, PurgeStatus
+from icepurge.contract.states import TERMINAL_STATES
+from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.validation import parse_request
 
 

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
+from icepurge.contract.kinds import PurgeKind
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, WORKFLOW_TYPE
-from icepurge.contract.request import printable
-from icepurge.contract.search_attributes import encode_namespace
-from icepurge.contract.status import PurgeState
+from icepurge.contract.request import encode_namespace, printable
+from icepurge.contract.states import PurgeState
 
 _UNSAFE = frozenset("'\"\\")
-
-
-class PurgeKind(StrEnum):
-    """A purge of one table, or of a namespace tree or a whole catalog (which starts table purges)."""
-
-    TABLE = "table"
-    NAMESPACE = "namespace"
 
 
 WORKFLOW_TYPES = {PurgeKind.TABLE: WORKFLOW_TYPE, PurgeKind.NAMESPACE: NAMESPACE_WORKFLOW_TYPE}

@@ -51,7 +51,8 @@ from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.reasons import closed_start_note
 from icepurge.contract.request import PurgeOptions, PurgeRequest
 from icepurge.contract.started import StartOutcome
-from icepurge.contract.status import PurgeReport, PurgeState, PurgeStatus, RetryingStep
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeReport, PurgeStatus, RetryingStep
 from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request, parse_request
 
 _ERROR_LIMIT = 500

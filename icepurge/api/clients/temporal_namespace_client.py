@@ -32,8 +32,7 @@ from icepurge.contract.namespace_request import (
     parse_namespace_request,
 )
 from icepurge.contract.namespace_status import NamespacePurgeReport, NamespacePurgeStatus
-from icepurge.contract.request import PurgeOptions
-from icepurge.contract.search_attributes import encode_namespace
+from icepurge.contract.request import PurgeOptions, encode_namespace
 
 
 def namespace_request(

@@ -12,7 +12,8 @@ from pyiceberg.io import load_file_io
 
 from icepurge.api.clients.errors import PurgeReportUnavailableError, PurgeServiceUnavailableError
 from icepurge.contract.reasons import typed_reason
-from icepurge.contract.report_pages import ReportEntry, ReportPage, ReportSection
+from icepurge.contract.report_pages import ReportEntry, ReportPage
+from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.status import PurgeStatus
 
 

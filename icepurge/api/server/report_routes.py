@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from icepurge.api.server.dependencies import Caller, Purges
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.api.server.routes import authorize
-from icepurge.contract.report_pages import ReportPage, ReportSection, default_section
+from icepurge.contract.report_pages import ReportPage, default_section
+from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.roles import Role
 
 router = APIRouter(prefix="/v1")

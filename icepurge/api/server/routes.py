@@ -11,17 +11,19 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from icepurge.api.clients.errors import PurgeNotFoundError
-from icepurge.api.clients.listing import PurgeFilter, PurgeKind, PurgePage
+from icepurge.api.clients.listing import PurgeFilter, PurgePage
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.auth import Principal
 from icepurge.api.server.catalog_checks import admitted_catalog, known_catalog
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
 from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.controls import RateBudgetChange
+from icepurge.contract.kinds import PurgeKind
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.roles import Role
 from icepurge.contract.started import CLOSED_DESCRIPTION, StartOutcome
-from icepurge.contract.status import PurgeState, PurgeStatus
+from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)

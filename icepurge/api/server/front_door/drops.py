@@ -15,7 +15,8 @@ from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.contract.controls import Stage, reached
 from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
 from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.status import TERMINAL_STATES, PurgeStatus
+from icepurge.contract.states import TERMINAL_STATES
+from icepurge.contract.status import PurgeStatus
 from icepurge.contract.validation import by_name_request
 
 # Between two looks at a purge whose stage could not be waited for in the workflow.

@@ -22,7 +22,7 @@ from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.proxy import Call, Forwarded
 from icepurge.contract.controls import DropConfirmation, Stage
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.status import PurgeState
+from icepurge.contract.states import PurgeState
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
 
