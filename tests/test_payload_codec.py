@@ -12,7 +12,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.common.v1 import Payload
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.connection.payload_codec import ENCODING, AesGcmCodec, CodecKeyError, new_key, parse_key
+from icepurge.connection.errors import CodecKeyError
+from icepurge.connection.payload_codec import ENCODING, AesGcmCodec, new_key, parse_key
 from icepurge.connection.settings import TemporalSettings
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack

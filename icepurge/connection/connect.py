@@ -10,13 +10,10 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
+from icepurge.connection.errors import TemporalUnreachableError
 from icepurge.connection.settings import TemporalSettings
 
 log = logging.getLogger(__name__)
-
-
-class TemporalUnreachableError(ConnectionError):
-    """No Temporal server answered at the configured address; the message says what to set."""
 
 
 async def connect(

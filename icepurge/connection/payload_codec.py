@@ -17,13 +17,11 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
+from icepurge.connection.errors import CodecKeyError
+
 ENCODING = b"binary/encrypted"
 KEY_ID = "encryption-key-id"
 _NONCE_BYTES = 12
-
-
-class CodecKeyError(ValueError):
-    """A codec key is malformed or missing; the message says which and what to set."""
 
 
 def parse_key(key_id: str, encoded: str) -> bytes:
@@ -75,9 +73,3 @@ class AesGcmCodec(PayloadCodec):
             return Payload.FromString(cipher.decrypt(nonce, sealed, key_id.encode()))
         except InvalidTag:
             raise CodecKeyError(f"payload sealed with codec key {key_id!r} fails authentication") from None
-
-
-def undecodable(error: BaseException) -> bool:
-    """The data converter's KeyError for a payload encoding it has no codec for (a sealed
-    payload read without ICEPURGE_CODEC_KEYS)."""
-    return isinstance(error, KeyError) and "Unknown payload encoding" in str(error)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from icepurge.connection.payload_codec import AesGcmCodec, CodecKeyError, parse_key
+from icepurge.connection.errors import CodecKeyError
+from icepurge.connection.payload_codec import AesGcmCodec, parse_key
 from icepurge.contract.names import TASK_QUEUE
 
 

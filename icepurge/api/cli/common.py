@@ -18,6 +18,7 @@ from icepurge.api.clients.errors import (
     PurgeReportUnavailableError,
     PurgeServiceUnavailableError,
 )
+from icepurge.connection.errors import CodecKeyError, TemporalUnreachableError, undecodable
 
 if TYPE_CHECKING:
     from icepurge.api.cli.settings import CliSettings
@@ -34,10 +35,7 @@ class PlaintextCredentialsError(RuntimeError):
 
 
 def _always() -> tuple[type[Exception], ...]:
-    """Errors any command may meet, whatever it expects: each is one line, never a traceback.
-    Imported when a command runs: `--help` needs none of their modules (Temporal's, the codec's)."""
-    from icepurge.connection.connect import TemporalUnreachableError
-    from icepurge.connection.payload_codec import CodecKeyError
+    """Errors any command may meet, whatever it expects: each is one line, never a traceback."""
     from icepurge.contract.validation import InvalidPurgeRequestError
 
     return (
@@ -56,8 +54,6 @@ def _always() -> tuple[type[Exception], ...]:
 def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
     """Runs a command's work; an expected error is one red line and exit code 2, no traceback."""
     import asyncio
-
-    from icepurge.connection.payload_codec import undecodable
 
     caught: tuple[type[Exception], ...] = (*expected, *_always())
     try:

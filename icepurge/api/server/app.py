@@ -36,7 +36,7 @@ from icepurge.api.server.report_routes import router as report_router
 from icepurge.api.server.routes import router
 from icepurge.api.server.settings import ApiSettings
 from icepurge.api.server.temporal_connection import TemporalConnection
-from icepurge.connection.payload_codec import CodecKeyError, undecodable
+from icepurge.connection.errors import CodecKeyError, undecodable
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,8 @@ from temporalio.api.common.v1 import Payload, Payloads
 
 from icepurge.api.server.auth import Principal
 from icepurge.api.server.dependencies import Caller, forbidden
-from icepurge.connection.payload_codec import AesGcmCodec, CodecKeyError
+from icepurge.connection.errors import CodecKeyError
+from icepurge.connection.payload_codec import AesGcmCodec
 from icepurge.contract.roles import Role
 from icepurge.contract.validation import InvalidPurgeRequestError
 

@@ -26,7 +26,7 @@ from icepurge.api.server.admin_setup import INDEXED_TYPES
 from icepurge.api.server.front_door.policy import FrontDoorAuth
 from icepurge.api.server.settings import ApiSettings
 from icepurge.connection.connect import connect
-from icepurge.connection.payload_codec import CodecKeyError
+from icepurge.connection.errors import CodecKeyError
 from icepurge.contract.doctor import CheckResult, fail, ok, skipped
 from icepurge.contract.names import SEARCH_ATTRIBUTES
 from icepurge.stores.registry import open_store
