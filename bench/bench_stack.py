@@ -9,6 +9,7 @@ from pathlib import Path
 
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.settings import WorkerSettings
 
 
 @contextmanager
@@ -23,3 +24,17 @@ def bench_stack(prefix: str) -> Iterator[tuple[Path, EmbeddedStack]]:
         yield root, stack
     finally:
         stack.stop()
+
+
+def bench_worker_settings(stack: EmbeddedStack, queue: str, activity_slots: int = 8) -> WorkerSettings:
+    """A worker on the stack, in this process: no event sinks, whose lines would come between the
+    figures the benchmark prints."""
+    return WorkerSettings(
+        temporal_address=stack.temporal_address,
+        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
+        state_io_properties=stack.s3_properties,
+        task_queue=queue,
+        codec_keys=stack.codec_keys,
+        max_concurrent_activities=activity_slots,
+        event_sinks=[],
+    )

@@ -77,11 +77,13 @@ class LoadOutcome:
     rows: list[dict[str, Any]]
 
 
-async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
+async def run_locust(run: LoadRun, folder: Path, large: dict[str, str] | None = None) -> LoadOutcome:
     """Locust as its own process (it patches the standard library with gevent); awaited, so that
-    a worker on this event loop goes on purging meanwhile."""
+    a worker on this event loop goes on purging meanwhile. The large table is made first (or
+    given: `large_table`'s name and location)."""
     out = folder / "dropped.jsonl"
-    large = await asyncio.to_thread(_large_table, run) if run.large_files else None
+    if large is None and run.large_files:
+        large = await large_table(run)
     settings = {
         "token": run.token,
         "warehouse": run.warehouse,
@@ -109,6 +111,10 @@ async def run_locust(run: LoadRun, folder: Path) -> LoadOutcome:
         locations=[row["location"] for row in dropped],
         rows=dropped,
     )
+
+
+async def large_table(run: LoadRun) -> dict[str, str]:
+    return await asyncio.to_thread(_large_table, run)
 
 
 def _large_table(run: LoadRun) -> dict[str, str]:
@@ -154,8 +160,9 @@ async def _bench(stack: EmbeddedStack, folder: Path, args: argparse.Namespace) -
             tables_per_user=args.tables_per_user,
             large_files=args.large_files,
         )
+        large = await large_table(run) if run.large_files else None
         async with cpu_shares() as shares:
-            outcome = await run_locust(run, folder)
+            outcome = await run_locust(run, folder, large)
         done = await completed(served.purges, outcome.tables)
         slowest = sorted(outcome.rows, key=lambda row: row["seconds"], reverse=True)[: args.anatomies]
         anatomies = [

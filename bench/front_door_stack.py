@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from temporalio.client import Client
 
+from bench.bench_stack import bench_worker_settings
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.settings import ApiSettings
@@ -20,7 +21,6 @@ from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.process import WORKER_READY
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import build_worker
-from icepurge.worker.settings import WorkerSettings
 
 CATALOG = "tablebucket"
 
@@ -49,16 +49,7 @@ async def front_door(
     """The API in a thread of this process; the worker on this event loop, or (`worker_process`)
     in a process of its own, as deployed: then the API's answers don't share the GIL with
     planning."""
-    settings = WorkerSettings(
-        temporal_address=stack.temporal_address,
-        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
-        state_io_properties=stack.s3_properties,
-        task_queue=queue,
-        codec_keys=stack.codec_keys,
-        max_concurrent_activities=activity_slots,
-        # The figures are the output: no event lines between them.
-        event_sinks=[],
-    )
+    settings = bench_worker_settings(stack, queue, activity_slots)
     client = await connect(settings, warn_plaintext=False)
     api = ApiSettings(
         temporal_address=stack.temporal_address,

@@ -21,14 +21,13 @@ from typing import Any
 
 from botocore.client import BaseClient
 
-from bench.bench_stack import bench_stack
+from bench.bench_stack import bench_stack, bench_worker_settings
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
 from icepurge.worker.run import build_worker
-from icepurge.worker.settings import WorkerSettings
 
 CATALOG = "counted"
 QUEUE = "icepurge-bench-requests"
@@ -56,14 +55,7 @@ def counted_requests() -> Iterator[Counter[tuple[str, str]]]:
 
 
 async def _purge_each(stack: EmbeddedStack, tables: int, express: bool) -> Counter[tuple[str, str]]:
-    settings = WorkerSettings(
-        temporal_address=stack.temporal_address,
-        state_location=stack.worker_env()["ICEPURGE_STATE_LOCATION"],
-        state_io_properties=stack.s3_properties,
-        task_queue=QUEUE,
-        codec_keys=stack.codec_keys,
-        event_sinks=[],
-    )
+    settings = bench_worker_settings(stack, QUEUE)
     client = await connect(settings, warn_plaintext=False)
     purges = PurgeClient(client, QUEUE)
     with ThreadPoolExecutor(settings.max_concurrent_activities) as pool:
