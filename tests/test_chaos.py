@@ -25,6 +25,8 @@ from temporalio.service import RPCError
 
 from icepurge.api.clients.errors import PurgeServiceUnavailableError
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.process import ServiceProcess
@@ -61,6 +63,9 @@ WORKER_ENV = {
     "ICEPURGE_OVERLAP_MIN_SECONDS": "0",
 }
 PLANTED = "data/never-referenced-chaos.parquet"
+# A namespace purge of this many small tables (express lane, by name) runs beside the cases.
+SMALL_TABLES = 12 * SCALE
+SMALL_NAMESPACE = ("chaos_many",)
 
 
 @dataclass
@@ -222,10 +227,64 @@ def _check_order(case: Case, first_delete: dict[str, int]) -> list[str]:
     return problems
 
 
+def _small_cases(lake: SqlCatalog, s3: S3Store) -> list[Case]:
+    """The namespace purge's tables: each checked as a case purged by name."""
+    cases = [
+        _case(s3, f"small {index}", simple_table(lake, SMALL_NAMESPACE, f"t{index:03d}", appends=3))
+        for index in range(SMALL_TABLES)
+    ]
+    for case in cases:
+        case.by_name = {}
+    return cases
+
+
+async def _final_namespace_status(
+    purges: PurgeClient, purge_id: str, deadline: float
+) -> NamespacePurgeStatus:
+    while time.monotonic() < deadline:
+        try:
+            status = await purges.namespaces.status(purge_id)
+        except (PurgeServiceUnavailableError, RPCError):
+            await asyncio.sleep(1)
+            continue
+        if status.finished_at is not None:
+            return status
+        await asyncio.sleep(1)
+    raise AssertionError(f"namespace purge {purge_id} did not close within {BOUND_SECONDS} s")
+
+
+async def _check_small_tables(
+    purges: PurgeClient, stack: EmbeddedStack, lake: SqlCatalog, s3: S3Store, cases: list[Case], purge_id: str
+) -> list[str]:
+    """Every table of the namespace purge: its files gone but the planted one, dropped once, its
+    own purge SUCCEEDED with counts that add up."""
+    problems: list[str] = []
+    children = {item.table: item.purge_id for item in (await purges.namespace_tables(purge_id, 1000)).items}
+    for case in cases:
+        *_, name = case.table.name()
+        after = s3.list(case.table.location())
+        if after != case.expected_after:
+            problems.append(f"{case.name}: left {sorted(after - case.expected_after)[:3]}")
+        child = children.get(name)
+        if child is None:
+            problems.append(f"{case.name}: no table purge listed")
+            continue
+        status = await purges.status(child)
+        if status.state is not PurgeState.SUCCEEDED:
+            problems.append(f"{case.name}: ended {status.state.value}: {status.last_error}")
+        try:
+            assert_counts_add_up(status)
+        except AssertionError as error:
+            problems.append(f"{case.name}: counts don't add up: {error}")
+        problems.extend(_check_dropped_once(stack, lake, case, status))
+    return problems
+
+
 async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
     catalog: SqlCatalog, lake: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     cases = _cases(catalog, lake, s3)
+    small = _small_cases(lake, s3)
     twin = rich_table(catalog, ("chaos",), "busy_twin")
     draw = random.Random(SEED)
     purges = PurgeClient(temporal_client, QUEUE)
@@ -243,8 +302,16 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
             started = time.monotonic()
             for case in cases:
                 case.purge_id = await _start(purges, case, properties)
+            # Its tables' deletes go to the store directly (the catalog's FileIO): kills and the
+            # server restart reach it, the proxy's faults don't.
+            many = await purges.namespaces.start(
+                namespace_request(
+                    LAKE_CATALOG, list(SMALL_NAMESPACE), requested_by="chaos", max_concurrent_tables=4
+                )
+            )
             kill_times = await _kill_loop(stack, workers, draw)
             finals = [await _final_status(purges, case.purge_id, started + BOUND_SECONDS) for case in cases]
+            many_final = await _final_namespace_status(purges, many, started + BOUND_SECONDS)
             faults_summary = faults.random_faults.injected.copy()
             deleted_keys = list(faults.deleted_keys)
     finally:
@@ -294,6 +361,26 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
                 problems.append(f"{case.name}: neighbour file {path} changed")
         if case.by_name is not None:
             problems.extend(_check_dropped_once(stack, lake, case, status))
+    many_seconds = (
+        (many_final.finished_at - many_final.started_at).total_seconds()
+        if many_final.finished_at and many_final.started_at
+        else 0.0
+    )
+    many_kills = sum(
+        many_final.started_at is not None
+        and many_final.finished_at is not None
+        and many_final.started_at.timestamp() <= moment <= many_final.finished_at.timestamp()
+        for moment in kill_times
+    )
+    small_left = sum(len(case.owned & s3.list(case.table.location())) for case in small)
+    print(
+        f"  namespace purge of {SMALL_TABLES} small tables: {many_final.state.value} in {many_seconds:.0f} s"
+        f" through {many_kills} kills, {many_final.run_count} runs,"
+        f" {many_final.tables_done}/{many_final.tables_total} tables, {small_left} owned left"
+    )
+    if many_final.state.value != "SUCCEEDED" or many_final.tables_done != SMALL_TABLES:
+        problems.append(f"namespace purge: ended {many_final.state.value}: {many_final.last_error}")
+    problems.extend(await _check_small_tables(purges, stack, lake, s3, small, many))
     opened, closed = _span(undisturbed.status)
     alone = closed - opened
     busy_opened, busy_closed = _span(finals[1])
