@@ -15,7 +15,9 @@ import os
 import random
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -175,11 +177,14 @@ async def _kill_loop(stack: EmbeddedStack, workers: list[ServiceProcess], draw: 
     return kill_times
 
 
-async def _final_status(purges: PurgeClient, purge_id: str, deadline: float) -> PurgeStatus:
+Closing = TypeVar("Closing", PurgeStatus, NamespacePurgeStatus)
+
+
+async def _closed(status_of: Callable[[], Awaitable[Closing]], purge_id: str, deadline: float) -> Closing:
     """Waits for the purge to close; tolerates the server being briefly away after its restart."""
     while time.monotonic() < deadline:
         try:
-            status = await purges.status(purge_id)
+            status = await status_of()
         except (PurgeServiceUnavailableError, RPCError):
             # A restarting server answers nothing for a moment.
             await asyncio.sleep(1)
@@ -188,6 +193,10 @@ async def _final_status(purges: PurgeClient, purge_id: str, deadline: float) -> 
             return status
         await asyncio.sleep(1)
     raise AssertionError(f"purge {purge_id} did not close within {BOUND_SECONDS} s")
+
+
+async def _final_status(purges: PurgeClient, purge_id: str, deadline: float) -> PurgeStatus:
+    return await _closed(lambda: purges.status(purge_id), purge_id, deadline)
 
 
 def _span(status: PurgeStatus) -> tuple[float, float]:
@@ -241,16 +250,7 @@ def _small_cases(lake: SqlCatalog, s3: S3Store) -> list[Case]:
 async def _final_namespace_status(
     purges: PurgeClient, purge_id: str, deadline: float
 ) -> NamespacePurgeStatus:
-    while time.monotonic() < deadline:
-        try:
-            status = await purges.namespaces.status(purge_id)
-        except (PurgeServiceUnavailableError, RPCError):
-            await asyncio.sleep(1)
-            continue
-        if status.finished_at is not None:
-            return status
-        await asyncio.sleep(1)
-    raise AssertionError(f"namespace purge {purge_id} did not close within {BOUND_SECONDS} s")
+    return await _closed(lambda: purges.namespaces.status(purge_id), purge_id, deadline)
 
 
 async def _check_small_tables(
