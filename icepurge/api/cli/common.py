@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Coroutine
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from rich.console import Console
 
 from icepurge.api.clients.errors import (
     PurgeAccessDeniedError,
@@ -21,12 +21,22 @@ from icepurge.api.clients.errors import (
 from icepurge.connection.errors import CodecKeyError, TemporalUnreachableError, undecodable
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from icepurge.api.cli.settings import CliSettings
     from icepurge.api.clients.protocol import Purges
     from icepurge.contract.started import StartOutcome
 
-# Messages are never cut into lines at the terminal's width: a pasted id or path stays whole.
-console = Console(stderr=True, soft_wrap=True)
+
+@cache
+def console() -> Console:
+    """stderr, made on first use (rich's console costs 60 ms of every start, `--help`'s too).
+    Messages are never cut into lines at the terminal's width: a pasted id or path stays whole."""
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
+
+
 T = TypeVar("T")
 
 
@@ -70,7 +80,7 @@ def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
 
 def say_error(text: str) -> None:
     """One line, whatever the terminal's width, and brackets in the text are not markup."""
-    console.print(text, style="red", markup=False, highlight=False, soft_wrap=True)
+    console().print(text, style="red", markup=False, highlight=False, soft_wrap=True)
 
 
 def undecodable_hint(detail: str) -> str:
@@ -109,7 +119,7 @@ def cli_settings() -> CliSettings:
     try:
         return CliSettings()
     except ValidationError as error:
-        console.print(f"[red]CLI settings: {error.errors()[0]['msg']}[/red]")
+        console().print(f"[red]CLI settings: {error.errors()[0]['msg']}[/red]")
         raise typer.Exit(2) from None
 
 
@@ -131,7 +141,7 @@ async def cli_client() -> Purges:
 def started_saying_if_closed(outcome: StartOutcome) -> str:
     """A start that found its purge already closed changed nothing: says so, and how to rerun."""
     if outcome.closed is not None:
-        console.print(outcome.closed, style="yellow", markup=False, highlight=False)
+        console().print(outcome.closed, style="yellow", markup=False, highlight=False)
     return outcome.purge_id
 
 

@@ -43,7 +43,7 @@ def cancel(purge_id: str) -> None:
         await (await cli_client()).cancel(purge_id)
 
     run_or_exit(go(), PurgeNotFoundError)
-    console.print(f"cancel requested for {purge_id}")
+    console().print(f"cancel requested for {purge_id}")
 
 
 def _table_purges(client: Controllable) -> Purges:
@@ -73,11 +73,11 @@ def _control(
     current = run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
     if isinstance(current, NamespacePurgeStatus):
         done = f"{current.tables_finished} of {current.tables_total} tables finished"
-        console.print(
+        console().print(
             f"{purge_id} {action}; now {current.state.value}{' (paused)' if current.paused else ''}, {done}"
         )
         return
-    console.print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
+    console().print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
 
 
 @purge.command("rerun")
@@ -97,7 +97,7 @@ def rerun(
         return await (await cli_client()).rerun(purge_id, properties)
 
     run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
-    console.print(f"{purge_id} running again")
+    console().print(f"{purge_id} running again")
 
 
 @purge.command("pause")
@@ -122,7 +122,7 @@ def rate(
 ) -> None:
     """Change a running purge's rate budget; it takes hold within seconds."""
     if (requests_per_second is None) != unlimited:
-        console.print("[red]give a number of requests per second, or --unlimited[/red]")
+        console().print("[red]give a number of requests per second, or --unlimited[/red]")
         raise typer.Exit(2)
     budget = "unlimited" if unlimited else f"{requests_per_second:g} requests/s per bucket"
     _control(

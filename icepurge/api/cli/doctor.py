@@ -63,6 +63,6 @@ def print_results(results: list[CheckResult], *, as_json: bool) -> None:
             table.add_row(result.check, outcome, Text(result.detail))
         Console(width=None if sys.stdout.isatty() else 200).print(table)
     failed = [result.check for result in results if result.failed]
-    console.print(f"{len(failed)} failed: {', '.join(failed)}" if failed else "all checks passed")
+    console().print(f"{len(failed)} failed: {', '.join(failed)}" if failed else "all checks passed")
     if failed:
         raise typer.Exit(1)

@@ -53,7 +53,7 @@ def purge_namespace(
             request_id=request_id,
         )
     except InvalidPurgeRequestError as error:
-        console.print(f"[red]{error}[/red]")
+        console().print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
 
     async def go() -> str:
@@ -92,7 +92,7 @@ def watch_namespace(purge_id: str, interval: float) -> None:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         # A purge that doesn't exist is one line, with no bar drawn above it.
         current = await client.status(purge_id)
-        with Progress(*columns, console=console) as bars:
+        with Progress(*columns, console=console()) as bars:
             tables = bars.add_task("tables", total=None)
             files = bars.add_task("files", total=None)
             while True:
@@ -115,7 +115,7 @@ def watch_namespace(purge_id: str, interval: float) -> None:
                 current = await client.status(purge_id)
 
     final = run_or_exit(go(), PurgeNotFoundError)
-    console.print(final_namespace_line(final))
+    console().print(final_namespace_line(final))
     raise typer.Exit(NAMESPACE_EXIT_CODES.get(final.state.value, 1))
 
 

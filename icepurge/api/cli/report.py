@@ -56,7 +56,7 @@ def report(
         while following is not None:
             page = await _page(client, purge_id, section, following, limit)
             if first:
-                console.print(
+                console().print(
                     f"{page.purge_id} {page.state}: {page.section.value} from {page.report_location}"
                 )
                 first = False
@@ -69,4 +69,4 @@ def report(
 
     following = run_or_exit(go(), PurgeNotFoundError, PurgeReportUnavailableError)
     if following is not None:
-        console.print(f"more: --offset {following} (or --all)")
+        console().print(f"more: --offset {following} (or --all)")
