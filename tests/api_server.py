@@ -16,7 +16,11 @@ TOKENS: dict[str, tuple[str, set[str], set[Role]]] = {
     "a-reader": ("a-reader-token", {CATALOG_A}, {Role.READ}),
     "lake-starter": ("lake-starter-token", {"lake"}, {Role.START, Role.READ}),
     "lake-dropper": ("lake-dropper-token", {"lake"}, {Role.DROP, Role.READ}),
-    "bucket-dropper": ("bucket-dropper-token", {"tablebucket", "rehearsal"}, {Role.DROP, Role.READ}),
+    "bucket-dropper": (
+        "bucket-dropper-token",
+        {"tablebucket", "rehearsal", "purgesall"},
+        {Role.DROP, Role.READ},
+    ),
     "bucket-reader": ("bucket-reader-token", {"tablebucket"}, {Role.READ}),
 }
 

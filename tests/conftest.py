@@ -43,6 +43,8 @@ LAKE_CATALOG = "lake"
 REST_CATALOG = "tablebucket"
 # The same REST catalog, served by the front door in dry-run-only mode.
 REHEARSAL_CATALOG = "rehearsal"
+# The same REST catalog again, where a DELETE that doesn't say purgeRequested is a purge.
+UNSAID_PURGE_CATALOG = "purgesall"
 # Tables on the local disk, known by name: the location sweep lists a folder there.
 DISK_CATALOG = "disk"
 # Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
@@ -82,7 +84,7 @@ def stack() -> Iterator[EmbeddedStack]:
         embedded.create_table_bucket(REST_TABLE_BUCKET)
         for name in (LAKE_CATALOG, ATTIC_CATALOG):
             os.environ.update(pyiceberg_catalog_env(name, embedded.catalog_properties(name)))
-        for name in (REST_CATALOG, REHEARSAL_CATALOG):
+        for name in (REST_CATALOG, REHEARSAL_CATALOG, UNSAID_PURGE_CATALOG):
             os.environ.update(
                 pyiceberg_catalog_env(name, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
             )
@@ -193,6 +195,7 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         front_door={
             REST_CATALOG: FrontDoorPolicy(),
             REHEARSAL_CATALOG: FrontDoorPolicy(dry_run_only=True),
+            UNSAID_PURGE_CATALOG: FrontDoorPolicy(purge_unspecified_drops=True),
             PASS_THROUGH_CATALOG: FrontDoorPolicy(auth=FrontDoorAuth.PASS_THROUGH),
         },
     )

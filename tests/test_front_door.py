@@ -19,6 +19,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import ForbiddenError, NoSuchTableError
 from temporalio.client import Client
 
+from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.app import create_app
 from icepurge.api.server.front_door.drops import TableId, drop_with_purge
@@ -30,7 +31,13 @@ from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
-from tests.conftest import LAKE_CATALOG, REHEARSAL_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
+from tests.conftest import (
+    LAKE_CATALOG,
+    REHEARSAL_CATALOG,
+    REST_CATALOG,
+    REST_TABLE_BUCKET,
+    UNSAID_PURGE_CATALOG,
+)
 from tests.purge_helpers import activities_in_order
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -71,10 +78,16 @@ def _table_path(api_url: str, name: str) -> str:
     return f"{base}namespaces/{NAMESPACE}/tables/{name}"
 
 
-def _delete(api_url: str, name: str, token: str, catalog: str = REST_CATALOG) -> httpx.Response:
+def _delete(
+    api_url: str,
+    name: str,
+    token: str,
+    catalog: str = REST_CATALOG,
+    params: dict[str, str] | None = None,
+) -> httpx.Response:
     return httpx.delete(
         _table_path(api_url, name).replace(f"/iceberg/{REST_CATALOG}/", f"/iceberg/{catalog}/"),
-        params={"purgeRequested": "true"},
+        params={"purgeRequested": "true"} if params is None else params,
         headers={"Authorization": f"Bearer {token}"},
         timeout=60,
     )
@@ -164,6 +177,39 @@ async def test_a_retried_drop_answers_as_the_first_did_and_starts_no_second_purg
     missing = await asyncio.to_thread(_delete, api_url, f"never{uuid.uuid4().hex[:6]}", token)
     assert missing.status_code == 404
     assert missing.json()["error"]["type"] == "NoSuchTableException"
+
+
+async def test_a_drop_that_does_not_say_purge_is_one_where_the_catalog_says_so(
+    door: RestCatalog, upstream: RestCatalog, api_url: str, purges: PurgeClient, s3: S3Store
+) -> None:
+    """Iceberg's Spark runtimes up to 1.10 send `DROP TABLE ... PURGE` as a DELETE that doesn't say
+    purgeRequested, then delete the files themselves (apache/iceberg#14743): on a catalog with
+    purge_unspecified_drops that DELETE is an icepurge purge. An explicit purgeRequested=false
+    (PyIceberg, iceberg-js) stays a plain drop there, and on other catalogs an unsaid one is one."""
+    token = TOKENS["bucket-dropper"][0]
+    unsaid, said_no, elsewhere = (f"{kind}{uuid.uuid4().hex[:8]}" for kind in ("u", "n", "e"))
+    tables = {
+        name: simple_table(door, (NAMESPACE,), name, appends=1) for name in (unsaid, said_no, elsewhere)
+    }
+    answer = await asyncio.to_thread(_delete, api_url, unsaid, token, UNSAID_PURGE_CATALOG, {})
+    assert answer.status_code == 204, answer.text
+    purge_id = answer.headers[PURGE_ID_HEADER]
+    assert purge_id == TableId(UNSAID_PURGE_CATALOG, [NAMESPACE], unsaid).purge_id()
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert status.dropped_at is not None and status.files_total > 0
+    assert not upstream.table_exists((NAMESPACE, unsaid))
+    assert s3.list(tables[unsaid].location()) == set()
+    for name, catalog, params in (
+        (said_no, UNSAID_PURGE_CATALOG, {"purgeRequested": "false"}),
+        (elsewhere, REST_CATALOG, {}),
+    ):
+        plain = await asyncio.to_thread(_delete, api_url, name, token, catalog, params)
+        assert plain.status_code == 204, plain.text
+        assert PURGE_ID_HEADER not in plain.headers
+        assert not upstream.table_exists((NAMESPACE, name))
+        with pytest.raises(PurgeNotFoundError):
+            await purges.status(TableId(catalog, [NAMESPACE], name).purge_id())
 
 
 def test_a_caller_without_the_right_drops_nothing(

@@ -49,6 +49,14 @@ class FrontDoorPolicy(BaseModel):
         "it answers in the same time whatever the table's size. Off (S3 Tables, SeaweedFS: the "
         "upstream deletes storage on drop): icepurge plans first, and the answer waits for the plan.",
     )
+    purge_unspecified_drops: bool = Field(
+        False,
+        description="A table DELETE that does not say purgeRequested is a drop with purge too (the "
+        "spec's default is false). Iceberg's Spark runtimes up to 1.10 send exactly that for "
+        "`DROP TABLE ... PURGE` (then delete the files themselves if they still can), and for a "
+        "plain `DROP TABLE` alike: on this catalog both become icepurge purges. An explicit "
+        "purgeRequested=false (PyIceberg's drop_table) stays a plain drop.",
+    )
     drop_wait_seconds: float = Field(
         30.0,
         gt=0,

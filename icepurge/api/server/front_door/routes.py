@@ -73,7 +73,7 @@ async def front_door(catalog: str, path: str, request: Request) -> Response:
     if isinstance(door, Response):
         return door
     try:
-        table = _purge_drop(catalog, call)
+        table = _purge_drop(catalog, call, door.policy)
         if table is not None:
             return await _drop(request, door, call, table)
         answer = await door.send(_with_warehouse(call, door.upstream))
@@ -126,12 +126,14 @@ def _raw_path(request: Request) -> str:
     return parts[3] if len(parts) == 4 else ""
 
 
-def _purge_drop(catalog: str, call: Call) -> TableId | None:
-    """The table of a DELETE with purgeRequested=true, else None."""
+def _purge_drop(catalog: str, call: Call, policy: FrontDoorPolicy) -> TableId | None:
+    """The table of a DELETE with purgeRequested=true (or without it, where the policy says so),
+    else None."""
     if call.method != "DELETE":
         return None
     found = _TABLE_PATH.match(call.path)
-    requested = parse_qs(call.query).get("purgeRequested", ["false"])[-1].lower() == "true"
+    said = parse_qs(call.query).get("purgeRequested")
+    requested = said[-1].lower() == "true" if said else policy.purge_unspecified_drops
     if found is None or not requested:
         return None
     return TableId(catalog, unquote(found["namespace"]).split(NAMESPACE_SEPARATOR), unquote(found["table"]))
