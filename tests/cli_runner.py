@@ -29,9 +29,12 @@ async def icepurge_over_api(api_url: str, *args: str, **extra_env: str) -> tuple
     return await run_cli(args, {"ICEPURGE_API_URL": api_url, **extra_env})
 
 
-async def run_cli(args: tuple[str, ...], env: dict[str, str]) -> tuple[int, str, str]:
+async def run_cli(
+    args: tuple[str, ...], env: dict[str, str], interpreter_flags: tuple[str, ...] = ()
+) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
+        *interpreter_flags,
         "-m",
         "icepurge.api.cli.main",
         *args,

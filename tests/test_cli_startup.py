@@ -6,14 +6,13 @@ milliseconds of every start (`python -X importtime`, bench.make_run_start)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from tests.api_server import TOKENS
+from tests.cli_runner import run_cli
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -24,23 +23,9 @@ NEVER_FOR_HELP = (*NEVER_FOR_STATUS, "pydantic", "httpx")
 
 async def imported_by(env: dict[str, str], *args: str) -> tuple[int, str, set[str]]:
     """The CLI's exit code, stdout and every module it imported (`-X importtime` lists them)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-X",
-        "importtime",
-        "-m",
-        "icepurge.api.cli.main",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**env, "PATH": "/usr/bin:/bin", "COLUMNS": "120"},
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
-    assert process.returncode is not None
-    modules = {
-        line.split("|")[2].strip() for line in stderr.decode().splitlines() if line.startswith("import time:")
-    }
-    return process.returncode, stdout.decode(), modules
+    code, stdout, stderr = await run_cli(args, env, interpreter_flags=("-X", "importtime"))
+    modules = {line.split("|")[2].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+    return code, stdout, modules
 
 
 def loaded(modules: set[str], packages: tuple[str, ...]) -> list[str]:
