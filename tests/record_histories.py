@@ -23,6 +23,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
@@ -113,6 +114,16 @@ async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCata
     await _write(client, echo_id, folder, "echo")
 
 
+async def _first_child(purges: PurgeClient, parent: str) -> str:
+    """A table purge the namespace purge started, once visibility lists it."""
+    for _ in range(100):
+        page = await purges.list(PurgeFilter(parent=parent), page_size=1)
+        if page.items:
+            return page.items[0].purge_id
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"namespace purge {parent} lists no table purge")
+
+
 async def _record(stack: EmbeddedStack, folder: Path) -> None:
     lake = stack.catalog(CATALOG)
     s3 = S3Store(stack.s3_properties)
@@ -137,6 +148,7 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
             )
             await purges.namespaces.wait(namespace_id)
             await _write(client, namespace_id, folder, "namespace_purge")
+            await _write(client, await _first_child(purges, namespace_id), folder, "table_purge_of_namespace")
 
             simple_table(lake, ("rehearsed",), "t0", appends=1)
             rehearsal_id = await purges.namespaces.start(

@@ -16,7 +16,12 @@ from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.events import EventKind, PurgeKind
-from icepurge.contract.names import ERROR_NAMESPACE_NOT_FOUND, ERROR_PROTECTED, PROTECTED_PROPERTY
+from icepurge.contract.names import (
+    ERROR_NAMESPACE_NOT_FOUND,
+    ERROR_PROTECTED,
+    EVENT_SIGNAL,
+    PROTECTED_PROPERTY,
+)
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import InvalidPurgeRequestError
@@ -84,6 +89,38 @@ async def test_a_recursive_namespace_purge_drops_and_purges_every_unprotected_ta
     }
     assert "locked" in kept_reasons[f"{LAKE_CATALOG}.tree{window}.a"]
     assert status.run_count >= 1 and status.tables_running == 0 and status.running == []
+
+
+async def test_a_table_purge_signals_its_namespace_purge_nothing_it_learns_by_itself(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
+) -> None:
+    """The parent knows a table purge's start and its report from the child workflow itself: a
+    signal for either cost its workflow, whose tasks run one at a time, a task per table."""
+    tree = flat_namespace(lake, s3, ("quiet",), tables=3)
+    purge_id = await purges.namespaces.start(
+        namespace_request(LAKE_CATALOG, ["quiet"], requested_by="pytest")
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 3)
+    assert status.files.planned == status.files.deleted == tree.files
+    assert not any(s3.exists(uri) for files in tree.purged.values() for uri in files)
+    parent = await temporal_client.get_workflow_handle(purge_id).fetch_history()
+    signalled = [
+        event
+        for event in parent.events
+        if event.HasField("workflow_execution_signaled_event_attributes")
+        and event.workflow_execution_signaled_event_attributes.signal_name == EVENT_SIGNAL
+    ]
+    assert signalled == []
+    children = await children_of(purges, purge_id)
+    assert len(children) == 3
+    for child in children:
+        assert (await purges.status(child)).state is PurgeState.SUCCEEDED
+        history = await temporal_client.get_workflow_handle(child).fetch_history()
+        assert not any(
+            event.HasField("signal_external_workflow_execution_initiated_event_attributes")
+            for event in history.events
+        )
 
 
 async def test_a_dry_run_plans_every_table_and_drops_nothing(

@@ -17,8 +17,14 @@ from temporalio.exceptions import ActivityError, FailureError
 
 from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
-from icepurge.contract.names import EVENT_SIGNAL
+from icepurge.contract.names import EVENT_SIGNAL, NAMESPACE_ID_PREFIX
 from icepurge.workflows.steps_runner import run_step
+from icepurge.workflows.upgrades import PARENT_SIGNALS
+
+# A namespace purge learns these of a table purge from the child workflow's own start and result
+# (its report): signalling them too cost the parent's workflow, whose tasks run one at a time,
+# two more tasks per table.
+KNOWN_TO_THE_PARENT = frozenset({EventKind.STARTED, EventKind.COMPLETED, EventKind.COMPLETED_WITH_ERRORS})
 
 
 class EventSource(Protocol):
@@ -111,7 +117,25 @@ class EventStream:
         except ActivityError:
             self._source.undelivered(len(batch))
         if self._notify_workflow_id:
-            await self._signal(self._notify_workflow_id, batch)
+            await self._signal(self._notify_workflow_id, self._news_for_target(batch))
+
+    def _news_for_target(self, batch: list[PurgeEvent]) -> list[PurgeEvent]:
+        """Every event, unless the target is the namespace purge that started this table purge."""
+        parent = workflow.info().parent
+        of_namespace_purge = (
+            parent is not None
+            and parent.workflow_id == self._notify_workflow_id
+            and parent.workflow_id.startswith(NAMESPACE_ID_PREFIX)
+        )
+        if not of_namespace_purge or not workflow.patched(PARENT_SIGNALS):
+            return batch
+        # Progress sent with the report's own event is overtaken by the report at once.
+        reported = any(event.kind in KNOWN_TO_THE_PARENT - {EventKind.STARTED} for event in batch)
+        return [
+            event
+            for event in batch
+            if event.kind not in KNOWN_TO_THE_PARENT and not (reported and event.kind is EventKind.PROGRESS)
+        ]
 
     async def _signal(self, workflow_id: str, batch: list[PurgeEvent]) -> None:
         target = workflow.get_external_workflow_handle(workflow_id)

@@ -20,3 +20,6 @@ SWEEP_ANY_LISTABLE_STORE: Final = "sweep-any-listable-store"
 EXPRESS_LANE: Final = "express-lane"
 # A retried step's error goes into the memo listings read (and out of it once the step moves on).
 WAITING_MEMO: Final = "waiting-memo"
+# A table purge of a namespace purge signals its parent only what the parent can't learn from the
+# child itself: its start and its ending with a report are the parent's own child-workflow events.
+PARENT_SIGNALS: Final = "parent-signals"
