@@ -1,6 +1,7 @@
 """The front door's routes, under /iceberg/{catalog}: a REST catalog's base URL for clients
 (`uri` = http://<api>/iceberg/<catalog>). `GET v1/config` keeps clients on the front door; a
-table DELETE with purgeRequested=true becomes a purge; every other call passes through.
+table DELETE with purgeRequested=true (or without it, under purge_unspecified_drops) becomes a
+purge; every other call passes through.
 
 Service mode: callers present icepurge tokens (reads need `read`, everything else `drop`, on the
 catalog), and the front door calls the upstream as itself (SigV4 or its own token). Pass-through
