@@ -4,11 +4,14 @@ table dropped and re-created at the same place, or registered again from the sam
 would lose its files to the purge.
 
 Its cost is bounded: one listing per namespace in scope, table loads on a bounded pool, and the
-other tables' locations cached per worker (the identifier's own table is always loaded afresh).
-Where the catalog's listing says each table's current metadata file (the SQL catalog: one query
-per namespace), a footprint is kept by that file, which never changes: a namespace purge's guards
-read each other table's metadata once, not once per purged table. Elsewhere the cache holds a
-footprint for a short time.
+other tables' locations kept per worker (the identifier's own table is always loaded afresh).
+Each scope's tables sit in a location index that every guard brings up to date from its own fresh
+listing (icepurge/activities/location_index.py): a guard looks up the purged locations instead
+of comparing them with every table, and reads only the tables that changed. Where the catalog's
+listing says each table's current metadata file (the SQL catalog: one query per namespace), a
+table is known changed by that file, which never changes: a namespace purge's guards read each
+other table's metadata once, not once per purged table. Elsewhere a footprint is kept for a short
+time.
 """
 
 from __future__ import annotations
@@ -18,27 +21,21 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
+from icepurge.activities.location_index import Footprint, Identifier, LocationIndex
 from icepurge.activities.locations import table_locations
 from icepurge.activities.sql_listing import sql_tables_with_metadata
 from icepurge.contract.request import OverlapScope
 from icepurge.stores.addresses import normalize
 
-Identifier = tuple[str, ...]
 # Tables named in a refusal or in the list of those that could not be loaded.
 _NAMED_AT_MOST = 5
-
-
-@dataclass(frozen=True)
-class Footprint:
-    identifier: Identifier
-    metadata_location: str
-    locations: tuple[str, ...]
 
 
 def overlaps(first: str, second: str) -> bool:
@@ -60,6 +57,10 @@ def load_footprint(catalog: Catalog, identifier: Identifier) -> Footprint | None
 
 # Footprints kept by metadata file: a namespace of this many tables fits, at a few hundred bytes each.
 _BY_METADATA_AT_MOST = 100_000
+# Scopes whose location index a worker keeps; the least recently guarded one goes first.
+_SCOPES_AT_MOST = 64
+# How often a guard waiting for another guard of its scope heartbeats.
+_WAIT_BEAT_SECONDS = 1.0
 
 
 @dataclass
@@ -137,10 +138,43 @@ class PurgedTable:
         return None
 
 
+ScopeKey = tuple[str, OverlapScope, Identifier]
+
+
+@contextmanager
+def _held(lock: threading.Lock, beat: Callable[[], None]) -> Iterator[None]:
+    """The scope's lock, heartbeating while another guard of the scope holds it."""
+    while not lock.acquire(timeout=_WAIT_BEAT_SECONDS):
+        beat()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@dataclass
+class _Scope:
+    """One scope's index, and each indexed table's metadata file as last listed."""
+
+    index: LocationIndex = field(default_factory=LocationIndex)
+    listed: dict[Identifier, str] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def keep(self, footprint: Footprint) -> None:
+        self.index.put(footprint)
+        self.listed[footprint.identifier] = footprint.metadata_location
+
+    def forget(self, identifier: Identifier) -> None:
+        self.index.remove(identifier)
+        self.listed.pop(identifier, None)
+
+
 class LiveTableScanner:
     def __init__(self, cache: FootprintCache, concurrency: int) -> None:
         self._cache = cache
         self._concurrency = concurrency
+        self._scopes: OrderedDict[ScopeKey, _Scope] = OrderedDict()
+        self._scopes_lock = threading.Lock()
 
     def scan(
         self,
@@ -160,36 +194,72 @@ class LiveTableScanner:
             found.refusal = purged.refusal(own)
         if found.refusal is not None or scope is OverlapScope.TABLE:
             return found
-        namespaces = [purged.identifier[:-1]] if scope is OverlapScope.NAMESPACE else None
-        others = [
-            (identifier, current)
-            for identifier, current in self._tables(catalog, namespaces, found, beat)
-            if identifier != purged.identifier
-        ]
-        known = {identifier: self._cache.of_metadata(current) for identifier, current in others if current}
-        # A listed metadata file not seen yet: the table changed, so its identifier's entry is stale.
-        unknown = [
-            (identifier, identifier in known) for identifier, _ in others if known.get(identifier) is None
-        ]
-        for seen in known.values():
-            if seen is not None:
-                found.tables_compared += 1
-                found.refusal = found.refusal or purged.refusal(seen)
+        namespace = purged.identifier[:-1] if scope is OverlapScope.NAMESPACE else ()
+        listing = self._tables(catalog, [namespace] if scope is OverlapScope.NAMESPACE else None, found, beat)
+        listing.pop(purged.identifier, None)
+        kept = self._scope((purged.catalog, scope, namespace))
+        with _held(kept.lock, beat):
+            self._follow(catalog, purged, kept, listing, found=found, beat=beat)
+            found.tables_compared += len(kept.index)
+            for footprint in kept.index.overlapping(purged.metadata_location, purged.locations):
+                found.refusal = purged.refusal(footprint)
+                if found.refusal is not None:
+                    break
+        return found
+
+    def _scope(self, key: ScopeKey) -> _Scope:
+        with self._scopes_lock:
+            kept = self._scopes.get(key)
+            if kept is None:
+                kept = self._scopes[key] = _Scope()
+                while len(self._scopes) > _SCOPES_AT_MOST:
+                    self._scopes.popitem(last=False)
+            self._scopes.move_to_end(key)
+            return kept
+
+    def _follow(
+        self,
+        catalog: Catalog,
+        purged: PurgedTable,
+        kept: _Scope,
+        listing: dict[Identifier, str | None],
+        *,
+        found: GuardScan,
+        beat: Callable[[], None],
+    ) -> None:
+        """The index brought up to the listing: tables gone leave it; tables listed at a metadata
+        file other than the one indexed, or listed without one, are read (from the cache where it
+        has them) and replace their entry."""
+        for gone in kept.listed.keys() - listing.keys():
+            kept.forget(gone)
+        # Set operations on the two listings: a namespace of 10,000 unchanged tables costs ~1 ms.
+        changed = listing.items() - kept.listed.items()
+        unlisted = [identifier for identifier, current in listing.items() if current is None]
+        unknown: list[tuple[Identifier, bool]] = [(identifier, False) for identifier in unlisted]
+        for identifier, current in changed:
+            if current is None:
+                continue
+            seen = self._cache.of_metadata(current)
+            if seen is None:
+                # A listed metadata file not seen yet: the table changed, so its identifier's entry is stale.
+                unknown.append((identifier, True))
+            else:
+                # Registered again from the same metadata: its footprint under this name.
+                kept.keep(replace(seen, identifier=identifier))
         if not unknown:
-            return found
+            return
         with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
             loads = pool.map(lambda one: self._footprint(catalog, purged, *one), unknown)
             for (identifier, _), (called, footprint) in zip(unknown, loads, strict=True):
                 beat()
                 found.catalog_calls += called
                 if isinstance(footprint, Exception):
+                    kept.forget(identifier)
                     found.unloadable.append(".".join(identifier))
-                    continue
-                if footprint is None:
-                    continue
-                found.tables_compared += 1
-                found.refusal = found.refusal or purged.refusal(footprint)
-        return found
+                elif footprint is None:
+                    kept.forget(identifier)
+                else:
+                    kept.keep(footprint)
 
     def _footprint(
         self, catalog: Catalog, purged: PurgedTable, identifier: Identifier, changed: bool
@@ -214,18 +284,20 @@ class LiveTableScanner:
         namespaces: list[Identifier] | None,
         found: GuardScan,
         beat: Callable[[], None],
-    ) -> Iterator[tuple[Identifier, str | None]]:
+    ) -> dict[Identifier, str | None]:
         """Each table in scope, with its current metadata file where the listing says it."""
+        tables: dict[Identifier, str | None] = {}
         for namespace in namespaces if namespaces is not None else self._every_namespace(catalog, found):
             beat()
             found.catalog_calls += 1
             try:
                 if isinstance(catalog, SqlCatalog):
-                    yield from sql_tables_with_metadata(catalog, namespace)
+                    tables.update(sql_tables_with_metadata(catalog, namespace))
                 else:
-                    yield from ((tuple(identifier), None) for identifier in catalog.list_tables(namespace))
+                    tables.update(dict.fromkeys((tuple(one) for one in catalog.list_tables(namespace)), None))
             except NoSuchNamespaceError:
                 continue
+        return tables
 
     @staticmethod
     def _every_namespace(catalog: Catalog, found: GuardScan) -> list[Identifier]:

@@ -1,0 +1,89 @@
+"""What the namespace-scope live-table guard costs per purged table as the namespace grows: N
+tables in a SQL catalog (SQLite, local warehouse), then a namespace purge's sequence of guards —
+drop one table, guard it, next — timed in the worker's scanner alone. Each table lives at an
+s3:// location, as a lake's tables do (its metadata is written to local disk through
+`write.metadata.path`, so no store is needed): s3 locations cost a URL parse to normalize.
+A namespace purge runs one guard per table, so a per-guard cost that grows with N makes the
+purge quadratic.
+
+    .venv/bin/python -m bench.guard_scale --tables 100 1000 10000 --guards 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from pyiceberg.catalog.sql import SqlCatalog
+
+from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
+from icepurge.activities.locations import table_locations
+from icepurge.contract.request import OverlapScope
+from icepurge.devstack.small_tables import SCHEMA
+
+NAMESPACE = ("bench", "wide")
+
+
+def _guards(tables: int, guards: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="icepurge-guard-scale-") as folder:
+        catalog = SqlCatalog(
+            "scale", uri=f"sqlite:///{Path(folder) / 'c.sqlite'}", warehouse=Path(folder).as_uri()
+        )
+        catalog.create_namespace(NAMESPACE)
+        started = time.perf_counter()
+        for index in range(tables):
+            name = f"t{index:05d}"
+            catalog.create_table(
+                (*NAMESPACE, name),
+                schema=SCHEMA,
+                location=f"s3://bench-lake/wide/{name}",
+                properties={"write.metadata.path": f"{Path(folder).as_uri()}/metadata/{name}"},
+            )
+        created = time.perf_counter() - started
+        scanner = LiveTableScanner(FootprintCache(ttl_seconds=60), concurrency=8)
+        seconds: list[float] = []
+        for index in range(min(guards, tables)):
+            identifier = (*NAMESPACE, f"t{index:05d}")
+            table = catalog.load_table(identifier)
+            catalog.drop_table(identifier)
+            purged = PurgedTable(
+                catalog=catalog.name,
+                identifier=identifier,
+                metadata_location=table.metadata_location,
+                locations=tuple(table_locations(table.metadata.location, table.metadata.properties)),
+            )
+            started = time.perf_counter()
+            scan = scanner.scan(catalog, purged, OverlapScope.NAMESPACE, lambda: None)
+            seconds.append(time.perf_counter() - started)
+            assert scan.refusal is None, scan.refusal
+        warm = seconds[1:]
+        cells = [
+            f"{tables:,}",
+            f"{created:.1f} s",
+            f"{seconds[0] * 1000:,.1f}",
+            f"{statistics.median(warm) * 1000:.2f}",
+            f"{max(warm) * 1000:.2f}",
+            str(len(seconds)),
+        ]
+        print(f"| {' | '.join(cells)} |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tables", type=int, nargs="+", default=[100, 1_000, 10_000])
+    parser.add_argument("--guards", type=int, default=200, help="Guards timed per namespace size.")
+    arguments = parser.parse_args()
+    print(
+        "| tables in the namespace | created in | first guard (cold), ms | warm guard median, ms "
+        "| warm max, ms | guards |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for tables in arguments.tables:
+        _guards(tables, arguments.guards)
+
+
+if __name__ == "__main__":
+    main()

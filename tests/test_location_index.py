@@ -1,0 +1,139 @@
+"""The live-table guard's location index: its lookups find exactly the tables a comparison with
+every table finds, and a scanner that keeps it per scope follows each listing — tables created,
+moved, dropped or registered again from a purged metadata file since the last guard."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from pyiceberg.catalog.sql import SqlCatalog
+
+from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable, overlaps
+from icepurge.activities.location_index import Footprint, LocationIndex
+from icepurge.activities.locations import table_locations
+from icepurge.contract.request import OverlapScope
+from icepurge.stores.addresses import normalize
+from tests.tables import SCHEMA
+
+NAMESPACE = ("wide",)
+_SEGMENTS = ("a", "a-b", "ab", "b", "a.b")
+
+
+def _random_location(rng: random.Random) -> str:
+    scheme = rng.choice(["s3://", "s3a://", "s3n://"])
+    path = "/".join(rng.choice(_SEGMENTS) for _ in range(rng.randint(0, 3)))
+    return f"{scheme}bucket/{path}" + rng.choice(["", "/"])
+
+
+def _random_footprint(rng: random.Random, identifier: tuple[str, ...]) -> Footprint:
+    metadata = f"s3://bucket/m/{rng.randint(0, 20)}.json"
+    return Footprint(identifier, metadata, tuple(_random_location(rng) for _ in range(rng.randint(1, 3))))
+
+
+def _compared_with_each(
+    tables: dict[tuple[str, ...], Footprint], metadata: str, locations: list[str]
+) -> list[Footprint]:
+    return sorted(
+        (
+            footprint
+            for footprint in tables.values()
+            if normalize(footprint.metadata_location) == normalize(metadata)
+            or any(overlaps(theirs, ours) for theirs in footprint.locations for ours in locations)
+        ),
+        key=lambda footprint: footprint.identifier,
+    )
+
+
+def test_the_index_finds_what_comparing_with_every_table_finds() -> None:
+    rng = random.Random(26)
+    index = LocationIndex()
+    tables: dict[tuple[str, ...], Footprint] = {}
+    found_any = 0
+    for _ in range(3_000):
+        identifier = ("ns", f"t{rng.randint(0, 40)}")
+        if rng.random() < 0.3:
+            index.remove(identifier)
+            tables.pop(identifier, None)
+        else:
+            footprint = _random_footprint(rng, identifier)
+            index.put(footprint)
+            tables[identifier] = footprint
+        metadata = f"s3a://bucket//m/{rng.randint(0, 20)}.json"
+        locations = [_random_location(rng) for _ in range(rng.randint(1, 3))]
+        expected = _compared_with_each(tables, metadata, locations)
+        assert index.overlapping(metadata, locations) == expected
+        assert len(index) == len(tables)
+        found_any += bool(expected) and len(expected) < len(tables)
+    # The draws must exercise both answers, or equality proves little.
+    assert found_any > 500
+
+
+def _catalog(tmp_path: Path) -> SqlCatalog:
+    catalog = SqlCatalog("wide", uri=f"sqlite:///{tmp_path / 'c.sqlite'}", warehouse=tmp_path.as_uri())
+    catalog.create_namespace(NAMESPACE)
+    return catalog
+
+
+def _purged(catalog: SqlCatalog, name: str) -> PurgedTable:
+    """A table of the namespace, dropped: what a purge's guard checks after the drop."""
+    table = catalog.load_table((*NAMESPACE, name))
+    catalog.drop_table((*NAMESPACE, name))
+    return PurgedTable(
+        catalog=catalog.name,
+        identifier=(*NAMESPACE, name),
+        metadata_location=table.metadata_location,
+        locations=tuple(table_locations(table.metadata.location, table.metadata.properties)),
+    )
+
+
+def test_a_kept_index_follows_what_changed_in_the_namespace_since_the_last_guard(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path)
+    for index in range(6):
+        catalog.create_table((*NAMESPACE, f"t{index}"), schema=SCHEMA)
+    scanner = LiveTableScanner(FootprintCache(ttl_seconds=0), concurrency=2)
+
+    def scan(purged: PurgedTable) -> str | None:
+        return scanner.scan(catalog, purged, OverlapScope.NAMESPACE, lambda: None).refusal
+
+    first = _purged(catalog, "t0")
+    assert scan(first) is None
+    inside = catalog.create_table(
+        (*NAMESPACE, "inside"), schema=SCHEMA, location=first.locations[0] + "/nested"
+    )
+    assert scan(first) is not None and "wide.inside" in (scan(first) or "")
+    catalog.drop_table(inside.name())
+    assert scan(first) is None
+
+    second = _purged(catalog, "t1")
+    moved = catalog.load_table((*NAMESPACE, "t2"))
+    with moved.transaction() as change:
+        change.set_properties({"write.data.path": second.locations[0] + "/data"})
+    assert "wide.t2" in (scan(second) or "")
+    with catalog.load_table((*NAMESPACE, "t2")).transaction() as change:
+        change.remove_properties("write.data.path")
+    assert scan(second) is None
+
+    above = catalog.create_table(
+        (*NAMESPACE, "above"), schema=SCHEMA, location=second.locations[0].rsplit("/", 1)[0]
+    )
+    assert "wide.above" in (scan(second) or "")
+    catalog.drop_table(above.name())
+    assert scan(second) is None
+
+
+def test_a_table_registered_again_from_the_purged_metadata_is_named_as_it_is_now(tmp_path: Path) -> None:
+    """A footprint kept by metadata file named the table that file was first seen under: a guard
+    named a table dropped since, not the one registered from the file."""
+    catalog = _catalog(tmp_path)
+    catalog.create_table((*NAMESPACE, "first"), schema=SCHEMA)
+    catalog.create_table((*NAMESPACE, "other"), schema=SCHEMA)
+    scanner = LiveTableScanner(FootprintCache(ttl_seconds=0), concurrency=2)
+    # A guard for another table reads `first` and keeps its footprint by metadata file.
+    other = scanner.scan(catalog, _purged(catalog, "other"), OverlapScope.NAMESPACE, lambda: None)
+    assert other.refusal is None
+    purged = _purged(catalog, "first")
+    catalog.register_table((*NAMESPACE, "again"), purged.metadata_location)
+    refusal = scanner.scan(catalog, purged, OverlapScope.NAMESPACE, lambda: None).refusal
+    assert refusal is not None and "uses the purged metadata" in refusal
+    assert "wide.again" in refusal and "wide.first" not in refusal
