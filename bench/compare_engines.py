@@ -2,7 +2,9 @@
 store, shape and size, (a) PyIceberg `purge_table`, (b) the icepurge local engine, (c) the icepurge
 Spark engine (local[2,4]), against (d) the raw ceiling: as many distinct keys deleted with the
 store's own bulk delete and no metadata work (S3 DeleteObjects of 1000, Azure Blob Batch of 256,
-unlink on disk; 8 threads).
+unlink on disk; 8 threads), and (e) the physical limit: the raw fetch of every metadata object
+the purge must read (16 in flight: bench/physical_limit.py) plus (d)'s delete of the distinct
+objects.
 
 Shapes: append-only (10 snapshots, data manifests of 500 files, 10 position-delete files per
 snapshot) and rewrite-heavy (merge-appends listing earlier files again, copy-on-write rewrites,
@@ -40,6 +42,7 @@ from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
+from bench.physical_limit import metadata_objects, read_limit
 from bench.purge_timeline import purge_timeline
 from bench.table_templates import TableTemplate
 from icepurge.api.clients.temporal_client import PurgeClient
@@ -57,6 +60,8 @@ LOCAL_QUEUE, EAGER_QUEUE, SPARK_QUEUE = "bench-local", "bench-eager", "bench-spa
 FILES_PER_MANIFEST, SNAPSHOTS, DELETE_FILES_PER_SNAPSHOT = 500, 10, 10
 WARM_UP_FILES = 100
 SHAPES = ("append_only", "rewrite_heavy")
+# Columns of the output's table.
+_COLUMNS = 11
 
 
 @dataclass
@@ -220,9 +225,24 @@ def table_of(store: BenchStore, shape: str, size: int) -> tuple[Table, tuple[str
     return synthetic_table(store.catalog, identifier, layout, write_objects=store.write_objects), identifier
 
 
-def _row(label: str, name: str, measured: Measured, ceiling: float, baseline: Measured | None) -> str:
+@dataclass(frozen=True)
+class Limits:
+    """Distinct objects/s of (d), the raw delete, and of (e), the raw reads then the raw delete."""
+
+    ceiling: float
+    physical: float
+
+
+def _row(label: str, name: str, measured: Measured, limits: Limits, baseline: Measured | None) -> str:
     versus = f"{measured.rate / baseline.rate:.1f}×" if baseline else "–"
-    cells = [label, name, f"{measured.rate:,.0f}", f"{measured.rate / ceiling:.2f}×", versus]
+    cells = [
+        label,
+        name,
+        f"{measured.rate:,.0f}",
+        f"{measured.rate / limits.ceiling:.2f}×",
+        f"{measured.rate / limits.physical:.2f}×",
+        versus,
+    ]
     if measured.keys_sent is None:
         cells += ["–"] * 4
     else:
@@ -303,18 +323,29 @@ def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, run:
     template = store.template(table.location())
     label = f"{store.name}, {shape}, {size // 1000}k ({template.objects:,} objects)"
     print(f"<!-- {label}: generated and kept in {time.perf_counter() - started:.0f} s -->", flush=True)
+    reads = read_limit(metadata_objects(table, store.properties), store.properties)
     measured = purges_in_turns(stack, store, run, table, template=template, tag=f"{shape}-{size}")
     baseline = pyiceberg_purge(store, identifier, template) if run.with_pyiceberg else None
     ceiling = store.ceiling(template.objects)
-    print(f"| {label} | (d) raw ceiling | {ceiling:,.0f} | 1.00× | | | | | | |", flush=True)
+    deletes = template.objects / ceiling
+    limits = Limits(ceiling, template.objects / (reads.seconds + deletes))
+    physical = (
+        f"(e) physical limit: {reads.objects:,} metadata reads {reads.seconds:.2f} s"
+        f" + (d)'s deletes {deletes:.2f} s"
+    )
+    for cells in (
+        [label, "(d) raw ceiling", f"{ceiling:,.0f}", "1.00×", ""],
+        [label, physical, f"{limits.physical:,.0f}", f"{limits.physical / ceiling:.2f}×", "1.00×"],
+    ):
+        print("| " + " | ".join(cells + [""] * (_COLUMNS - len(cells))) + " |", flush=True)
     if baseline is not None:
-        print(_row(label, "(a) PyIceberg purge_table", baseline, ceiling, None), flush=True)
+        print(_row(label, "(a) PyIceberg purge_table", baseline, limits, None), flush=True)
     for name, purges in measured.items():
         if len(purges) > 1:
             seconds = ", ".join(f"{purge.seconds:.2f}" for purge in purges)
             print(f"<!-- {name}: {seconds} s; the median is shown -->", flush=True)
         median = sorted(purges, key=lambda purge: purge.seconds)[len(purges) // 2]
-        print(_row(label, name, median, ceiling, baseline), flush=True)
+        print(_row(label, name, median, limits, baseline), flush=True)
 
 
 @contextmanager
@@ -365,10 +396,10 @@ def main() -> None:
     with bench_stack("icepurge-bench-") as (root, stack):
         azurite = _azurite(root) if "azure" in args.stores else None
         print(
-            "| table | contender | distinct objects/s | vs (d) | vs (a) | keys/distinct"
+            "| table | contender | distinct objects/s | vs (d) | vs (e) | vs (a) | keys/distinct"
             " | planning / chunks / finalize of total (s), planning and chunks overlapped | history events"
             " | worker peak RSS (with Spark) | left |\n"
-            "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
             flush=True,
         )
         try:
