@@ -1,6 +1,7 @@
 """The live-table guard's location index: its lookups find exactly the tables a comparison with
 every table finds, and a scanner that keeps it per scope follows each listing — tables created,
-moved, dropped or registered again from a purged metadata file since the last guard."""
+moved, dropped or registered again from a purged metadata file since the last guard — from a
+listing that names each table's metadata file."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import random
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
+from sqlalchemy import text
 
 from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable, overlaps
 from icepurge.activities.location_index import Footprint, LocationIndex
 from icepurge.activities.locations import table_locations
+from icepurge.activities.sql_listing import sql_tables_with_metadata
 from icepurge.contract.request import OverlapScope
 from icepurge.stores.addresses import normalize
 from tests.tables import SCHEMA
@@ -137,3 +140,24 @@ def test_a_table_registered_again_from_the_purged_metadata_is_named_as_it_is_now
     refusal = scanner.scan(catalog, purged, OverlapScope.NAMESPACE, lambda: None).refusal
     assert refusal is not None and "uses the purged metadata" in refusal
     assert "wide.again" in refusal and "wide.first" not in refusal
+
+
+def test_the_sql_listing_names_each_table_with_its_metadata_file_and_leaves_views_out(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path)
+    table = catalog.create_table((*NAMESPACE, "kept"), schema=SCHEMA)
+    catalog.create_namespace(("elsewhere",))
+    catalog.create_table(("elsewhere", "other"), schema=SCHEMA)
+    with catalog.engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
+                "previous_metadata_location, iceberg_type) VALUES (:catalog, :namespace, 'a_view', "
+                "'s3://w/v/metadata/00000.metadata.json', NULL, 'VIEW')"
+            ),
+            {"catalog": catalog.name, "namespace": NAMESPACE[0]},
+        )
+
+    assert sql_tables_with_metadata(catalog, NAMESPACE) == {(*NAMESPACE, "kept"): table.metadata_location}
+    assert sql_tables_with_metadata(catalog, NAMESPACE) == dict.fromkeys(
+        [tuple(identifier) for identifier in catalog.list_tables(NAMESPACE)], table.metadata_location
+    )
