@@ -9,12 +9,15 @@ from urllib.parse import unquote
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
+from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
+from icepurge.activities.locations import table_locations
 from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeFailedError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.names import ERROR_STORAGE_GONE
 from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.request import OverlapScope
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardName
 from icepurge.devstack.stack import EmbeddedStack
@@ -118,3 +121,33 @@ async def test_a_recursive_namespace_purge_drops_real_nested_namespaces_on_a_res
     }
     assert ("rtree",) not in rest.list_namespaces()
     assert all(s3.list(location) == set() for location in locations)
+
+
+def test_a_guards_kept_index_follows_a_catalog_whose_listing_names_no_metadata_file(
+    rest: RestCatalog,
+) -> None:
+    """The REST listing says names only: each guard takes every table's locations from the
+    short-lived cache or a load, and the index follows them (a table that leaves is forgotten)."""
+    namespace = ("guard", "rest")
+    live = simple_table(rest, namespace, "live", appends=1)
+    simple_table(rest, namespace, "other", appends=1)
+    # The snapshot of a table gone from the catalog whose metadata `live` still uses.
+    purged = PurgedTable(
+        catalog=REST_CATALOG,
+        identifier=(*namespace, "dropped"),
+        metadata_location=live.metadata_location,
+        locations=tuple(table_locations(live.metadata.location, live.metadata.properties)),
+    )
+    scanner = LiveTableScanner(FootprintCache(ttl_seconds=60), concurrency=2)
+
+    first = scanner.scan(rest, purged, OverlapScope.NAMESPACE, lambda: None)
+    again = scanner.scan(rest, purged, OverlapScope.NAMESPACE, lambda: None)
+    rest.drop_table((*namespace, "live"))
+    cached_but_gone = scanner.scan(rest, purged, OverlapScope.NAMESPACE, lambda: None)
+
+    for refused in (first, again):
+        assert refused.refusal is not None and "guard.rest.live" in refused.refusal
+        assert refused.tables_compared == 2
+    # The second guard loaded nothing: both tables' locations came from the cache.
+    assert first.catalog_calls == 4 and again.catalog_calls == 2
+    assert cached_but_gone.refusal is None and cached_but_gone.tables_compared == 1

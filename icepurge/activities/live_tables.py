@@ -232,20 +232,7 @@ class LiveTableScanner:
         has them) and replace their entry."""
         for gone in kept.listed.keys() - listing.keys():
             kept.forget(gone)
-        # Set operations on the two listings: a namespace of 10,000 unchanged tables costs ~1 ms.
-        changed = listing.items() - kept.listed.items()
-        unlisted = [identifier for identifier, current in listing.items() if current is None]
-        unknown: list[tuple[Identifier, bool]] = [(identifier, False) for identifier in unlisted]
-        for identifier, current in changed:
-            if current is None:
-                continue
-            seen = self._cache.of_metadata(current)
-            if seen is None:
-                # A listed metadata file not seen yet: the table changed, so its identifier's entry is stale.
-                unknown.append((identifier, True))
-            else:
-                # Registered again from the same metadata: its footprint under this name.
-                kept.keep(replace(seen, identifier=identifier))
+        unknown = self._kept_or_unknown(purged.catalog, kept, listing)
         if not unknown:
             return
         with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
@@ -260,6 +247,33 @@ class LiveTableScanner:
                     kept.forget(identifier)
                 else:
                     kept.keep(footprint)
+
+    def _kept_or_unknown(
+        self, catalog: str, kept: _Scope, listing: dict[Identifier, str | None]
+    ) -> list[tuple[Identifier, bool]]:
+        """Listed tables the cache answers for go into the index; the others are returned, each
+        with whether its listed metadata file says it changed."""
+        unknown: list[tuple[Identifier, bool]] = []
+        for identifier in (identifier for identifier, current in listing.items() if current is None):
+            cached, footprint = self._cache.get(catalog, identifier)
+            if not cached:
+                unknown.append((identifier, False))
+            elif footprint is None:
+                kept.forget(identifier)
+            else:
+                kept.keep(footprint)
+        # Set operations on the two listings: 10,000 unchanged tables cost a few milliseconds.
+        for identifier, current in listing.items() - kept.listed.items():
+            if current is None:
+                continue
+            seen = self._cache.of_metadata(current)
+            if seen is None:
+                # A listed metadata file not seen yet: the table changed, so its identifier's entry is stale.
+                unknown.append((identifier, True))
+            else:
+                # Registered again from the same metadata: its footprint under this name.
+                kept.keep(replace(seen, identifier=identifier))
+        return unknown
 
     def _footprint(
         self, catalog: Catalog, purged: PurgedTable, identifier: Identifier, changed: bool
