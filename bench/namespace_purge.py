@@ -216,12 +216,14 @@ def _create_tables(stack: EmbeddedStack, namespace: tuple[str, ...], count: int)
     catalogs = [stack.catalog(CATALOG) for _ in range(CREATING_THREADS)]
     catalogs[0].create_namespace_if_not_exists(namespace)
 
-    def create(index: int) -> str:
-        catalog = catalogs[index % CREATING_THREADS]
-        return create_demo_table(catalog, namespace, f"t{index:05d}").location()
+    def create_every(thread: int) -> list[str]:
+        return [
+            create_demo_table(catalogs[thread], namespace, f"t{index:05d}").location()
+            for index in range(thread, count, CREATING_THREADS)
+        ]
 
     with ThreadPoolExecutor(CREATING_THREADS) as pool:
-        return list(pool.map(create, range(count)))
+        return [location for made in pool.map(create_every, range(CREATING_THREADS)) for location in made]
 
 
 def _loop(stack: EmbeddedStack, label: str, threads: int, count: int) -> None:
