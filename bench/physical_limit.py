@@ -11,12 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pyiceberg.io import FileIO, load_file_io
-from pyiceberg.manifest import ManifestFile
 from pyiceberg.table import Table
-from pyiceberg.table.metadata import TableMetadata
 
-from icepurge.activities.metadata_reader import parse_metadata
-from icepurge.stores.addresses import normalize
+from icepurge.activities.planner import VERSION_HINT, reach
+from icepurge.devstack.requests import request_for_table
 
 READS_IN_FLIGHT = 16
 
@@ -32,40 +30,14 @@ def _read(io: FileIO, location: str) -> bytes:
         return stream.read()
 
 
-def _metadata_files(io: FileIO, table: Table) -> dict[str, TableMetadata]:
-    """Every metadata file the log reaches, breadth first, as the planner walks it."""
-    found: dict[str, TableMetadata] = {table.metadata_location: table.metadata}
-    level = [entry.metadata_file for entry in table.metadata.metadata_log]
-    seen = {normalize(location) for location in [table.metadata_location, *level]}
-    while level:
-        following: list[str] = []
-        for location in level:
-            metadata = parse_metadata(_read(io, location), location)
-            found[location] = metadata
-            for entry in metadata.metadata_log:
-                if normalize(entry.metadata_file) not in seen:
-                    seen.add(normalize(entry.metadata_file))
-                    following.append(entry.metadata_file)
-        level = following
-    return found
-
-
 def metadata_objects(table: Table, properties: dict[str, str]) -> list[str]:
-    """What a purge of the table reads: metadata files, manifest lists, manifests."""
+    """What a purge of the table reads, as its planner walks them: the current metadata file,
+    older metadata files, manifest lists, manifests (the version hint is only looked for)."""
     io = load_file_io(properties, table.metadata_location)
-    metadata_files = _metadata_files(io, table)
-    lists = {
-        snapshot.manifest_list: snapshot
-        for metadata in metadata_files.values()
-        for snapshot in metadata.snapshots
-        if snapshot.manifest_list
-    }
-    manifests: dict[str, None] = {}
-    for snapshot in lists.values():
-        manifest: ManifestFile
-        for manifest in snapshot.manifests(io):
-            manifests.setdefault(manifest.manifest_path, None)
-    return [*metadata_files, *lists, *manifests]
+    request = request_for_table("bench", table, properties, "bench")
+    reachable = reach(io, table.metadata, request, READS_IN_FLIGHT, lambda: None)
+    older = [location for location in reachable.metadata if not location.endswith("/" + VERSION_HINT)]
+    return [table.metadata_location, *older, *reachable.manifest_lists, *reachable.manifests]
 
 
 def read_limit(paths: list[str], properties: dict[str, str]) -> ReadLimit:

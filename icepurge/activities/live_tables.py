@@ -236,10 +236,10 @@ class LiveTableScanner:
         if not unknown:
             return
         with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
-            loads = pool.map(lambda one: self._footprint(catalog, purged, *one), unknown)
-            for (identifier, _), (called, footprint) in zip(unknown, loads, strict=True):
+            loads = pool.map(lambda identifier: self._footprint(catalog, purged, identifier), unknown)
+            for identifier, footprint in zip(unknown, loads, strict=True):
                 beat()
-                found.catalog_calls += called
+                found.catalog_calls += 1
                 if isinstance(footprint, Exception):
                     kept.forget(identifier)
                     found.unloadable.append(".".join(identifier))
@@ -250,14 +250,15 @@ class LiveTableScanner:
 
     def _kept_or_unknown(
         self, catalog: str, kept: _Scope, listing: dict[Identifier, str | None]
-    ) -> list[tuple[Identifier, bool]]:
-        """Listed tables the cache answers for go into the index; the others are returned, each
-        with whether its listed metadata file says it changed."""
-        unknown: list[tuple[Identifier, bool]] = []
+    ) -> list[Identifier]:
+        """Listed tables the cache answers for go into the index; the others are returned, to be
+        loaded: not in the short-lived cache, or listed at a metadata file not seen yet (the table
+        changed, so its identifier's cached entry is stale)."""
+        unknown: list[Identifier] = []
         for identifier in (identifier for identifier, current in listing.items() if current is None):
             cached, footprint = self._cache.get(catalog, identifier)
             if not cached:
-                unknown.append((identifier, False))
+                unknown.append(identifier)
             elif footprint is None:
                 kept.forget(identifier)
             else:
@@ -268,29 +269,24 @@ class LiveTableScanner:
                 continue
             seen = self._cache.of_metadata(current)
             if seen is None:
-                # A listed metadata file not seen yet: the table changed, so its identifier's entry is stale.
-                unknown.append((identifier, True))
+                unknown.append(identifier)
             else:
                 # Registered again from the same metadata: its footprint under this name.
                 kept.keep(replace(seen, identifier=identifier))
         return unknown
 
     def _footprint(
-        self, catalog: Catalog, purged: PurgedTable, identifier: Identifier, changed: bool
-    ) -> tuple[int, Footprint | Exception | None]:
-        """The catalog calls it took (0 from the cache) and the table's footprint; `changed`: the
-        listing named a metadata file the cache doesn't hold, so the table is loaded afresh."""
-        cached, footprint = self._cache.get(purged.catalog, identifier)
-        if cached and not changed:
-            return 0, footprint
+        self, catalog: Catalog, purged: PurgedTable, identifier: Identifier
+    ) -> Footprint | Exception | None:
+        """The table's footprint, loaded (one catalog call), and kept in both caches."""
         try:
             loaded = load_footprint(catalog, identifier)
         except Exception as error:  # a view or a broken entry: listed, not fatal
-            return 1, error
+            return error
         self._cache.put(purged.catalog, identifier, loaded)
         if loaded is not None:
             self._cache.keep(loaded)
-        return 1, loaded
+        return loaded
 
     def _tables(
         self,

@@ -211,7 +211,7 @@ def build_plan(
     state.write(context_uri(plan_uri), context)
     saved = state.read(reach_uri(plan_uri)) if beat.checkpoint.reach_saved else None
     if saved is None:
-        reachable = _reach(io, current, request, sizing.readers, beat)
+        reachable = reach(io, current, request, sizing.readers, beat)
         state.write(reach_uri(plan_uri), reachable, compress=True)
         beat.save(PlanCheckpoint(reach_saved=True))
     else:
@@ -313,9 +313,11 @@ def _chunk_cutter(
     )
 
 
-def _reach(
+def reach(
     io: FileIO, current: TableMetadata, request: PurgeRequest, readers: int, beat: Callable[[], None]
 ) -> ReachableFiles:
+    """Every file the purge reaches besides content files: the manifest lists and manifests it
+    reads, older metadata files (read) and the version hint (only looked for)."""
     reachable = ReachableFiles()
     with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-walk") as pool:
         reads = OrderedReads(io, pool, 2 * readers, beat)
