@@ -7,7 +7,10 @@ In the same run, on as many tables of the same shape in namespaces of their own,
 would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on 8 threads; each
 line says how many of those tables' objects are left (0: the loop deleted everything).
 
-    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--no-guard] [--no-loops]
+    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 16] [--no-guard] [--no-loops]
+
+Each value of --batch-tables is a namespace purge of its own tables (0: a workflow per table; N:
+the small-table batches of N), one after the other in the same run.
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ from icepurge.stores.store import StoreContext
 QUEUE = "bench-namespace"
 CATALOG = "benchlake"
 NAMESPACE = ("bench", "retired")
+
+
+def _namespace(batch_tables: int) -> tuple[str, ...]:
+    return NAMESPACE if not batch_tables else (*NAMESPACE[:-1], f"{NAMESPACE[-1]}_batch{batch_tables}")
+
+
 # The loops' tables: the same shape, in namespaces of their own.
 LOOPS = {"PyIceberg purge_table loop, sequential": 1, "PyIceberg purge_table loop, 8 threads": 8}
 CREATING_THREADS = 4
@@ -132,14 +141,15 @@ async def _parent_anatomy(client: Client, purge_id: str) -> str:
 
 
 async def _started_and_waited(
-    purges: PurgeClient, window: int, guard: bool, workers: list[ServiceProcess]
+    purges: PurgeClient, window: int, batch_tables: int, guard: bool, workers: list[ServiceProcess]
 ) -> tuple[str, NamespacePurgeReport]:
     purge_id = await purges.namespaces.start(
         namespace_request(
             CATALOG,
-            list(NAMESPACE),
+            list(_namespace(batch_tables)),
             requested_by="bench",
             max_concurrent_tables=window,
+            batch_tables=batch_tables,
             options={"live_table_guard": guard},
         )
     )
@@ -162,13 +172,18 @@ async def _started_and_waited(
 
 
 async def _purge(
-    stack: EmbeddedStack, window: int, guard: bool, locations: list[str], workers: list[ServiceProcess]
+    stack: EmbeddedStack,
+    window: int,
+    batch_tables: int,
+    guard: bool,
+    locations: list[str],
+    workers: list[ServiceProcess],
 ) -> None:
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
     async with cpu_shares() as shares:
-        purge_id, report = await _started_and_waited(purges, window, guard, workers)
+        purge_id, report = await _started_and_waited(purges, window, batch_tables, guard, workers)
     seconds = time.perf_counter() - started
     status = report.status
     files_per_second = status.files.deleted / seconds
@@ -185,9 +200,11 @@ async def _purge(
     print(f"  namespace purge history: {len(runs)} runs, events per run max {max(runs)}, total {sum(runs)}")
     print(f"  namespace workflow: {await _parent_anatomy(client, purge_id)}")
     print(f"  {shares.line()}")
-    child = (await purges.list(PurgeFilter(parent=purge_id), page_size=1)).items[0].purge_id
-    print(f"  one table purge's history: {sum(await _events_per_run(client, child))} events")
-    print(f"  one table purge's timeline: {await _timeline(client, child)}")
+    children = (await purges.list(PurgeFilter(parent=purge_id), page_size=1)).items
+    if children:
+        child = children[0].purge_id
+        print(f"  one table purge's history: {sum(await _events_per_run(client, child))} events")
+        print(f"  one table purge's timeline: {await _timeline(client, child)}")
     ceiling = bulk_delete_ceiling(stack, status.files.deleted)
     print(
         f"  raw bulk-delete ceiling for {status.files.deleted:,} keys: {ceiling:,.0f} keys/s; "
@@ -257,19 +274,18 @@ def main() -> None:
         "--activity-slots", type=int, default=None, help="the worker's ICEPURGE_MAX_CONCURRENT_ACTIVITIES"
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes on the queue")
+    parser.add_argument(
+        "--batch-tables",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="one namespace purge per value, each on tables of its own: 0 a workflow per table, N batches of N",
+    )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         workers: list[ServiceProcess] = []
         try:
             os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
-            started = time.perf_counter()
-            locations = _create_tables(stack, NAMESPACE, arguments.tables)
-            print(
-                f"namespace {'.'.join(NAMESPACE)}: {arguments.tables} tables of three appends "
-                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
-                f"activity slots {arguments.activity_slots or 'default'}, {arguments.workers} worker "
-                f"process(es), 2 cores, live-table guard {'off' if arguments.no_guard else 'on'}"
-            )
             slots = (
                 {}
                 if arguments.activity_slots is None
@@ -281,17 +297,30 @@ def main() -> None:
                 )
                 worker.start()
                 workers.append(worker)
-            for worker in workers:
-                worker.wait_for_log("icepurge worker polling")
-            asyncio.run(
-                _purge(
-                    stack,
-                    arguments.window,
-                    guard=not arguments.no_guard,
-                    locations=locations,
-                    workers=workers,
+            for batch_tables in arguments.batch_tables:
+                namespace = _namespace(batch_tables)
+                started = time.perf_counter()
+                locations = _create_tables(stack, namespace, arguments.tables)
+                print(
+                    f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends "
+                    f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
+                    f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
+                    f"{arguments.workers} worker process(es), 2 cores, live-table guard "
+                    f"{'off' if arguments.no_guard else 'on'}",
+                    flush=True,
                 )
-            )
+                for worker in workers:
+                    worker.wait_for_log("icepurge worker polling")
+                asyncio.run(
+                    _purge(
+                        stack,
+                        arguments.window,
+                        batch_tables,
+                        guard=not arguments.no_guard,
+                        locations=locations,
+                        workers=workers,
+                    )
+                )
             peaks = ", ".join(f"{_peak_rss_mib(worker):,.0f}" for worker in workers)
             print(f"  worker peak RSS: {peaks} MiB")
             for worker in workers:

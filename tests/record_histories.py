@@ -150,6 +150,14 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
             await _write(client, namespace_id, folder, "namespace_purge")
             await _write(client, await _first_child(purges, namespace_id), folder, "table_purge_of_namespace")
 
+            for index in range(3):
+                simple_table(lake, ("batched",), f"t{index}", appends=1)
+            batched_id = await purges.namespaces.start(
+                namespace_request(CATALOG, ["batched"], requested_by="recorder", batch_tables=2)
+            )
+            await purges.namespaces.wait(batched_id)
+            await _write(client, batched_id, folder, "namespace_purge_batched")
+
             simple_table(lake, ("rehearsed",), "t0", appends=1)
             rehearsal_id = await purges.namespaces.start(
                 namespace_request(CATALOG, ["rehearsed"], requested_by="recorder", options={"dry_run": True})

@@ -36,6 +36,7 @@ from icepurge.devstack.rewrite_heavy_table import RewriteShape, rewrite_heavy_ta
 from icepurge.devstack.s3_proxy import RandomFaults, s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from tests.batch_records import batch_records
 from tests.conftest import LAKE_CATALOG
 from tests.expected import content_listings, drop_table_data_set, history_set, manifest_contents
 from tests.purge_helpers import assert_counts_add_up, request_for
@@ -65,9 +66,10 @@ WORKER_ENV = {
     "ICEPURGE_OVERLAP_MIN_SECONDS": "0",
 }
 PLANTED = "data/never-referenced-chaos.parquet"
-# A namespace purge of this many small tables (express lane, by name) runs beside the cases.
+# Namespace purges of this many small tables each run beside the cases: one a workflow per table
+# (express lane, by name), one in batches of small tables.
 SMALL_TABLES = 12 * SCALE
-SMALL_NAMESPACE = ("chaos_many",)
+SMALL_NAMESPACES = {("chaos_many",): 0, ("chaos_batched",): 4}
 
 
 @dataclass
@@ -236,10 +238,10 @@ def _check_order(case: Case, first_delete: dict[str, int]) -> list[str]:
     return problems
 
 
-def _small_cases(lake: SqlCatalog, s3: S3Store) -> list[Case]:
-    """The namespace purge's tables: each checked as a case purged by name."""
+def _small_cases(lake: SqlCatalog, s3: S3Store, namespace: tuple[str, ...]) -> list[Case]:
+    """A namespace purge's tables: each checked as a case purged by name."""
     cases = [
-        _case(s3, f"small {index}", simple_table(lake, SMALL_NAMESPACE, f"t{index:03d}", appends=3))
+        _case(s3, f"{namespace[-1]} {index}", simple_table(lake, namespace, f"t{index:03d}", appends=3))
         for index in range(SMALL_TABLES)
     ]
     for case in cases:
@@ -253,23 +255,32 @@ async def _final_namespace_status(
     return await _closed(lambda: purges.namespaces.status(purge_id), purge_id, deadline)
 
 
-async def _check_small_tables(
-    purges: PurgeClient, stack: EmbeddedStack, lake: SqlCatalog, s3: S3Store, cases: list[Case], purge_id: str
+async def _table_statuses(
+    purges: PurgeClient, s3: S3Store, stack: EmbeddedStack, purge_id: str, batched: bool
+) -> dict[str, PurgeStatus]:
+    """Each table's purge by table name: its workflow's status, or its batch's record."""
+    if batched:
+        records = batch_records(s3, stack.worker_env()["ICEPURGE_STATE_LOCATION"], purge_id)
+        return {name: record.status for name, record in records.items()}
+    listed = (await purges.namespace_tables(purge_id, 1000)).items
+    return {item.table: await purges.status(item.purge_id) for item in listed if item.table}
+
+
+def _check_small_tables(
+    stack: EmbeddedStack, lake: SqlCatalog, s3: S3Store, cases: list[Case], statuses: dict[str, PurgeStatus]
 ) -> list[str]:
-    """Every table of the namespace purge: its files gone but the planted one, dropped once, its
+    """Every table of a namespace purge: its files gone but the planted one, dropped once, its
     own purge SUCCEEDED with counts that add up."""
     problems: list[str] = []
-    children = {item.table: item.purge_id for item in (await purges.namespace_tables(purge_id, 1000)).items}
     for case in cases:
         *_, name = case.table.name()
         after = s3.list(case.table.location())
         if after != case.expected_after:
             problems.append(f"{case.name}: left {sorted(after - case.expected_after)[:3]}")
-        child = children.get(name)
-        if child is None:
-            problems.append(f"{case.name}: no table purge listed")
+        status = statuses.get(name)
+        if status is None:
+            problems.append(f"{case.name}: no table purge found")
             continue
-        status = await purges.status(child)
         if status.state is not PurgeState.SUCCEEDED:
             problems.append(f"{case.name}: ended {status.state.value}: {status.last_error}")
         try:
@@ -284,7 +295,7 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
     catalog: SqlCatalog, lake: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     cases = _cases(catalog, lake, s3)
-    small = _small_cases(lake, s3)
+    small = {namespace: _small_cases(lake, s3, namespace) for namespace in SMALL_NAMESPACES}
     twin = rich_table(catalog, ("chaos",), "busy_twin")
     draw = random.Random(SEED)
     purges = PurgeClient(temporal_client, QUEUE)
@@ -304,14 +315,24 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
                 case.purge_id = await _start(purges, case, properties)
             # Its tables' deletes go to the store directly (the catalog's FileIO): kills and the
             # server restart reach it, the proxy's faults don't.
-            many = await purges.namespaces.start(
-                namespace_request(
-                    LAKE_CATALOG, list(SMALL_NAMESPACE), requested_by="chaos", max_concurrent_tables=4
+            many = {
+                namespace: await purges.namespaces.start(
+                    namespace_request(
+                        LAKE_CATALOG,
+                        list(namespace),
+                        requested_by="chaos",
+                        max_concurrent_tables=4,
+                        batch_tables=batch_tables,
+                    )
                 )
-            )
+                for namespace, batch_tables in SMALL_NAMESPACES.items()
+            }
             kill_times = await _kill_loop(stack, workers, draw)
             finals = [await _final_status(purges, case.purge_id, started + BOUND_SECONDS) for case in cases]
-            many_final = await _final_namespace_status(purges, many, started + BOUND_SECONDS)
+            many_finals = {
+                namespace: await _final_namespace_status(purges, purge_id, started + BOUND_SECONDS)
+                for namespace, purge_id in many.items()
+            }
             faults_summary = faults.random_faults.injected.copy()
             deleted_keys = list(faults.deleted_keys)
     finally:
@@ -361,26 +382,12 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
                 problems.append(f"{case.name}: neighbour file {path} changed")
         if case.by_name is not None:
             problems.extend(_check_dropped_once(stack, lake, case, status))
-    many_seconds = (
-        (many_final.finished_at - many_final.started_at).total_seconds()
-        if many_final.finished_at and many_final.started_at
-        else 0.0
-    )
-    many_kills = sum(
-        many_final.started_at is not None
-        and many_final.finished_at is not None
-        and many_final.started_at.timestamp() <= moment <= many_final.finished_at.timestamp()
-        for moment in kill_times
-    )
-    small_left = sum(len(case.owned & s3.list(case.table.location())) for case in small)
-    print(
-        f"  namespace purge of {SMALL_TABLES} small tables: {many_final.state.value} in {many_seconds:.0f} s"
-        f" through {many_kills} kills, {many_final.run_count} runs,"
-        f" {many_final.tables_done}/{many_final.tables_total} tables, {small_left} owned left"
-    )
-    if many_final.state.value != "SUCCEEDED" or many_final.tables_done != SMALL_TABLES:
-        problems.append(f"namespace purge: ended {many_final.state.value}: {many_final.last_error}")
-    problems.extend(await _check_small_tables(purges, stack, lake, s3, small, many))
+    for namespace, batch_tables in SMALL_NAMESPACES.items():
+        problems.extend(
+            await _check_namespace_purge(
+                purges, stack, lake, s3, small[namespace], many_finals[namespace], kill_times, batch_tables
+            )
+        )
     opened, closed = _span(undisturbed.status)
     alone = closed - opened
     busy_opened, busy_closed = _span(finals[1])
@@ -390,3 +397,33 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
     )
     assert finals[4].run_count >= 2, "the wide table should have continued as new"
     assert not problems, "\n".join(problems)
+
+
+async def _check_namespace_purge(
+    purges: PurgeClient,
+    stack: EmbeddedStack,
+    lake: SqlCatalog,
+    s3: S3Store,
+    cases: list[Case],
+    final: NamespacePurgeStatus,
+    kill_times: list[float],
+    batch_tables: int,
+) -> list[str]:
+    opened, closed = final.started_at, final.finished_at
+    seconds = (closed - opened).total_seconds() if closed and opened else 0.0
+    kills = sum(
+        opened is not None and closed is not None and opened.timestamp() <= moment <= closed.timestamp()
+        for moment in kill_times
+    )
+    left = sum(len(case.owned & s3.list(case.table.location())) for case in cases)
+    mode = f"in batches of {batch_tables}" if batch_tables else "a workflow per table"
+    print(
+        f"  namespace purge of {SMALL_TABLES} small tables, {mode}: {final.state.value} in {seconds:.0f} s"
+        f" through {kills} kills, {final.run_count} runs, {final.tables_done}/{final.tables_total} tables,"
+        f" {left} owned left"
+    )
+    problems = []
+    if final.state.value != "SUCCEEDED" or final.tables_done != SMALL_TABLES:
+        problems.append(f"namespace purge ({mode}): ended {final.state.value}: {final.last_error}")
+    statuses = await _table_statuses(purges, s3, stack, final.purge_id, batched=bool(batch_tables))
+    return problems + _check_small_tables(stack, lake, s3, cases, statuses)

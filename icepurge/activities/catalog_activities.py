@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pyiceberg.catalog import Catalog
@@ -19,6 +20,7 @@ from icepurge.activities.catalog_admission import CatalogAdmission, admitted
 from icepurge.activities.catalog_calls import CatalogCalls, protected, protected_ancestor
 from icepurge.activities.live_tables import LiveTableScanner, PurgedTable, named
 from icepurge.activities.progress_signals import ProgressSignals
+from icepurge.activities.sql_drop import drop_if_current, keeps_storage_on_drop, takes_conditional_drop
 from icepurge.activities.step_definition import implements
 from icepurge.contract.activity_steps import DROP_TABLE, LIVE_TABLE_GUARD, LOAD_TABLE, REGISTER_TABLE
 from icepurge.contract.catalog_steps import (
@@ -67,16 +69,22 @@ def file_io_properties(properties: dict[str, Any]) -> dict[str, str]:
     }
 
 
+# Per namespace: the protected level above it, if any, and the catalog calls that took.
+Ancestry = dict[tuple[str, ...], tuple[str | None, int]]
+
+
 class CatalogActivities(CatalogCalls):
     def __init__(
         self,
         admission: CatalogAdmission,
         scanner: LiveTableScanner,
         signals: ProgressSignals | None = None,
+        heartbeat: Callable[[], None] = activity.heartbeat,
     ) -> None:
         super().__init__(admission.registry, signals)
         self._admission = admission
         self._scanner = scanner
+        self._heartbeat = heartbeat
 
     @property
     def all(self) -> list[Any]:
@@ -84,6 +92,11 @@ class CatalogActivities(CatalogCalls):
 
     @implements(LOAD_TABLE)
     def load_table(self, ref: TableRef) -> LoadedTable:
+        return self.load(ref, Ancestry())
+
+    def load(self, ref: TableRef, ancestry: Ancestry) -> LoadedTable:
+        """`ancestry`: what namespaces said of protection, shared by loads moments apart (one
+        batch's tables share their namespaces)."""
         with self._step(LOAD_TABLE_ACTIVITY):
             catalog = self._catalog(ref.catalog)
             try:
@@ -94,19 +107,25 @@ class CatalogActivities(CatalogCalls):
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None
-            protection = self._protection(catalog, ref, table.properties)
+            protection = self._protection(catalog, ref, table.properties, ancestry)
             return LoadedTable(
                 metadata_location=table.metadata_location,
                 file_io_properties=file_io_properties(table.io.properties),
                 protection=protection,
             )
 
-    def _protection(self, catalog: Catalog, ref: TableRef, properties: dict[str, str]) -> GuardOutcome:
+    def _protection(
+        self, catalog: Catalog, ref: TableRef, properties: dict[str, str], ancestry: Ancestry
+    ) -> GuardOutcome:
         holder = f"table {ref.name}" if protected(properties) else None
         calls = 1
         if holder is None:
-            holder, namespace_calls = protected_ancestor(catalog, ref.namespace)
-            calls += namespace_calls
+            levels = tuple(ref.namespace)
+            known = ancestry.get(levels)
+            if known is None:
+                known = ancestry[levels] = protected_ancestor(catalog, ref.namespace)
+                calls += known[1]
+            holder = known[0]
         if holder is not None:
             raise ApplicationError(
                 f"{holder} says {PROTECTED_PROPERTY}=true: {ref.name} is never dropped or purged by "
@@ -127,33 +146,49 @@ class CatalogActivities(CatalogCalls):
         """Drops the entry only while it still points at the planned snapshot: a commit since
         planning would leave its new files out of the plan."""
         with self._step(DROP_TABLE_ACTIVITY):
-            dropped = self._drop_if_planned(self._catalog(step.table.catalog), step)
-            return DropResult(dropped=dropped, storage_gone=self._storage_gone(step))
+            catalog = self._catalog(step.table.catalog)
+            dropped = self._drop_if_planned(catalog, step)
+            return DropResult(
+                dropped=dropped, storage_gone=not keeps_storage_on_drop(catalog) and self.storage_gone(step)
+            )
 
     @staticmethod
     def _drop_if_planned(catalog: Catalog, step: DropInput) -> bool:
         """False when the entry was already gone (a retried drop)."""
+        identifier = step.table.identifier
         try:
-            current = catalog.load_table(step.table.identifier).metadata_location
-            if current != step.metadata_location:
-                raise ApplicationError(
-                    f"{step.table.name} changed since it was planned (now at {current}); nothing was "
-                    "dropped or deleted: purge it by name again",
-                    type=ERROR_TABLE_CHANGED,
-                    non_retryable=True,
-                )
-            catalog.drop_table(step.table.identifier)
+            if not (
+                takes_conditional_drop(catalog)
+                and drop_if_current(catalog, identifier, step.metadata_location)
+            ):
+                current = catalog.load_table(identifier).metadata_location
+                if current != step.metadata_location:
+                    raise ApplicationError(
+                        f"{step.table.name} changed since it was planned (now at {current}); nothing was "
+                        "dropped or deleted: purge it by name again",
+                        type=ERROR_TABLE_CHANGED,
+                        non_retryable=True,
+                    )
+                catalog.drop_table(identifier)
         except NoSuchTableError:
             return False
         log.info("dropped the catalog entry of %s for purge %s", step.table.name, step.table.purge_id)
         return True
 
     @staticmethod
-    def _storage_gone(step: DropInput) -> bool:
+    def storage_gone(step: DropInput) -> bool:
         """Some catalogs delete a table's storage when they drop it (S3 Tables): its metadata
         file is the first thing any purge would find gone."""
         store = open_store(step.metadata_location, StoreContext(step.file_io_properties))
         return store.head(step.metadata_location) is None
+
+    def keeps_storage_on_drop(self, name: str) -> bool:
+        return keeps_storage_on_drop(self._catalog(name))
+
+    def catalog_io_properties(self, name: str) -> dict[str, str]:
+        """The FileIO properties a table of this catalog gets from the catalog itself (not those
+        it vends per table): what is left to a purge whose table was dropped before it loaded."""
+        return file_io_properties(self._catalog(name).properties)
 
     @implements(LIVE_TABLE_GUARD)
     def check_live_tables(self, step: GuardInput) -> GuardOutcome:
@@ -173,7 +208,7 @@ class CatalogActivities(CatalogCalls):
                 self._catalog(step.table.catalog),
                 purged,
                 step.scope,
-                activity.heartbeat,
+                self._heartbeat,
                 skip_own=step.skip_own_entry,
             )
             detail = scan.refusal or (

@@ -82,6 +82,9 @@ class ExpressActivities:
         """Guard, the chunks, finalize, once the table is dropped. A retry redoes each: the chunks
         resume from their outcome objects, finalize from its own; after a finalize that completed,
         the report object answers."""
+        return self.finish(step)
+
+    def finish(self, step: FinishInput) -> FinishResult:
         plan = step.plan
         # Only a retry can find a finish that completed before it.
         recorded = self._purges.express_record(plan.plan_location) if activity.info().attempt > 1 else None

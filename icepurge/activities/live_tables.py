@@ -16,6 +16,7 @@ time.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+from pyiceberg.io import load_file_io
 
 from icepurge.activities.location_index import Footprint, Identifier, LocationIndex
 from icepurge.activities.locations import table_locations
@@ -53,6 +55,22 @@ def load_footprint(catalog: Catalog, identifier: Identifier) -> Footprint | None
     metadata = table.metadata
     locations = table_locations(metadata.location, metadata.properties)
     return Footprint(identifier, table.metadata_location, tuple(locations))
+
+
+def read_footprint(catalog: Catalog, identifier: Identifier, metadata_location: str) -> Footprint | None:
+    """The footprint of the metadata file a listing names, read with the catalog's own FileIO:
+    what loading the table at that file gives, without the catalog's query and the parse of the
+    whole metadata into PyIceberg's model. A file this can't read (compressed, or needing the
+    table's own FileIO settings) is left to a load."""
+    try:
+        with (
+            load_file_io(catalog.properties, metadata_location).new_input(metadata_location).open() as stream
+        ):
+            metadata = json.load(stream)
+        locations = table_locations(metadata["location"], metadata.get("properties") or {})
+    except Exception:  # unreadable here, whatever the reason: the catalog's own load decides
+        return load_footprint(catalog, identifier)
+    return Footprint(identifier, metadata_location, tuple(locations))
 
 
 # Footprints kept by metadata file: a namespace of this many tables fits, at a few hundred bytes each.
@@ -236,7 +254,9 @@ class LiveTableScanner:
         if not unknown:
             return
         with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
-            loads = pool.map(lambda identifier: self._footprint(catalog, purged, identifier), unknown)
+            loads = pool.map(
+                lambda identifier: self._footprint(catalog, purged, identifier, listing[identifier]), unknown
+            )
             for identifier, footprint in zip(unknown, loads, strict=True):
                 beat()
                 found.catalog_calls += 1
@@ -276,11 +296,15 @@ class LiveTableScanner:
         return unknown
 
     def _footprint(
-        self, catalog: Catalog, purged: PurgedTable, identifier: Identifier
+        self, catalog: Catalog, purged: PurgedTable, identifier: Identifier, listed_at: str | None
     ) -> Footprint | Exception | None:
-        """The table's footprint, loaded (one catalog call), and kept in both caches."""
+        """The table's footprint, read from the metadata file its listing names, else loaded (one
+        catalog call), and kept in both caches."""
         try:
-            loaded = load_footprint(catalog, identifier)
+            if listed_at is None:
+                loaded = load_footprint(catalog, identifier)
+            else:
+                loaded = read_footprint(catalog, identifier, listed_at)
         except Exception as error:  # a view or a broken entry: listed, not fatal
             return error
         self._cache.put(purged.catalog, identifier, loaded)

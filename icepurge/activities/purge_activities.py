@@ -85,8 +85,10 @@ class PurgeActivities:
         spark: SparkEngine | None = None,
         signals: ProgressSignals | None = None,
         admission: CatalogAdmission | None = None,
+        heartbeat: Callable[..., None] = activity.heartbeat,
     ) -> None:
         self._settings = settings
+        self._heartbeat = heartbeat
         self._spark = spark
         self._signals = signals
         # None: every catalog name is taken (tools that plan without a worker).
@@ -113,12 +115,17 @@ class PurgeActivities:
         with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
             if activity.info().heartbeat_details:
                 return self._plan_purge(step, announcing=False)
-            with self._state.holding(parent_dir(self._plan_uri(step))) as held:
-                summary = self._plan_purge(step, announcing=False, held=held)
-                if held.flushed or not finishes_at_once(summary):
-                    self._state.flush(held)
-                    return summary
-                return summary.model_copy(update={"held": held.encoded()})
+            return self.plan_held(step)
+
+    def plan_held(self, step: PlanInput) -> PlanSummary:
+        """plan_quietly from the start, never from a checkpoint: for a caller whose heartbeats
+        are not this plan's alone (a batch of tables)."""
+        with self._state.holding(self.plan_folder(step.purge_id)) as held:
+            summary = self._plan_purge(step, announcing=False, held=held, resuming=False)
+            if held.flushed or not finishes_at_once(summary):
+                self._state.flush(held)
+                return summary
+            return summary.model_copy(update={"held": held.encoded()})
 
     def holding_plan(self, plan: PlanSummary) -> AbstractContextManager[object]:
         """Within the block, the plan's folder is the one `plan.held` carries (but its report)."""
@@ -126,23 +133,27 @@ class PurgeActivities:
             return nullcontext()
         return self._state.holding(parent_dir(plan.plan_location), plan.held)
 
-    def _plan_uri(self, step: PlanInput) -> str:
+    def plan_folder(self, purge_id: str) -> str:
         # One folder per run chain: a later purge of the same snapshot never reads this one's objects.
         info = activity.info()
-        return self._state.uri(step.purge_id, info.workflow_run_id or info.activity_id, "plan.json")
+        return self._state.uri(purge_id, info.workflow_run_id or info.activity_id)
 
     def _plan_purge(
-        self, step: PlanInput, announcing: bool = True, held: HeldFolder | None = None
+        self,
+        step: PlanInput,
+        announcing: bool = True,
+        held: HeldFolder | None = None,
+        resuming: bool = True,
     ) -> PlanSummary:
         request = step.request
         self._check_admitted(request.catalog)
         log.info("planning %s (%s)", step.purge_id, request.table_name)
-        details = activity.info().heartbeat_details
-        plan_uri = self._plan_uri(step)
+        details = activity.info().heartbeat_details if resuming else ()
+        plan_uri = f"{self.plan_folder(step.purge_id)}/plan.json"
 
         def beat(*checkpoint: object) -> None:
             # A checkpoint naming held objects would outlive them: none until they are flushed.
-            activity.heartbeat(*(checkpoint if held is None or held.flushed else ()))
+            self._heartbeat(*(checkpoint if held is None or held.flushed else ()))
 
         with configuration_faults_bounded(self._settings.config_fault_seconds):
             plan = build_plan(
@@ -227,14 +238,14 @@ class PurgeActivities:
                     chunk_index=step.chunk_index,
                     request=step.request,
                     outcome_uri=outcome_uri,
-                    heartbeat=activity.heartbeat,
+                    heartbeat=self._heartbeat,
                     is_cancelled=activity.is_cancelled,
                     report=report,
                 )
             else:
 
                 def beat(checkpoint: ChunkCheckpoint) -> None:
-                    activity.heartbeat(checkpoint)
+                    self._heartbeat(checkpoint)
                     report(checkpoint.counts)
 
                 outcome, stats = run_files(
@@ -301,7 +312,7 @@ class PurgeActivities:
                 dry_run=options.dry_run,
                 keep_metadata_chain=step.keep_metadata_chain,
                 counts_so_far=step.counts_so_far,
-                beat=activity.heartbeat,
+                beat=self._heartbeat,
                 guards=step.guards,
                 express=express,
             )

@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 from temporalio.common import RetryPolicy
 
+from icepurge.contract.batch_steps import TableBatchInput, TableBatchResult
 from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
@@ -34,6 +35,7 @@ from icepurge.contract.names import (
     LOAD_AND_PLAN_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
+    PURGE_TABLE_BATCH_ACTIVITY,
     REGISTER_TABLE_ACTIVITY,
     SWEEP_ACTIVITY,
     TABLE_PAGE_ACTIVITY,
@@ -159,6 +161,16 @@ FINISH_SMALL_PURGE = Step(
     FINISH_SMALL_PURGE_ACTIVITY,
     FinishInput,
     FinishResult,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
+# A batch of small tables: each table's steps are the express lane's, each idempotent on a retry,
+# and each table's end is kept, so a retried batch answers for the tables it finished at once.
+PURGE_TABLE_BATCH = Step(
+    PURGE_TABLE_BATCH_ACTIVITY,
+    TableBatchInput,
+    TableBatchResult,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,

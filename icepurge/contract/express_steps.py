@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.catalog_steps import LoadedTable
-from icepurge.contract.request import Engine, PurgeRequest
+from icepurge.contract.request import Engine, PurgeOptions, PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import ChunkResult, FinalizeResult, PlanSummary
 
@@ -59,3 +59,18 @@ EXPRESS_MAX_FILES = 1_000
 
 def finishes_at_once(plan: PlanSummary) -> bool:
     return plan.planned.files <= EXPRESS_MAX_FILES and plan.engine is Engine.LOCAL
+
+
+def straight_through(options: PurgeOptions) -> bool:
+    """Options under which a purge by name goes straight from its plan to its deletes. Those that
+    wait between (a soft-delete window, a caller's drop), rehearse (dry run), drop before planning,
+    sweep or run on Spark keep the step-by-step path, which shows each stage."""
+    return (
+        options.express_lane
+        and not options.dry_run
+        and not options.purge_after_seconds
+        and not options.await_drop_seconds
+        and not options.drop_before_plan
+        and not options.sweep_location
+        and options.engine is not Engine.SPARK
+    )

@@ -38,6 +38,8 @@ SWEEP_ACTIVITY: Final = "sweep_location"
 # The express lane: a table whose plan fits one chunk (icepurge.contract.express_steps).
 LOAD_AND_PLAN_ACTIVITY: Final = "load_and_plan"
 FINISH_SMALL_PURGE_ACTIVITY: Final = "finish_small_purge"
+# A namespace purge's small tables, several per activity (icepurge.contract.batch_steps).
+PURGE_TABLE_BATCH_ACTIVITY: Final = "purge_table_batch"
 
 # Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
 SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
 from icepurge.contract.purge_id import derived_id
 from icepurge.contract.request import PurgeOptions, printable
@@ -29,6 +30,17 @@ class NamespacePurgeRequest(BaseModel):
         None, max_length=255, description="The catalog's name, required to purge a whole catalog."
     )
     max_concurrent_tables: int = Field(4, ge=1, le=64, description="Table purges running at once.")
+    batch_tables: int = Field(
+        0,
+        ge=0,
+        le=MAX_BATCH_TABLES,
+        description="Small tables purged together in one activity, this many at a time, each through "
+        "the express lane's steps with its own purge id, counts and report (`icepurge purge status` "
+        "reads its record) but no workflow of its own and no events of its own; a table whose plan is "
+        "big gets its own table purge workflow. For namespaces of many small tables: the per-table "
+        "workflow is what bounds their pace. 0 or 1: one workflow per table. Ignored (one workflow "
+        "per table) with options the express lane doesn't take: dry run, soft delete, sweep, Spark.",
+    )
     requested_by: str = Field(min_length=1, max_length=255)
     request_id: str | None = Field(
         None,

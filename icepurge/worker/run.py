@@ -14,6 +14,9 @@ from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from icepurge import contract
+from icepurge.activities.batch_activities import BatchActivities
+from icepurge.activities.batch_heartbeats import batch_heartbeat
+from icepurge.activities.batch_table import BatchTablePurge
 from icepurge.activities.catalog_activities import CatalogActivities
 from icepurge.activities.catalog_admission import CatalogAdmission
 from icepurge.activities.catalogs import CatalogRegistry
@@ -54,6 +57,17 @@ def sandboxed_runner() -> SandboxedWorkflowRunner:
     )
 
 
+def build_batches(
+    settings: WorkerSettings, admission: CatalogAdmission, scanner: LiveTableScanner
+) -> BatchActivities:
+    """A batch's steps of their own, signalling no workflow (a batch's tables have none), on the
+    worker's live-table index; its plans never go to Spark (a batch takes small plans only)."""
+    purges = PurgeActivities(settings.activity_settings(), None, None, admission, batch_heartbeat)
+    catalogs = CatalogActivities(admission, scanner, heartbeat=batch_heartbeat)
+    state = StateStore(settings.state_location, settings.state_io_properties)
+    return BatchActivities(BatchTablePurge(purges, catalogs, ExpressActivities(purges, catalogs), state))
+
+
 def build_worker(
     client: Client,
     settings: WorkerSettings,
@@ -78,6 +92,7 @@ def build_worker(
     scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
     catalogs = CatalogActivities(admission, scanner, signals)
     express = ExpressActivities(activities, catalogs)
+    batches = build_batches(settings, admission, scanner)
     namespaces = NamespaceActivities(
         catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
     )
@@ -91,6 +106,7 @@ def build_worker(
             *activities.all,
             *catalogs.all,
             *express.all,
+            *batches.all,
             *namespaces.all,
             *sweeps.all,
             *delivery.all,

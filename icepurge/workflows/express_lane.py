@@ -9,8 +9,14 @@ from __future__ import annotations
 from temporalio import workflow
 
 from icepurge.contract.activity_steps import FINISH_SMALL_PURGE, LOAD_AND_PLAN
-from icepurge.contract.express_steps import FinishInput, FinishResult, LoadAndPlanInput, LoadedPlan
-from icepurge.contract.request import Engine, PurgeRequest
+from icepurge.contract.express_steps import (
+    FinishInput,
+    FinishResult,
+    LoadAndPlanInput,
+    LoadedPlan,
+    straight_through,
+)
+from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import PlanSummary
 from icepurge.workflows.steps_runner import run_step
@@ -18,21 +24,8 @@ from icepurge.workflows.upgrades import EXPRESS_LANE
 
 
 def takes_express(request: PurgeRequest) -> bool:
-    """A purge by name that goes straight from its plan to its deletes. Those that wait between
-    (a soft-delete window, a caller's drop), rehearse (dry run), drop before planning, sweep or
-    run on Spark keep the step-by-step path, which shows each stage."""
-    options = request.options
-    plain = (
-        request.by_name
-        and options.express_lane
-        and not options.dry_run
-        and not options.purge_after_seconds
-        and not options.await_drop_seconds
-        and not options.drop_before_plan
-        and not options.sweep_location
-        and options.engine is not Engine.SPARK
-    )
-    return plain and workflow.patched(EXPRESS_LANE)
+    """A purge by name that goes straight from its plan to its deletes (straight_through)."""
+    return request.by_name and straight_through(request.options) and workflow.patched(EXPRESS_LANE)
 
 
 async def load_and_plan(purge_id: str, request: PurgeRequest) -> LoadedPlan:

@@ -4,13 +4,14 @@ purge would: failed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.exceptions import ApplicationError, CancelledError, ChildWorkflowError
 
 from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_PROTECTED, ERROR_TABLE_NOT_FOUND
 from icepurge.contract.namespace_status import FileTotals, SkipKind, SkippedEntry, TableFailure
+from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport
 from icepurge.workflows.namespace_progress import TableEnd, files_of, skipped_table
 
@@ -59,9 +60,23 @@ def outcome_of_failure(purge_id: str, table: str, error: ChildWorkflowError) -> 
     if isinstance(cause, CancelledError):
         return TableOutcome(TableEnd.CANCELLED)
     error_type = cause.type if isinstance(cause, ApplicationError) else None
+    message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+    return _outcome_of_error(purge_id, table, error_type, message)
+
+
+def outcome_of_batch(purge_id: str, table: str, report: PurgeReport) -> TableOutcome:
+    """A table purged in a batch ends with a report whatever happened, a failure's too."""
+    status = report.status
+    if status.state is PurgeState.FAILED:
+        outcome = _outcome_of_error(purge_id, table, status.error_type, status.last_error or "failed")
+        # Its files count as a failed workflow's latest event would have them.
+        return replace(outcome, files=files_of(report))
+    return outcome_of_report(purge_id, table, report)
+
+
+def _outcome_of_error(purge_id: str, table: str, error_type: str | None, message: str) -> TableOutcome:
     if error_type in _SKIP_REASONS:
         return TableOutcome(TableEnd.SKIPPED, skipped=skipped_table(table, _SKIP_REASONS[error_type]))
-    message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
     failure = TableFailure(
         table=table, purge_id=purge_id, error_type=error_type, error=message[:_ERROR_LIMIT]
     )

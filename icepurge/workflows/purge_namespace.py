@@ -24,7 +24,8 @@ from temporalio.exceptions import (
     WorkflowAlreadyStartedError,
 )
 
-from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE, TABLE_PAGE
+from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE, PURGE_TABLE_BATCH, TABLE_PAGE
+from icepurge.contract.batch_steps import BatchTable, TableBatchInput, takes_batches
 from icepurge.contract.controls import TableControl
 from icepurge.contract.events import EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import (
@@ -68,8 +69,10 @@ from icepurge.workflows.namespace_details import namespace_details_markdown
 from icepurge.workflows.namespace_events import NamespaceEvents
 from icepurge.workflows.namespace_outcomes import (
     KeptTables,
+    TableOutcome,
     already_started,
     drops_not_previewed,
+    outcome_of_batch,
     outcome_of_failure,
     outcome_of_report,
 )
@@ -283,37 +286,53 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
         self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
     ) -> int:
         """A window of table purges, not batches: a small table never waits behind a giant one.
-        Returns the first table not yet started: below the total when the run should continue
-        as new (the window drains first, so no child outlives the run that awaits it)."""
+        With `batch_tables`, a window of batches of small tables, each counted as its tables (a
+        table a batch hands back gets its own purge, counted as one). Returns the first table not
+        yet started: below the total when the run should continue as new (the window drains
+        first, so no child outlives the run that awaits it)."""
         progress, events = self._namespace_run().progress, self._namespace_run().events
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
-        in_flight: set[asyncio.Task[None]] = set()
+        batch = request.batch_tables if takes_batches(request.options, request.batch_tables) else 1
+        in_flight: dict[asyncio.Task[list[int]], int] = {}
+
+        def room() -> bool:
+            return sum(in_flight.values()) < request.max_concurrent_tables
+
         try:
             while True:
                 suggested = workflow.info().is_continue_as_new_suggested()
                 while (
-                    len(in_flight) < request.max_concurrent_tables
-                    and next_table < tree.tables_total
-                    and not suggested
-                    and not progress.status.paused
+                    room() and next_table < tree.tables_total and not suggested and not progress.status.paused
                 ):
-                    name = await self._table_at(tree, next_table)
-                    purge = self._purge_table(request, next_table, name, progress)
-                    in_flight.add(asyncio.ensure_future(purge))
-                    next_table += 1
+                    count = min(batch, tree.tables_total - next_table)
+                    names = [
+                        await self._table_at(tree, index) for index in range(next_table, next_table + count)
+                    ]
+                    if batch > 1:
+                        work = self._purge_batch(request, next_table, names, progress)
+                    else:
+                        work = self._purge_table(request, next_table, names[0], progress)
+                    in_flight[asyncio.ensure_future(work)] = count
+                    next_table += count
                 more = next_table < tree.tables_total and not suggested
                 if not in_flight and (not more or not progress.status.paused):
                     return next_table
                 # A running purge ends, or (paused) the resume comes.
 
                 def ready(more: bool = more) -> bool:
-                    room = more and len(in_flight) < request.max_concurrent_tables
-                    return any(task.done() for task in in_flight) or (room and not progress.status.paused)
+                    return any(task.done() for task in in_flight) or (
+                        more and room() and not progress.status.paused
+                    )
 
                 await workflow.wait_condition(ready)
                 for task in [task for task in in_flight if task.done()]:
-                    in_flight.discard(task)
-                    task.result()
+                    del in_flight[task]
+                    for index in task.result():
+                        # Handed back by its batch: a table purge of its own.
+                        name = await self._table_at(tree, index)
+                        in_flight[
+                            asyncio.ensure_future(self._purge_table(request, index, name, progress))
+                        ] = 1
                 progress.publish()
                 events.progress()
         except asyncio.CancelledError:
@@ -329,16 +348,14 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
             self._page, self._page_offset = page.tables, index
         return self._page[index - self._page_offset]
 
-    async def _purge_table(
-        self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress
-    ) -> None:
-        parent_id = progress.status.purge_id
+    def _table_request(self, request: NamespacePurgeRequest, name: TableName) -> PurgeRequest:
+        parent_id = self.status().purge_id
         # The parent's id and run chain as request id: one purge per table per namespace purge,
         # whatever retries, replays or continue-as-new happen, and a new one when the namespace
         # is purged again after this purge closed.
         chain = self._run_chain()
         share = self._table_control().bucket_requests_per_second
-        child = PurgeRequest(
+        return PurgeRequest(
             catalog=request.catalog,
             namespace=name.namespace,
             table=name.table,
@@ -347,6 +364,12 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
             notify_workflow_id=parent_id,
             options=request.options.model_copy(update={"bucket_requests_per_second": share}),
         )
+
+    async def _purge_table(
+        self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress
+    ) -> list[int]:
+        parent_id = progress.status.purge_id
+        child = self._table_request(request, name)
         child_id = purge_id_for(child)
         progress.started(child_id, child.table_name, workflow.now())
         try:
@@ -368,8 +391,44 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
             outcome = outcome_of_failure(child_id, child.table_name, error)
         except WorkflowAlreadyStartedError:
             outcome = already_started(child_id, child.table_name)
-        progress.finished(
-            child_id,
+        self._table_finished(request, index, child_id, outcome)
+        return []
+
+    async def _purge_batch(
+        self,
+        request: NamespacePurgeRequest,
+        first: int,
+        names: list[TableName],
+        progress: NamespaceProgress,
+    ) -> list[int]:
+        """Small tables in one activity; returns the places of those it handed back untouched."""
+        tables = []
+        for name in names:
+            child = self._table_request(request, name)
+            tables.append(BatchTable(purge_id=purge_id_for(child), request=child))
+            progress.started(tables[-1].purge_id, child.table_name, workflow.now())
+        result = await run_step(
+            PURGE_TABLE_BATCH,
+            TableBatchInput(tables=tables),
+            summary=f"purge {len(tables)} small tables",
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+        reports = {outcome.purge_id: outcome.report for outcome in result.outcomes}
+        handed_back = []
+        for index, table in enumerate(tables, start=first):
+            report = reports.get(table.purge_id)
+            if report is None:
+                handed_back.append(index)
+                continue
+            outcome = outcome_of_batch(table.purge_id, table.request.table_name, report)
+            self._table_finished(request, index, table.purge_id, outcome)
+        return handed_back
+
+    def _table_finished(
+        self, request: NamespacePurgeRequest, index: int, purge_id: str, outcome: TableOutcome
+    ) -> None:
+        self._namespace_run().progress.finished(
+            purge_id,
             outcome.end,
             workflow.now(),
             files=outcome.files,

@@ -51,6 +51,7 @@ from icepurge.contract.names import (
     UNDROP_UPDATE,
     WORKFLOW_TYPE,
 )
+from icepurge.contract.progress import Progress
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import identity_updates, progress_updates
 from icepurge.contract.states import TERMINAL_STATES, PurgeState
@@ -71,7 +72,6 @@ from icepurge.workflows.event_stream import EventStream
 from icepurge.workflows.express_lane import finish_small, load_and_plan, takes_express
 from icepurge.workflows.location_sweep import sweep_location
 from icepurge.workflows.metrics import record_step
-from icepurge.workflows.progress import Progress
 from icepurge.workflows.soft_delete import SoftDeleteWindow
 from icepurge.workflows.step_outcomes import (
     PurgeRefusedError,

@@ -13,11 +13,11 @@ from temporalio.exceptions import ApplicationError
 
 from icepurge.contract.activity_steps import CHUNK, PLAN
 from icepurge.contract.names import PLAN_ACTIVITY
+from icepurge.contract.progress import Progress
 from icepurge.contract.states import PurgeState
 from icepurge.contract.steps import ChunkInput, ChunkResult, ChunksReady, PlanInput, PlanSummary, chunk_step
 from icepurge.workflows.chunk_window import ChunkTarget, ChunkWindow
 from icepurge.workflows.metrics import record_step
-from icepurge.workflows.progress import Progress
 from icepurge.workflows.step_outcomes import cancel_all
 from icepurge.workflows.steps_runner import run_step
 from icepurge.workflows.table_run import TableRun

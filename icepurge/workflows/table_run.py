@@ -10,6 +10,7 @@ from temporalio import workflow
 
 from icepurge.contract.events import EventCursor
 from icepurge.contract.names import ERROR_MEMO_LIMIT, WAITING_MEMO
+from icepurge.contract.progress import Progress
 from icepurge.contract.reasons import waiting_reason
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import progress_updates, scheduled_update
@@ -18,7 +19,6 @@ from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.steps import PlanSummary
 from icepurge.workflows.details import details_markdown
 from icepurge.workflows.event_stream import EventStream
-from icepurge.workflows.progress import Progress
 from icepurge.workflows.upgrades import WAITING_MEMO as WAITING_MEMO_PATCH
 
 

@@ -29,6 +29,12 @@ def purge_namespace(
     *,
     recursive: Annotated[bool, typer.Option(help="Also every nested namespace.")] = False,
     max_concurrent_tables: Annotated[int, typer.Option(min=1, max=64)] = 4,
+    batch_tables: Annotated[
+        int,
+        typer.Option(
+            min=0, max=32, help="Small tables purged together in one activity; 0: one workflow each."
+        ),
+    ] = 0,
     confirm: Annotated[str | None, typer.Option(help="The catalog's name: required for ''.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Plan every table; drop and delete nothing.")] = False,
     purge_after: Annotated[int, typer.Option(help="Soft delete each table for this many seconds.")] = 0,
@@ -48,6 +54,7 @@ def purge_namespace(
             requested_by=who,
             recursive=recursive,
             max_concurrent_tables=max_concurrent_tables,
+            batch_tables=batch_tables,
             confirm=confirm,
             options={"dry_run": dry_run, "purge_after_seconds": purge_after},
             request_id=request_id,

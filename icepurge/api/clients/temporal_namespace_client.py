@@ -42,6 +42,7 @@ def namespace_request(
     requested_by: str,
     recursive: bool = False,
     max_concurrent_tables: int | None = None,
+    batch_tables: int | None = None,
     confirm: str | None = None,
     options: PurgeOptions | dict[str, Any] | None = None,
     request_id: str | None = None,
@@ -61,6 +62,8 @@ def namespace_request(
     }
     if max_concurrent_tables is not None:
         raw["max_concurrent_tables"] = max_concurrent_tables
+    if batch_tables is not None:
+        raw["batch_tables"] = batch_tables
     return parse_namespace_request(raw)
 
 

@@ -14,6 +14,7 @@ from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.api.server.catalog_checks import known_catalog
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
 from icepurge.api.server.routes import StartedPurge, authorize, started
+from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.controls import RateBudgetChange
 from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.request import PurgeOptions
@@ -33,6 +34,12 @@ class NamespacePurgeBody(BaseModel):
     recursive: bool = False
     confirm: str | None = Field(None, max_length=255, description="The catalog's name, for [].")
     max_concurrent_tables: int = Field(4, ge=1, le=64)
+    batch_tables: int = Field(
+        0,
+        ge=0,
+        le=MAX_BATCH_TABLES,
+        description="Small tables purged together in one activity (0: one workflow each).",
+    )
     options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table.")
     requested_by: str | None = Field(
         None, min_length=1, max_length=255, description="Default: the token's name."
@@ -69,6 +76,7 @@ async def purge_namespace(
         requested_by=body.requested_by or caller.name,
         recursive=body.recursive,
         max_concurrent_tables=body.max_concurrent_tables,
+        batch_tables=body.batch_tables,
         confirm=body.confirm,
         options=body.options,
         request_id=body.request_id,

@@ -11,10 +11,11 @@ import ijson
 from pyiceberg.io import load_file_io
 
 from icepurge.api.clients.errors import PurgeReportUnavailableError, PurgeServiceUnavailableError
+from icepurge.contract.batch_steps import table_record_path
 from icepurge.contract.reasons import typed_reason
 from icepurge.contract.report_pages import ReportEntry, ReportPage
 from icepurge.contract.report_sections import ReportSection
-from icepurge.contract.status import PurgeStatus
+from icepurge.contract.status import PurgeReport, PurgeStatus
 
 
 def _entry(item: Any) -> ReportEntry:
@@ -53,6 +54,19 @@ class ReportReader:
             entries=entries,
             next_offset=following,
         )
+
+    async def table_record(self, purge_id: str) -> PurgeReport | None:
+        """A table purged in a namespace purge's batch has no workflow: its record stands in."""
+        if self._location is None:
+            return None
+        return await asyncio.to_thread(self._read_record, self._location + table_record_path(purge_id))
+
+    def _read_record(self, location: str) -> PurgeReport | None:
+        try:
+            with load_file_io(self._properties, location).new_input(location).open() as stream:
+                return PurgeReport.model_validate_json(stream.read())
+        except FileNotFoundError:
+            return None
 
     def _read(
         self, location: str, section: ReportSection, offset: int, limit: int

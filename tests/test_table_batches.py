@@ -1,0 +1,168 @@
+"""A namespace purge's small tables purged in batches (`batch_tables`): the outcome a workflow per
+table reaches (tables gone, protected ones kept, namespaces dropped, counts equal to the files
+found beforehand), each table's purge findable by its id through the HTTP API, a table over the
+batch's size handed back to a workflow of its own, and a batch retried after its worker died in
+the middle answering for every table exactly once."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
+
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.contract import express_steps
+from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_PROTECTED, PURGE_TABLE_BATCH_ACTIVITY
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.states import PurgeState
+from icepurge.worker.settings import WorkerSettings
+from tests.api_server import bearer
+from tests.batch_records import batch_records
+from tests.conftest import LAKE_CATALOG
+from tests.namespace_trees import flat_namespace, nested_tree
+from tests.purge_helpers import activities_in_order, assert_counts_add_up, children_of
+from tests.store import S3Store
+from tests.tables import simple_table
+
+
+async def test_batches_reach_the_outcome_of_a_workflow_per_table_and_keep_each_tables_record(
+    lake: SqlCatalog,
+    purges: PurgeClient,
+    s3: S3Store,
+    worker_settings: WorkerSettings,
+    api_url: str,
+    temporal_client: Client,
+) -> None:
+    tree = nested_tree(lake, s3, "batched")
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG,
+            ["batched"],
+            requested_by="pytest",
+            recursive=True,
+            max_concurrent_tables=8,
+            batch_tables=4,
+        )
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED, status
+    assert (status.tables_total, status.tables_done, status.tables_skipped, status.tables_failed) == (
+        6,
+        5,
+        1,
+        0,
+    )
+    assert status.files.planned == status.files.deleted == tree.files
+    assert status.namespaces_dropped == len(tree.emptied)
+    for identifier, files in tree.purged.items():
+        assert not lake.table_exists(identifier), identifier
+        assert not any(s3.exists(uri) for uri in files), identifier
+    for identifier, files in tree.kept.items():
+        assert lake.table_exists(identifier), identifier
+        assert all(s3.exists(uri) for uri in files), identifier
+    # No workflow per table: two batches of the namespace purge's own.
+    assert await children_of(purges, purge_id) == []
+    assert (await activities_in_order(temporal_client, purge_id)).count(PURGE_TABLE_BATCH_ACTIVITY) == 2
+    records = batch_records(s3, worker_settings.state_location, purge_id)
+    assert set(records) == {
+        identifier[-1] for identifier in (*tree.purged, *tree.kept) if identifier[-1] != "k1"
+    }
+    assert records["locked"].status.state is PurgeState.FAILED
+    assert records["locked"].status.error_type == ERROR_PROTECTED
+    done = [record.status for name, record in records.items() if name != "locked"]
+    assert all(status.state is PurgeState.SUCCEEDED and status.dropped_at for status in done)
+    for table_status in done:
+        assert_counts_add_up(table_status)
+    assert sum(table_status.counts.total().deleted for table_status in done) == tree.files
+    # Each table's purge, by its id, as any purge is read: the HTTP API (and the CLI through it).
+    async with httpx.AsyncClient(timeout=60) as http:
+        for table_status in done:
+            answer = await http.get(
+                f"{api_url}/v1/purges/{table_status.purge_id}", headers=bearer("lake-dropper")
+            )
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["state"] == "SUCCEEDED"
+            assert answer.json()["files_done"] == table_status.files_done
+        other = await http.get(f"{api_url}/v1/purges/{done[0].purge_id}", headers=bearer("a-full"))
+        assert other.status_code == 403, other.text
+        missing = await http.get(
+            f"{api_url}/v1/purges/icepurge-no-such-purge", headers=bearer("lake-dropper")
+        )
+        assert missing.status_code == 404, missing.text
+
+
+async def test_a_table_over_the_batch_size_gets_a_table_purge_of_its_own(
+    lake: SqlCatalog,
+    purges: PurgeClient,
+    s3: S3Store,
+    worker_settings: WorkerSettings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tree = flat_namespace(lake, s3, ("handback",), tables=3, appends=0)
+    big = simple_table(lake, ("handback",), "big", appends=3)
+    tree.purged[("handback", "big")] = s3.list(big.location())
+    monkeypatch.setattr(express_steps, "EXPRESS_MAX_FILES", len(tree.purged[("handback", "t000")]))
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG, ["handback"], requested_by="pytest", max_concurrent_tables=4, batch_tables=4
+        )
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 4)
+    assert status.files.planned == status.files.deleted == tree.files
+    assert not any(s3.exists(uri) for files in tree.purged.values() for uri in files)
+    children = await children_of(purges, purge_id)
+    assert len(children) == 1
+    child = await purges.status(children[0])
+    assert (child.table, child.state) == ("big", PurgeState.SUCCEEDED)
+    assert set(batch_records(s3, worker_settings.state_location, purge_id)) == {"t000", "t001", "t002"}
+
+
+async def test_a_namespace_purge_with_options_batches_dont_take_keeps_a_workflow_per_table(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
+) -> None:
+    flat_namespace(lake, s3, ("rehearsed",), tables=2)
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG, ["rehearsed"], requested_by="pytest", batch_tables=4, options={"dry_run": True}
+        )
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 2)
+    assert len(await children_of(purges, purge_id)) == 2
+    assert PURGE_TABLE_BATCH_ACTIVITY not in await activities_in_order(temporal_client, purge_id)
+
+
+async def test_a_batched_table_the_guard_refuses_is_dropped_and_keeps_its_files_and_the_others_go_on(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, worker_settings: WorkerSettings
+) -> None:
+    tree = flat_namespace(lake, s3, ("guarded_batch",), tables=3)
+    squatted = lake.load_table(("guarded_batch", "t001"))
+    lake.create_namespace_if_not_exists(("squatters",))
+    lake.create_table(("squatters", "inside"), schema=squatted.schema(), location=f"{squatted.location()}/x")
+    kept = tree.purged.pop(("guarded_batch", "t001"))
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG,
+            ["guarded_batch"],
+            requested_by="pytest",
+            batch_tables=4,
+            options={"overlap_scope": "catalog"},
+        )
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done, status.tables_failed) == (
+        NamespacePurgeState.SUCCEEDED_WITH_ERRORS,
+        2,
+        1,
+    )
+    assert [failure.error_type for failure in status.failure_sample] == [ERROR_LIVE_TABLE]
+    assert not lake.table_exists(("guarded_batch", "t001"))
+    assert all(s3.exists(uri) for uri in kept)
+    assert not any(s3.exists(uri) for files in tree.purged.values() for uri in files)
+    assert status.files.deleted == tree.files
+    refused = batch_records(s3, worker_settings.state_location, purge_id)["t001"].status
+    assert (refused.state, refused.error_type, refused.files_done) == (PurgeState.FAILED, ERROR_LIVE_TABLE, 0)
+    assert refused.dropped_at is not None and "squatters.inside" in (refused.last_error or "")
