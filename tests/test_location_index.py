@@ -5,13 +5,21 @@ listing that names each table's metadata file."""
 
 from __future__ import annotations
 
+import gzip
 import random
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 from sqlalchemy import text
 
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable, overlaps
+from icepurge.activities.live_tables import (
+    FootprintCache,
+    LiveTableScanner,
+    PurgedTable,
+    load_footprint,
+    overlaps,
+    read_footprint,
+)
 from icepurge.activities.location_index import Footprint, LocationIndex
 from icepurge.activities.locations import table_locations
 from icepurge.activities.sql_listing import sql_tables_with_metadata
@@ -160,4 +168,26 @@ def test_the_sql_listing_names_each_table_with_its_metadata_file_and_leaves_view
     assert sql_tables_with_metadata(catalog, NAMESPACE) == {(*NAMESPACE, "kept"): table.metadata_location}
     assert sql_tables_with_metadata(catalog, NAMESPACE) == dict.fromkeys(
         [tuple(identifier) for identifier in catalog.list_tables(NAMESPACE)], table.metadata_location
+    )
+
+
+def test_a_footprint_read_from_the_listed_metadata_file_is_the_one_a_load_gives(tmp_path: Path) -> None:
+    """Read straight from the metadata file, or, for one it can't read so (gzip-compressed
+    metadata, which Iceberg writes under a .gz.metadata.json name), through the catalog's own
+    load: the same locations either way."""
+    catalog = _catalog(tmp_path)
+    plain = catalog.create_table(
+        (*NAMESPACE, "plain"), schema=SCHEMA, properties={"write.data.path": f"{tmp_path}/elsewhere"}
+    )
+    source = Path(plain.metadata_location.removeprefix("file://"))
+    packed_file = source.with_name(source.name.replace(".metadata.json", ".gz.metadata.json"))
+    packed_file.write_bytes(gzip.compress(source.read_bytes()))
+    packed = catalog.register_table((*NAMESPACE, "packed"), f"file://{packed_file}")
+    for table in (plain, packed):
+        identifier = (*NAMESPACE, table.name()[-1])
+        assert read_footprint(catalog, identifier, table.metadata_location) == load_footprint(
+            catalog, identifier
+        )
+    assert read_footprint(catalog, (*NAMESPACE, "plain"), plain.metadata_location) == Footprint(
+        (*NAMESPACE, "plain"), plain.metadata_location, (plain.location(), f"{tmp_path}/elsewhere")
     )

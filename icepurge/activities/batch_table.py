@@ -25,7 +25,7 @@ from icepurge.contract.catalog_steps import (
 )
 from icepurge.contract.express_steps import FinishInput, finishes_at_once
 from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_TABLE_CHANGED, ERROR_TABLE_NOT_FOUND
-from icepurge.contract.progress import Progress
+from icepurge.contract.progress import Progress, pending_status
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardOutcome, PurgeReport, PurgeStatus
@@ -80,24 +80,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def new_status(purge_id: str, request: PurgeRequest) -> PurgeStatus:
-    now = _now()
-    return PurgeStatus(
-        purge_id=purge_id,
-        state=PurgeState.PENDING,
-        catalog=request.catalog,
-        namespace=request.namespace,
-        table=request.table,
-        requested_by=request.requested_by,
-        request_id=request.request_id,
-        by_name=True,
-        engine=request.options.engine.value,
-        bucket_requests_per_second=request.options.bucket_requests_per_second,
-        started_at=now,
-        updated_at=now,
-    )
-
-
 class BatchTablePurge:
     def __init__(
         self,
@@ -120,7 +102,7 @@ class BatchTablePurge:
         refusal or failure ends its purge FAILED, as a workflow's would."""
         if retried and (report := self.recorded(table.purge_id)) is not None:
             return BatchTableOutcome(purge_id=table.purge_id, report=report)
-        progress = Progress(new_status(table.purge_id, table.request), _Unpublished())
+        progress = Progress(pending_status(table.purge_id, table.request, _now()), _Unpublished())
         try:
             self._steps(table, progress, retried, ancestry)
         except HandedBackError as handed:

@@ -10,10 +10,36 @@ from typing import Protocol
 
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
+from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import TERMINAL_STATES, PurgeState
-from icepurge.contract.status import FileFailure, GuardOutcome, PurgeStatus, RetryingStep
+from icepurge.contract.status import FileFailure, GuardOutcome, PurgeReport, PurgeStatus, RetryingStep
 from icepurge.contract.steps import ChunkResult, FinalizeResult, PlanSummary
 from icepurge.contract.sweep_steps import SweepOutcome
+
+
+def pending_status(purge_id: str, request: PurgeRequest, now: datetime) -> PurgeStatus:
+    """A purge's status before its first step."""
+    return PurgeStatus(
+        purge_id=purge_id,
+        state=PurgeState.PENDING,
+        catalog=request.catalog,
+        namespace=request.namespace,
+        table=request.table,
+        metadata_location=request.metadata_location,
+        requested_by=request.requested_by,
+        request_id=request.request_id,
+        dry_run=request.options.dry_run,
+        by_name=request.by_name,
+        engine=request.options.engine.value,
+        bucket_requests_per_second=request.options.bucket_requests_per_second,
+        started_at=now,
+        updated_at=now,
+    )
+
+
+def report_at(status: PurgeStatus, now: datetime) -> PurgeReport:
+    started = status.started_at or now
+    return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
 
 
 class Publisher(Protocol):

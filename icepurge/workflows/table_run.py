@@ -10,11 +10,10 @@ from temporalio import workflow
 
 from icepurge.contract.events import EventCursor
 from icepurge.contract.names import ERROR_MEMO_LIMIT, WAITING_MEMO
-from icepurge.contract.progress import Progress
+from icepurge.contract.progress import Progress, pending_status, report_at
 from icepurge.contract.reasons import waiting_reason
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import progress_updates, scheduled_update
-from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.steps import PlanSummary
 from icepurge.workflows.details import details_markdown
@@ -62,29 +61,11 @@ class TableRun:
 
 
 def new_status(request: PurgeRequest) -> PurgeStatus:
-    now = workflow.now()
-    return PurgeStatus(
-        purge_id=workflow.info().workflow_id,
-        state=PurgeState.PENDING,
-        catalog=request.catalog,
-        namespace=request.namespace,
-        table=request.table,
-        metadata_location=request.metadata_location,
-        requested_by=request.requested_by,
-        request_id=request.request_id,
-        dry_run=request.options.dry_run,
-        by_name=request.by_name,
-        engine=request.options.engine.value,
-        bucket_requests_per_second=request.options.bucket_requests_per_second,
-        started_at=now,
-        updated_at=now,
-    )
+    return pending_status(workflow.info().workflow_id, request, workflow.now())
 
 
 def report_of(status: PurgeStatus) -> PurgeReport:
-    now = workflow.now()
-    started = status.started_at or now
-    return PurgeReport(status=status, duration_seconds=(now - started).total_seconds())
+    return report_at(status, workflow.now())
 
 
 def with_budget(request: PurgeRequest, budget: float | None) -> PurgeRequest:
