@@ -6,6 +6,8 @@ the middle answering for every table exactly once."""
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -166,3 +168,36 @@ async def test_a_batched_table_the_guard_refuses_is_dropped_and_keeps_its_files_
     refused = batch_records(s3, worker_settings.state_location, purge_id)["t001"].status
     assert (refused.state, refused.error_type, refused.files_done) == (PurgeState.FAILED, ERROR_LIVE_TABLE, 0)
     assert refused.dropped_at is not None and "squatters.inside" in (refused.last_error or "")
+
+
+async def test_a_paused_batched_purge_signals_no_table_it_purges_in_a_batch_and_resumes(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
+) -> None:
+    """A control reaches the running table purges' workflows; a batch's tables have none."""
+    tree = flat_namespace(lake, s3, ("paused_batch",), tables=4)
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG,
+            ["paused_batch"],
+            requested_by="pytest",
+            max_concurrent_tables=2,
+            batch_tables=2,
+            # Two requests a second: the first batch is still deleting when the pause comes.
+            options={"bucket_requests_per_second": 2},
+        )
+    )
+    while not (await purges.namespaces.status(purge_id)).running:
+        await asyncio.sleep(0.05)
+    paused = await purges.namespaces.pause(purge_id)
+    assert paused.paused and paused.tables_done < 4
+    await purges.namespaces.resume(purge_id)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 4)
+    assert status.files.deleted == tree.files
+    # Every run's history: the test server suggests continuing as new every 60 events.
+    async for run in temporal_client.list_workflows(f"WorkflowId = '{purge_id}'"):
+        history = await temporal_client.get_workflow_handle(purge_id, run_id=run.run_id).fetch_history()
+        assert not any(
+            event.HasField("signal_external_workflow_execution_initiated_event_attributes")
+            for event in history.events
+        )

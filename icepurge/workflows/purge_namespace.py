@@ -129,6 +129,8 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
         self._page_offset = 0
         self._run_scoped = False
         self._kept = carried.kept if carried else KeptTables()
+        # Tables purged inside a batch: no workflow of theirs to signal a control to.
+        self._in_batches: set[str] = set()
         self._invalid: str | None = None
         self._run: NamespaceRun | None = None
         try:
@@ -177,7 +179,7 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
 
     async def _control_running(self) -> None:
         control = self._table_control()
-        for table in list(self.status().running):
+        for table in [table for table in self.status().running if table.purge_id not in self._in_batches]:
             # A table purge that closed meanwhile needs no control.
             with suppress(FailureError):
                 await workflow.get_external_workflow_handle(table.purge_id).signal(
@@ -407,12 +409,14 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
             child = self._table_request(request, name)
             tables.append(BatchTable(purge_id=purge_id_for(child), request=child))
             progress.started(tables[-1].purge_id, child.table_name, workflow.now())
+            self._in_batches.add(tables[-1].purge_id)
         result = await run_step(
             PURGE_TABLE_BATCH,
             TableBatchInput(tables=tables),
             summary=f"purge {len(tables)} small tables",
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
+        self._in_batches.difference_update(table.purge_id for table in tables)
         reports = {outcome.purge_id: outcome.report for outcome in result.outcomes}
         handed_back = []
         for index, table in enumerate(tables, start=first):
