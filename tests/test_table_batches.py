@@ -87,6 +87,14 @@ async def test_batches_reach_the_outcome_of_a_workflow_per_table_and_keep_each_t
             assert answer.status_code == 200, answer.text
             assert answer.json()["state"] == "SUCCEEDED"
             assert answer.json()["files_done"] == table_status.files_done
+            report = await http.get(
+                f"{api_url}/v1/purges/{table_status.purge_id}/report", headers=bearer("lake-dropper")
+            )
+            assert report.status_code == 200, report.text
+            assert (report.json()["report_location"], report.json()["entries"]) == (
+                table_status.report_location,
+                [],
+            )
         other = await http.get(f"{api_url}/v1/purges/{done[0].purge_id}", headers=bearer("a-full"))
         assert other.status_code == 403, other.text
         missing = await http.get(

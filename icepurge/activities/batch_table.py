@@ -25,7 +25,7 @@ from icepurge.contract.catalog_steps import (
 )
 from icepurge.contract.express_steps import FinishInput, finishes_at_once
 from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_TABLE_CHANGED, ERROR_TABLE_NOT_FOUND
-from icepurge.contract.progress import Progress, pending_status
+from icepurge.contract.progress import Progress, pending_status, report_at
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardOutcome, PurgeReport, PurgeStatus
@@ -111,11 +111,7 @@ class BatchTablePurge:
             if not error.non_retryable:
                 raise
             progress.failed(error.message, error.type, _now())
-        status = progress.status
-        now = _now()
-        report = PurgeReport(
-            status=status, duration_seconds=(now - (status.started_at or now)).total_seconds()
-        )
+        report = report_at(progress.status, _now())
         self._state.write(self._state.uri(table_record_path(table.purge_id)), report)
         return BatchTableOutcome(purge_id=table.purge_id, report=report)
 

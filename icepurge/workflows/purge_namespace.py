@@ -287,11 +287,11 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
     async def _purge_tables(
         self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
     ) -> int:
-        """A window of table purges, not batches: a small table never waits behind a giant one.
-        With `batch_tables`, a window of batches of small tables, each counted as its tables (a
-        table a batch hands back gets its own purge, counted as one). Returns the first table not
-        yet started: below the total when the run should continue as new (the window drains
-        first, so no child outlives the run that awaits it)."""
+        """A sliding window, so a small table never waits behind a giant one: of table purges, or
+        with `batch_tables` of batches of small tables, each counted as its tables (a table a batch
+        hands back gets its own purge, counted as one). Returns the first table not yet started:
+        below the total when the run should continue as new (the window drains first, so no child
+        outlives the run that awaits it)."""
         progress, events = self._namespace_run().progress, self._namespace_run().events
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
         batch = request.batch_tables if takes_batches(request.options, request.batch_tables) else 1

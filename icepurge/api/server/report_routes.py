@@ -10,10 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.api.server.dependencies import Caller, Purges
 from icepurge.api.server.report_pages import ReportReader
-from icepurge.api.server.routes import authorize
+from icepurge.api.server.routes import readable_status
 from icepurge.contract.report_pages import ReportPage, default_section
 from icepurge.contract.report_sections import ReportSection
-from icepurge.contract.roles import Role
 
 router = APIRouter(prefix="/v1")
 
@@ -37,8 +36,7 @@ async def purge_report(
     request: Request,
 ) -> ReportPage:
     """One page of the report object; 404 with the reason while the purge has none."""
-    await authorize(client, caller, Role.READ, purge_id)
-    status = await client.status(purge_id)
+    status = await readable_status(purge_id, caller, client, request)
     reader: ReportReader = request.app.state.reports
     section = parameters.section or default_section(status)
     return await reader.page(status, section, parameters.offset, parameters.limit)

@@ -121,9 +121,11 @@ async def start_purge(
     return started(outcome, request, response)
 
 
-@router.get("/purges/{purge_id}", response_model=PurgeStatus)
-async def purge_status(purge_id: str, caller: Caller, client: Purges, request: Request) -> PurgeStatus:
-    """A table a namespace purge purged in a batch has no workflow: its record answers for it."""
+async def readable_status(
+    purge_id: str, caller: Principal, client: PurgeClient, request: Request
+) -> PurgeStatus:
+    """A purge's status for a caller who may read it. A table a namespace purge purged in a batch
+    has no workflow: its record answers for it."""
     try:
         await authorize(client, caller, Role.READ, purge_id)
     except PurgeNotFoundError:
@@ -135,6 +137,11 @@ async def purge_status(purge_id: str, caller: Caller, client: Purges, request: R
             raise forbidden(caller, Role.READ, record.status.catalog) from None
         return record.status
     return await client.status(purge_id)
+
+
+@router.get("/purges/{purge_id}", response_model=PurgeStatus)
+async def purge_status(purge_id: str, caller: Caller, client: Purges, request: Request) -> PurgeStatus:
+    return await readable_status(purge_id, caller, client, request)
 
 
 @router.post("/purges/{purge_id}/cancel", status_code=202, response_model=CancelRequested)
