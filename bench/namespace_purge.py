@@ -7,7 +7,8 @@ In the same run, on as many tables of the same shape in namespaces of their own,
 would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on 8 threads; each
 line says how many of those tables' objects are left (0: the loop deleted everything).
 
-    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 16] [--no-guard] [--no-loops]
+    .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
+        [--no-guard] [--no-loops]
 
 Each value of --batch-tables is a namespace purge of its own tables (0: a workflow per table; N:
 the small-table batches of N), one after the other in the same run.
@@ -173,6 +174,7 @@ async def _started_and_waited(
 
 async def _purge(
     stack: EmbeddedStack,
+    *,
     window: int,
     batch_tables: int,
     guard: bool,
@@ -279,7 +281,7 @@ def main() -> None:
         type=int,
         nargs="+",
         default=[0],
-        help="one namespace purge per value, each on tables of its own: 0 a workflow per table, N batches of N",
+        help="a namespace purge per value, on tables of its own: 0 a workflow per table, N batches of N",
     )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
@@ -314,8 +316,8 @@ def main() -> None:
                 asyncio.run(
                     _purge(
                         stack,
-                        arguments.window,
-                        batch_tables,
+                        window=arguments.window,
+                        batch_tables=batch_tables,
                         guard=not arguments.no_guard,
                         locations=locations,
                         workers=workers,
