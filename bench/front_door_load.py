@@ -78,10 +78,11 @@ class LoadOutcome:
 
 
 async def run_locust(run: LoadRun, folder: Path, large: dict[str, str] | None = None) -> LoadOutcome:
-    """Locust as its own process (it patches the standard library with gevent); awaited, so that
-    a worker on this event loop goes on purging meanwhile. The large table is made first (or
-    given: `large_table`'s name and location)."""
+    """The users create, append and drop at once. The large table is made first (or given:
+    `large_table`'s name and location)."""
     out = folder / "dropped.jsonl"
+    # Once, before the users: SeaweedFS's catalog answers 500 to concurrent creates of one namespace.
+    await asyncio.to_thread(lambda: _setup_catalog(run).create_namespace_if_not_exists((run.namespace,)))
     if large is None and run.large_files:
         large = await large_table(run)
     settings = {
@@ -95,15 +96,7 @@ async def run_locust(run: LoadRun, folder: Path, large: dict[str, str] | None = 
         "large_table": large,
         "out": str(out),
     }
-    locust = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless",
-        "-u", str(run.users), "-r", str(run.users), "--run-time", "30m",
-        "--host", run.door_url, "--loglevel", "WARNING",
-        env={**os.environ, "ICEPURGE_LOAD": json.dumps(settings)},
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=(folder / "locust.log").open("w"),
-    )  # fmt: skip
-    await locust.wait()
+    await locust_users(run.door_url, "FrontDoorUser", run.users, settings, folder)
     dropped = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     return LoadOutcome(
         drops=_drop_stats(dropped),
@@ -113,6 +106,30 @@ async def run_locust(run: LoadRun, folder: Path, large: dict[str, str] | None = 
     )
 
 
+async def locust_users(
+    door_url: str,
+    user_class: str,
+    users: int,
+    settings: dict[str, Any],
+    folder: Path,
+    *,
+    spawn_rate: float | None = None,
+) -> None:
+    """Locust as its own process (it patches the standard library with gevent), its users of
+        `user_class` (bench/front_door_locustfile.py) given `settings`; awaited, so that a worker on
+        this event loop goes on purging meanwhile. `spawn_rate`: users started a second (all at once
+    by default)."""
+    locust = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless",
+        "-u", str(users), "-r", str(spawn_rate or users), "--run-time", "30m",
+        "--host", door_url, "--loglevel", "WARNING", user_class,
+        env={**os.environ, "ICEPURGE_LOAD": json.dumps(settings)},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=(folder / f"locust-{user_class}.log").open("w"),
+    )  # fmt: skip
+    await locust.wait()
+
+
 async def large_table(run: LoadRun) -> dict[str, str]:
     return await asyncio.to_thread(_large_table, run)
 
@@ -120,13 +137,16 @@ async def large_table(run: LoadRun) -> dict[str, str]:
 def _large_table(run: LoadRun) -> dict[str, str]:
     """The large table, made through the front door before the load: synthetic (many files, no
     data), written by this process rather than by a Locust user (see the locustfile)."""
-    catalog = RestCatalog("load-setup", uri=run.door_url, token=run.token, warehouse=run.warehouse, **run.s3)
-    catalog.create_namespace_if_not_exists((run.namespace,))
+    catalog = _setup_catalog(run)
     files = run.large_files
     shape = TableShape(manifests=max(files // 500, 1), files_per_manifest=min(files, 500))
     name = f"large{uuid.uuid4().hex[:8]}"
     table = synthetic_table(catalog, (run.namespace, name), shape)
     return {"name": name, "location": table.location()}
+
+
+def _setup_catalog(run: LoadRun) -> RestCatalog:
+    return RestCatalog("load-setup", uri=run.door_url, token=run.token, warehouse=run.warehouse, **run.s3)
 
 
 def _drop_stats(dropped: list[dict[str, Any]]) -> list[DropStats]:

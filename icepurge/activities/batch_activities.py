@@ -13,9 +13,9 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from icepurge.activities.batch_heartbeats import start_beats
 from icepurge.activities.batch_table import BatchTablePurge
 from icepurge.activities.catalog_activities import Ancestry
+from icepurge.activities.heartbeats import start_batch_beats
 from icepurge.activities.step_definition import implements
 from icepurge.contract.activity_steps import PURGE_TABLE_BATCH
 from icepurge.contract.batch_steps import BatchTableOutcome, TableBatchInput, TableBatchResult
@@ -32,7 +32,7 @@ class BatchActivities:
     @implements(PURGE_TABLE_BATCH)
     def purge_table_batch(self, step: TableBatchInput) -> TableBatchResult:
         retried = activity.info().attempt > 1
-        start_beats()
+        start_batch_beats()
         outcomes: list[BatchTableOutcome] = []
         faults: list[Exception] = []
         with ThreadPoolExecutor(max_workers=len(step.tables), thread_name_prefix="table-batch") as pool:

@@ -13,9 +13,9 @@ from typing import Any
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from icepurge.activities import heartbeats
 from icepurge.activities.catalog_admission import CatalogAdmission, admitted
 from icepurge.activities.catalog_calls import CatalogCalls, protected, protected_ancestor
 from icepurge.activities.live_tables import LiveTableScanner, PurgedTable, named
@@ -79,7 +79,7 @@ class CatalogActivities(CatalogCalls):
         admission: CatalogAdmission,
         scanner: LiveTableScanner,
         signals: ProgressSignals | None = None,
-        heartbeat: Callable[[], None] = activity.heartbeat,
+        heartbeat: Callable[[], None] = heartbeats.heartbeat,
     ) -> None:
         super().__init__(admission.registry, signals)
         self._admission = admission

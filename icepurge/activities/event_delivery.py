@@ -7,9 +7,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from temporalio import activity
-
 from icepurge.activities.event_sinks import EventSink
+from icepurge.activities.heartbeats import heartbeat
 from icepurge.activities.step_definition import implements
 from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import DeliveryReport, EventBatch
@@ -38,5 +37,5 @@ class EventDelivery:
                 except Exception as error:
                     undelivered[sink.name] += 1
                     log.warning("event %s not delivered to %s: %s", event.event_id, sink.name, error)
-            activity.heartbeat(event.sequence)
+            heartbeat()
         return DeliveryReport(undelivered=dict(undelivered))

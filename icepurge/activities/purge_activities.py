@@ -18,6 +18,7 @@ from pyiceberg.io import FileIO, load_file_io
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from icepurge.activities import heartbeats
 from icepurge.activities.attempt_reports import reporting_failed_attempts
 from icepurge.activities.catalog_admission import CatalogAdmission, admitted
 from icepurge.activities.chunk_context import read_chunk_context
@@ -85,7 +86,7 @@ class PurgeActivities:
         spark: SparkEngine | None = None,
         signals: ProgressSignals | None = None,
         admission: CatalogAdmission | None = None,
-        heartbeat: Callable[..., None] = activity.heartbeat,
+        heartbeat: Callable[..., None] = heartbeats.heartbeat,
     ) -> None:
         self._settings = settings
         self._heartbeat = heartbeat

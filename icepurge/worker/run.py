@@ -15,7 +15,6 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from icepurge import contract
 from icepurge.activities.batch_activities import BatchActivities
-from icepurge.activities.batch_heartbeats import batch_heartbeat
 from icepurge.activities.batch_table import BatchTablePurge
 from icepurge.activities.catalog_activities import CatalogActivities
 from icepurge.activities.catalog_admission import CatalogAdmission
@@ -62,8 +61,8 @@ def build_batches(
 ) -> BatchActivities:
     """A batch's steps of their own, signalling no workflow (a batch's tables have none), on the
     worker's live-table index; its plans never go to Spark (a batch takes small plans only)."""
-    purges = PurgeActivities(settings.activity_settings(), None, None, admission, batch_heartbeat)
-    catalogs = CatalogActivities(admission, scanner, heartbeat=batch_heartbeat)
+    purges = PurgeActivities(settings.activity_settings(), None, None, admission)
+    catalogs = CatalogActivities(admission, scanner)
     state = StateStore(settings.state_location, settings.state_io_properties)
     return BatchActivities(BatchTablePurge(purges, catalogs, ExpressActivities(purges, catalogs), state))
 

@@ -1,0 +1,69 @@
+"""Heartbeats, throttled per activity. A thread-pool activity's heartbeat waits until the worker's
+event loop takes it (temporalio hands it over with run_coroutine_threadsafe and waits for the
+result), so a step that beat after every read, group or event waited behind every workflow task
+the loop had queued: under 30 concurrent drops through the front door that was 70 % of
+load_and_plan's time and most of deliver_events' (py-spy on bench.front_door_load); a batch's
+tables, each beating from its own thread, took a quarter of the worker (bench.namespace_purge).
+
+A heartbeat whose details differ from the last one sent (a new checkpoint) goes out at once; one
+that only says the step is alive (no details, or the details last sent) at most once a second.
+The SDK sends to the server at most every 2 s anyway (worker.run.HEARTBEAT_THROTTLE), and no
+step's correctness rests on its latest details reaching the server: a killed worker loses them
+too, and every step resumes from an earlier checkpoint by redoing its work idempotently."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+
+from temporalio import activity
+
+SECONDS_BETWEEN = 1.0
+
+
+class Beats:
+    """One activity's heartbeats. `keep_details` False: every beat goes out bare (a batch's
+    details, which no retry of a batch reads) and only the time throttles it."""
+
+    def __init__(
+        self,
+        keep_details: bool = True,
+        send: Callable[..., None] = activity.heartbeat,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._keep_details = keep_details
+        self._send = send
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last_at: float | None = None
+        self._last_details: tuple[object, ...] = ()
+
+    def beat(self, *details: object) -> None:
+        sent = details if self._keep_details else ()
+        now = self._clock()
+        with self._lock:
+            alive_only = sent == self._last_details
+            if alive_only and self._last_at is not None and now - self._last_at < SECONDS_BETWEEN:
+                return
+            self._last_at, self._last_details = now, sent
+        self._send(*sent)
+
+
+_CURRENT: ContextVar[Beats] = ContextVar("icepurge_activity_beats")
+
+
+def heartbeat(*details: object) -> None:
+    """activity.heartbeat, throttled for the calling activity (each runs in a context of its own)."""
+    beats = _CURRENT.get(None)
+    if beats is None:
+        beats = Beats()
+        _CURRENT.set(beats)
+    beats.beat(*details)
+
+
+def start_batch_beats() -> None:
+    """In a batch activity's own thread, before its tables' threads copy its context: one bare
+    heartbeat a second for the whole batch."""
+    _CURRENT.set(Beats(keep_details=False))

@@ -1,0 +1,70 @@
+"""A step's heartbeats go to the SDK once per new checkpoint and at most once a second otherwise:
+each one waits for the worker's event loop, which under load held a small plan for most of its
+time (icepurge.activities.heartbeats)."""
+
+from __future__ import annotations
+
+import contextvars
+
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.testing import ActivityEnvironment
+
+from icepurge.activities.heartbeats import SECONDS_BETWEEN, Beats
+from icepurge.activities.purge_activities import PurgeActivities
+from icepurge.contract.steps import PlanInput
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.settings import WorkerSettings
+from tests.purge_helpers import request_for
+from tests.tables import simple_table
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_new_details_go_out_at_once_and_bare_beats_once_a_second() -> None:
+    sent: list[tuple[object, ...]] = []
+    clock = Clock()
+    beats = Beats(send=lambda *details: sent.append(details), clock=clock)
+    beats.beat()
+    beats.beat()
+    beats.beat("checkpoint 1")
+    beats.beat("checkpoint 1")
+    beats.beat("checkpoint 2")
+    assert sent == [(), ("checkpoint 1",), ("checkpoint 2",)]
+    clock.now += SECONDS_BETWEEN
+    beats.beat("checkpoint 2")
+    clock.now += SECONDS_BETWEEN / 2
+    beats.beat("checkpoint 2")
+    assert sent[3:] == [("checkpoint 2",)]
+
+
+def test_a_batchs_beats_go_out_bare_once_a_second_whatever_their_details() -> None:
+    sent: list[tuple[object, ...]] = []
+    clock = Clock()
+    beats = Beats(keep_details=False, send=lambda *details: sent.append(details), clock=clock)
+    for checkpoint in range(5):
+        beats.beat(checkpoint)
+    clock.now += SECONDS_BETWEEN
+    beats.beat("later")
+    assert sent == [(), ()]
+
+
+def test_a_plan_beats_once_per_checkpoint_not_once_per_read(
+    stack: EmbeddedStack, lake: SqlCatalog, worker_settings: WorkerSettings
+) -> None:
+    """Six snapshots: a metadata log, six manifest lists and their manifests, each read once."""
+    table = simple_table(lake, ("beats",), "six_snapshots", appends=6)
+    purges = PurgeActivities(worker_settings.activity_settings())
+    environment = ActivityEnvironment()
+    sent: list[tuple[object, ...]] = []
+    environment.on_heartbeat = lambda *details: sent.append(details)
+    step = PlanInput(purge_id="beats-six-snapshots", request=request_for(table, stack.s3_properties))
+    summary = contextvars.copy_context().run(environment.run, purges.plan_purge, step)
+    assert summary.planned.files > 6 * 2
+    assert len(sent) <= len({repr(details) for details in sent}) + 1
+    assert len(sent) < 6
