@@ -1,10 +1,11 @@
 """Where a drop's wait went, read from its purge's workflow history: from the moment the client
 sent its DELETE, when the purge started, then each step up to the drop — how long it queued for a
 worker slot (scheduled → started), how long it ran, on which attempt — and the workflow tasks'
-own queueing."""
+own queueing, up to the workflow task that completes the front door's wait."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from temporalio.api.enums.v1 import EventType
@@ -18,6 +19,13 @@ _ACTIVITY_CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: "activity_task_failed_event_attributes",
     EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: "activity_task_timed_out_event_attributes",
 }
+
+
+_TASK_STEPS = (
+    EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+)
 
 
 def _at(event: HistoryEvent) -> datetime:
@@ -55,6 +63,23 @@ async def drop_anatomy(client: Client, purge_id: str, sent: datetime) -> str:
             parts.append(f"{name} queued {queued:.2f} ran {ran:.2f} (attempt {attempt})")
             if name == DROP_TABLE_ACTIVITY:
                 parts.append(f"dropped +{(_at(event) - sent).total_seconds():.2f}")
+                parts.append(f"workflow tasks queued {task_wait:.2f}")
+                parts.append(_answered(history.events, event.event_id, sent))
                 break
-    parts.append(f"workflow tasks queued {task_wait:.2f}")
     return "; ".join(parts)
+
+
+def _answered(events: Sequence[HistoryEvent], dropped_id: int, sent: datetime) -> str:
+    """The workflow task after the drop: the one that sees it and completes the front door's
+    wait (its update)."""
+    times: dict[int, datetime] = {}
+    for event in events:
+        if event.event_id > dropped_id and event.event_type in _TASK_STEPS and event.event_type not in times:
+            times[event.event_type] = _at(event)
+    if len(times) < len(_TASK_STEPS):
+        return "the workflow task after the drop: not in the history"
+    scheduled, started, completed = (times[step] for step in _TASK_STEPS)
+    return (
+        f"the workflow task after it queued {(started - scheduled).total_seconds():.2f}"
+        f" ran {(completed - started).total_seconds():.2f}, done +{(completed - sent).total_seconds():.2f}"
+    )

@@ -17,12 +17,14 @@ import math
 import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pyiceberg.catalog.rest import RestCatalog
 
 from bench.bench_stack import bench_stack
 from bench.cpu_shares import cpu_shares
+from bench.drop_anatomy import drop_anatomy
 from bench.front_door_load import BUCKET, QUEUE, DropStats, completed, locust_users
 from bench.front_door_stack import CATALOG, FrontDoor, front_door, serve_catalog
 from icepurge.api.server.front_door.drops import TableId
@@ -36,6 +38,7 @@ TOKEN = "insecure-dev"
 # Users per drop a second: a user waits for its answer before its next drop, so each needs
 # slack for answers slower than the interval.
 USERS_PER_RATE = 3
+SLOWEST = 3
 
 
 def _tables(stack: EmbeddedStack, door_url: str, count: int) -> list[dict[str, str]]:
@@ -75,16 +78,28 @@ async def _one_rate(stack: EmbeddedStack, served: FrontDoor, rate: float, second
     done = await completed(served.purges, [TableId(CATALOG, [NAMESPACE], row["table"]) for row in rows])
     s3 = S3Store(stack.s3_properties)
     left = sum(len(s3.list(row["location"])) for row in rows)
+    slowest = sorted(rows, key=lambda row: row["seconds"], reverse=True)[:SLOWEST]
+    anatomies = [
+        f"    {row['seconds']:.2f} s: "
+        + await drop_anatomy(
+            served.client,
+            TableId(CATALOG, [NAMESPACE], row["table"]).purge_id(),
+            datetime.fromtimestamp(row["sent"], UTC).replace(tzinfo=None),
+        )
+        for row in slowest
+    ]
     return [
         f"offered {rate:g} drops/s ({users} users), achieved {len(rows) / span:.2f}/s over {span:.0f} s",
         f"  {stats.line()}",
         f"  purges completed: {done}/{len(tables)}; objects left under the dropped tables' prefixes: {left}",
         f"  {shares.line()}",
+        "  the slowest drops, seconds from the DELETE (bench.drop_anatomy):",
+        *anatomies,
     ]
 
 
 async def _bench(stack: EmbeddedStack, args: argparse.Namespace) -> None:
-    async with front_door(stack, QUEUE, worker_process=True) as served:
+    async with front_door(stack, QUEUE, worker_process=True, workers=args.workers) as served:
         for rate in args.rates:
             for line in await _one_rate(stack, served, rate, args.seconds):
                 print(line, flush=True)
@@ -94,6 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rates", type=float, nargs="+", default=[1.0, 2.0, 4.0])
     parser.add_argument("--seconds", type=float, default=20.0, help="How long each rate is offered.")
+    parser.add_argument("--workers", type=int, default=1, help="Worker processes on the task queue.")
     args = parser.parse_args()
     with bench_stack("icepurge-front-door-rates-") as (_, stack):
         serve_catalog(stack, BUCKET)

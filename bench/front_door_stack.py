@@ -44,11 +44,16 @@ def serve_catalog(stack: EmbeddedStack, bucket: str) -> None:
 
 @asynccontextmanager
 async def front_door(
-    stack: EmbeddedStack, queue: str, *, worker_process: bool = False, activity_slots: int = 8
+    stack: EmbeddedStack,
+    queue: str,
+    *,
+    worker_process: bool = False,
+    activity_slots: int = 8,
+    workers: int = 1,
 ) -> AsyncIterator[FrontDoor]:
     """The API in a thread of this process; the worker on this event loop, or (`worker_process`)
-    in a process of its own, as deployed: then the API's answers don't share the GIL with
-    planning."""
+    in `workers` processes of their own, as deployed: then the API's answers don't share the GIL
+    with planning."""
     settings = bench_worker_settings(stack, queue, activity_slots)
     client = await connect(settings, warn_plaintext=False)
     api = ApiSettings(
@@ -60,18 +65,24 @@ async def front_door(
     )
     with serve_api(api) as api_url:
         if worker_process:
-            worker = stack.worker_process(
-                "bench-worker",
-                ICEPURGE_TASK_QUEUE=queue,
-                ICEPURGE_EVENT_SINKS="[]",
-                ICEPURGE_MAX_CONCURRENT_ACTIVITIES=str(activity_slots),
-            )
-            worker.start()
+            processes = [
+                stack.worker_process(
+                    f"bench-worker-{index}",
+                    ICEPURGE_TASK_QUEUE=queue,
+                    ICEPURGE_EVENT_SINKS="[]",
+                    ICEPURGE_MAX_CONCURRENT_ACTIVITIES=str(activity_slots),
+                )
+                for index in range(workers)
+            ]
             try:
-                worker.wait_for_log(WORKER_READY)
+                for worker in processes:
+                    worker.start()
+                for worker in processes:
+                    worker.wait_for_log(WORKER_READY)
                 yield FrontDoor(api_url, PurgeClient(client, queue), client)
             finally:
-                worker.stop()
+                for worker in processes:
+                    worker.stop()
             return
         with ThreadPoolExecutor(settings.max_concurrent_activities) as pool:
             async with build_worker(client, settings, pool):
