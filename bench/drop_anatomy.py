@@ -12,7 +12,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from icepurge.contract.names import DROP_TABLE_ACTIVITY
+from icepurge.contract.names import DROP_TABLE_ACTIVITY, LOAD_PLAN_AND_DROP_ACTIVITY
 
 _ACTIVITY_CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",
@@ -61,7 +61,7 @@ async def drop_anatomy(client: Client, purge_id: str, sent: datetime) -> str:
             queued = (began - queued_at).total_seconds()
             ran = (_at(event) - began).total_seconds()
             parts.append(f"{name} queued {queued:.2f} ran {ran:.2f} (attempt {attempt})")
-            if name == DROP_TABLE_ACTIVITY:
+            if name in (DROP_TABLE_ACTIVITY, LOAD_PLAN_AND_DROP_ACTIVITY):
                 parts.append(f"dropped +{(_at(event) - sent).total_seconds():.2f}")
                 parts.append(f"workflow tasks queued {task_wait:.2f}")
                 parts.append(_answered(history.events, event.event_id, sent))

@@ -13,11 +13,11 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.express_activities import catalog_retries_bounded
+from icepurge.activities.catalog_retries import catalog_retries_bounded
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract import express_steps
 from icepurge.contract.activity_steps import CATALOG_RETRY
-from icepurge.contract.express_steps import LoadedPlan
+from icepurge.contract.express_steps import DroppedPlan
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     DELIVER_EVENTS_ACTIVITY,
@@ -26,7 +26,7 @@ from icepurge.contract.names import (
     FINALIZE_ACTIVITY,
     FINISH_SMALL_PURGE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
-    LOAD_AND_PLAN_ACTIVITY,
+    LOAD_PLAN_AND_DROP_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
 )
@@ -51,20 +51,23 @@ def _outcomes(status: PurgeStatus) -> dict[str, tuple[int, int, int, int]]:
     }
 
 
-async def _loaded_plan(client: Client, purge_id: str) -> LoadedPlan:
-    """load_and_plan's result, as the purge's history recorded it."""
+async def _dropped_plan(client: Client, purge_id: str) -> DroppedPlan:
+    """load_plan_and_drop's result, as the purge's history recorded it."""
     scheduled: set[int] = set()
     async for event in client.get_workflow_handle(purge_id).fetch_history_events():
         if event.HasField("activity_task_scheduled_event_attributes"):
-            if event.activity_task_scheduled_event_attributes.activity_type.name == LOAD_AND_PLAN_ACTIVITY:
+            if (
+                event.activity_task_scheduled_event_attributes.activity_type.name
+                == LOAD_PLAN_AND_DROP_ACTIVITY
+            ):
                 scheduled.add(event.event_id)
         elif event.HasField("activity_task_completed_event_attributes"):
             completed = event.activity_task_completed_event_attributes
             if completed.scheduled_event_id in scheduled:
-                (result,) = await client.data_converter.decode(completed.result.payloads, [LoadedPlan])
-                assert isinstance(result, LoadedPlan)
+                (result,) = await client.data_converter.decode(completed.result.payloads, [DroppedPlan])
+                assert isinstance(result, DroppedPlan)
                 return result
-    raise AssertionError(f"{purge_id} has no load_and_plan result")
+    raise AssertionError(f"{purge_id} has no load_plan_and_drop result")
 
 
 async def _events(client: Client, purge_id: str) -> int:
@@ -81,7 +84,7 @@ async def _purged(purges: PurgeClient, table: str, **options: object) -> PurgeSt
     return status
 
 
-async def test_a_small_table_takes_three_steps_with_the_step_by_step_outcome(
+async def test_a_small_table_takes_two_steps_with_the_step_by_step_outcome(
     lake: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
 ) -> None:
     tables = {}
@@ -92,8 +95,7 @@ async def test_a_small_table_takes_three_steps_with_the_step_by_step_outcome(
     quick = await _purged(purges, "quick")
     stepwise = await _purged(purges, "stepwise", express_lane=False)
     assert _steps(await activities_in_order(temporal_client, quick.purge_id)) == [
-        LOAD_AND_PLAN_ACTIVITY,
-        DROP_TABLE_ACTIVITY,
+        LOAD_PLAN_AND_DROP_ACTIVITY,
         FINISH_SMALL_PURGE_ACTIVITY,
     ]
     assert _steps(await activities_in_order(temporal_client, stepwise.purge_id))[:3] == [
@@ -121,8 +123,8 @@ async def test_a_small_table_takes_three_steps_with_the_step_by_step_outcome(
     )
     assert quick_events < stepwise_events
     # The small plan travelled in the step's result: no plan, chunk or checkpoint object of its
-    # own reached the state location (only the report did).
-    held = (await _loaded_plan(temporal_client, quick.purge_id)).plan.held
+    # own reached the state location (only the plan kept before the drop and the report did).
+    held = (await _dropped_plan(temporal_client, quick.purge_id)).plan.held
     assert held is not None
     assert {"plan.json", "context.json", "content/000000.json"} <= set(held)
 
@@ -139,15 +141,17 @@ async def test_a_table_over_the_express_size_goes_on_step_by_step_from_its_plan(
     table = simple_table(lake, NAMESPACE, "big", appends=3)
     status = await _purged(purges, "big")
     steps = _steps(await activities_in_order(temporal_client, status.purge_id))
-    assert steps[:3] == [LOAD_AND_PLAN_ACTIVITY, DROP_TABLE_ACTIVITY, LIVE_TABLE_GUARD_ACTIVITY]
+    assert steps[:2] == [LOAD_PLAN_AND_DROP_ACTIVITY, LIVE_TABLE_GUARD_ACTIVITY]
     assert steps[-1] == FINALIZE_ACTIVITY
     assert CHUNK_ACTIVITY in steps
-    assert PLAN_ACTIVITY not in steps and LOAD_TABLE_ACTIVITY not in steps
+    assert (
+        PLAN_ACTIVITY not in steps and LOAD_TABLE_ACTIVITY not in steps and DROP_TABLE_ACTIVITY not in steps
+    )
     assert FINISH_SMALL_PURGE_ACTIVITY not in steps
     assert s3.list(table.location()) == set()
     assert status.counts.total().deleted == status.planned.files == 13
     # Too big to hold: its plan went to the state location for the chunks to read.
-    assert (await _loaded_plan(temporal_client, status.purge_id)).plan.held is None
+    assert (await _dropped_plan(temporal_client, status.purge_id)).plan.held is None
 
 
 @pytest.mark.parametrize(("attempt", "gives_up"), [(1, False), (CATALOG_RETRY.maximum_attempts, True)])

@@ -37,7 +37,13 @@ from icepurge.contract.catalog_steps import (
 from icepurge.contract.controls import TableControl
 from icepurge.contract.counts import Category, FileCounts, OutcomeCounts
 from icepurge.contract.events import DeliveryReport, EventBatch
-from icepurge.contract.express_steps import FinishInput, FinishResult, LoadAndPlanInput, LoadedPlan
+from icepurge.contract.express_steps import (
+    DroppedPlan,
+    FinishInput,
+    FinishResult,
+    LoadAndPlanInput,
+    LoadedPlan,
+)
 from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.namespace_steps import (
@@ -156,6 +162,19 @@ class FakeSteps:
                 loaded=loaded, plan=await plan(PlanInput(purge_id=step.purge_id, request=step.request))
             )
 
+        @activity.defn(name=steps.LOAD_PLAN_AND_DROP.name)
+        async def load_plan_and_drop(step: LoadAndPlanInput) -> DroppedPlan:
+            prepared = await load_and_plan(step)
+            assert prepared.loaded is not None
+            dropped = await drop(
+                DropInput(
+                    table=TableRef.of(step.purge_id, step.request),
+                    metadata_location=prepared.loaded.metadata_location,
+                    file_io_properties={},
+                )
+            )
+            return DroppedPlan(loaded=prepared.loaded, plan=prepared.plan, storage_gone=dropped.storage_gone)
+
         @activity.defn(name=steps.FINISH_SMALL_PURGE.name)
         async def finish(step: FinishInput) -> FinishResult:
             self._called("guard", step.request.table)
@@ -215,6 +234,7 @@ class FakeSteps:
             guard,
             register,
             load_and_plan,
+            load_plan_and_drop,
             finish,
             enumerate_tree,
             table_page,

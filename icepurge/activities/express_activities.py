@@ -1,20 +1,21 @@
-"""The express lane's two activities (icepurge.contract.express_steps): the step-by-step path's
-own steps, run back to back inside one activity each, so a small table costs two activity round
-trips instead of six. Every step keeps its own checkpoints and its idempotent retry."""
+"""The express lane's activities (icepurge.contract.express_steps): the step-by-step path's own
+steps, run back to back inside one activity each, so a small table costs two activity round trips
+instead of six (load_plan_and_drop, finish_small_purge; load_and_plan for purges started before
+the drop joined the plan). Every step keeps its own checkpoints and its idempotent retry."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TypeVar
+from collections.abc import Callable
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog_activities import CatalogActivities
+from icepurge.activities.catalog_retries import bounded
+from icepurge.activities.planned_drop import PlannedDrops, TableChangedError
 from icepurge.activities.purge_activities import PurgeActivities
 from icepurge.activities.step_definition import implements
-from icepurge.contract.activity_steps import CATALOG_RETRY, FINISH_SMALL_PURGE, LOAD_AND_PLAN
+from icepurge.contract.activity_steps import FINISH_SMALL_PURGE, LOAD_AND_PLAN, LOAD_PLAN_AND_DROP
 from icepurge.contract.catalog_steps import (
     GuardInput,
     TableRef,
@@ -22,48 +23,51 @@ from icepurge.contract.catalog_steps import (
     resolved,
 )
 from icepurge.contract.express_steps import (
+    DroppedPlan,
     ExpressSteps,
     FinishInput,
     FinishResult,
     LoadAndPlanInput,
     LoadedPlan,
 )
-from icepurge.contract.names import ERROR_CATALOG_UNAVAILABLE
+from icepurge.contract.names import ERROR_TABLE_CHANGED
 from icepurge.contract.request import Engine, PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, FinalizeInput, PlanInput
 
-Value = TypeVar("Value")
-
-
-@contextmanager
-def catalog_retries_bounded() -> Iterator[None]:
-    """A catalog that doesn't answer fails the step after as many attempts as a catalog step of
-    its own would get, not after the hour a store fault is retried for."""
-    try:
-        yield
-    except ApplicationError as error:
-        limit = CATALOG_RETRY.maximum_attempts
-        if error.type != ERROR_CATALOG_UNAVAILABLE or error.non_retryable or activity.info().attempt < limit:
-            raise
-        raise ApplicationError(
-            f"{error.message} (gave up after {limit} attempts)", type=error.type, non_retryable=True
-        ) from None
-
-
-def _bounded(call: Callable[[], Value]) -> Value:
-    with catalog_retries_bounded():
-        return call()
-
 
 class ExpressActivities:
-    def __init__(self, purges: PurgeActivities, catalogs: CatalogActivities) -> None:
+    def __init__(self, purges: PurgeActivities, catalogs: CatalogActivities, drops: PlannedDrops) -> None:
         self._purges = purges
         self._catalogs = catalogs
+        self._drops = drops
 
     @property
     def all(self) -> list[Callable[..., object]]:
-        return [self.load_and_plan, self.finish_small_purge]
+        return [self.load_and_plan, self.load_plan_and_drop, self.finish_small_purge]
+
+    @implements(LOAD_PLAN_AND_DROP)
+    def load_plan_and_drop(self, step: LoadAndPlanInput) -> DroppedPlan:
+        """A purge by name up to its drop, with no workflow task between the plan and the drop
+        (the front door's answer waits for both). An attempt after one that kept its plan and
+        dropped the table goes on from what it kept."""
+        ref = TableRef.of(step.purge_id, step.request)
+        try:
+            dropped = self._drops.run(
+                ref,
+                step.request,
+                self._purges.plan_folder(step.purge_id),
+                retried=activity.info().attempt > 1,
+                ancestry={},
+                plan=self._purges.plan_quietly,
+            )
+        except TableChangedError as changed:
+            raise ApplicationError(
+                f"{changed.why}; nothing was dropped or deleted: purge it by name again",
+                type=ERROR_TABLE_CHANGED,
+                non_retryable=True,
+            ) from None
+        return DroppedPlan(loaded=dropped.loaded, plan=dropped.kept.plan, storage_gone=dropped.storage_gone)
 
     @implements(LOAD_AND_PLAN)
     def load_and_plan(self, step: LoadAndPlanInput) -> LoadedPlan:
@@ -72,7 +76,7 @@ class ExpressActivities:
         loaded = None
         if request.by_name:
             ref = TableRef.of(step.purge_id, request)
-            loaded = _bounded(lambda: self._catalogs.load_table(ref))
+            loaded = bounded(lambda: self._catalogs.load_table(ref))
             request = resolved(request, loaded)
         plan = self._purges.plan_quietly(PlanInput(purge_id=step.purge_id, request=request))
         return LoadedPlan(loaded=loaded, plan=plan)
@@ -91,7 +95,7 @@ class ExpressActivities:
         if recorded is not None:
             return recorded
         request = step.request
-        guard = _bounded(lambda: self._guard(step.purge_id, request, step.plan.locations))
+        guard = bounded(lambda: self._guard(step.purge_id, request, step.plan.locations))
         if not guard.passed:
             return FinishResult(guard=guard)
         with self._purges.holding_plan(plan):

@@ -22,7 +22,13 @@ from icepurge.contract.catalog_steps import (
     TableRef,
 )
 from icepurge.contract.events import DeliveryReport, EventBatch
-from icepurge.contract.express_steps import FinishInput, FinishResult, LoadAndPlanInput, LoadedPlan
+from icepurge.contract.express_steps import (
+    DroppedPlan,
+    FinishInput,
+    FinishResult,
+    LoadAndPlanInput,
+    LoadedPlan,
+)
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     DELIVER_EVENTS_ACTIVITY,
@@ -33,6 +39,7 @@ from icepurge.contract.names import (
     FINISH_SMALL_PURGE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
     LOAD_AND_PLAN_ACTIVITY,
+    LOAD_PLAN_AND_DROP_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
     PURGE_TABLE_BATCH_ACTIVITY,
@@ -153,6 +160,16 @@ LOAD_AND_PLAN = Step(
     LOAD_AND_PLAN_ACTIVITY,
     LoadAndPlanInput,
     LoadedPlan,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
+# Load and plan, then the drop, in one step: the plan is kept in the state location before the
+# drop, so an attempt after a crash that dropped the table goes on from it.
+LOAD_PLAN_AND_DROP = Step(
+    LOAD_PLAN_AND_DROP_ACTIVITY,
+    LoadAndPlanInput,
+    DroppedPlan,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,

@@ -26,6 +26,16 @@ class LoadedPlan(BaseModel):
     plan: PlanSummary
 
 
+class DroppedPlan(BaseModel):
+    """load_plan_and_drop's answer: the table is out of its catalog, its plan made before."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    loaded: LoadedTable
+    plan: PlanSummary
+    storage_gone: bool = Field(description="The catalog deleted the table's storage when it dropped it.")
+
+
 class FinishInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

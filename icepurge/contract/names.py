@@ -37,6 +37,8 @@ DROP_NAMESPACES_ACTIVITY: Final = "drop_empty_namespaces"
 SWEEP_ACTIVITY: Final = "sweep_location"
 # The express lane: a table whose plan fits one chunk (icepurge.contract.express_steps).
 LOAD_AND_PLAN_ACTIVITY: Final = "load_and_plan"
+# Load, plan and drop, the plan kept before the drop: no workflow task between plan and drop.
+LOAD_PLAN_AND_DROP_ACTIVITY: Final = "load_plan_and_drop"
 FINISH_SMALL_PURGE_ACTIVITY: Final = "finish_small_purge"
 # A namespace purge's small tables, several per activity (icepurge.contract.batch_steps).
 PURGE_TABLE_BATCH_ACTIVITY: Final = "purge_table_batch"

@@ -23,6 +23,7 @@ from icepurge.activities.event_delivery import EventDelivery
 from icepurge.activities.express_activities import ExpressActivities
 from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
 from icepurge.activities.namespace_activities import NamespaceActivities
+from icepurge.activities.planned_drop import PlannedDrops
 from icepurge.activities.progress_signals import ProgressSignals
 from icepurge.activities.purge_activities import PurgeActivities
 from icepurge.activities.spark_engine import SparkEngine
@@ -64,7 +65,8 @@ def build_batches(
     purges = PurgeActivities(settings.activity_settings(), None, None, admission)
     catalogs = CatalogActivities(admission, scanner)
     state = StateStore(settings.state_location, settings.state_io_properties)
-    return BatchActivities(BatchTablePurge(purges, catalogs, ExpressActivities(purges, catalogs), state))
+    drops = PlannedDrops(catalogs, state)
+    return BatchActivities(BatchTablePurge(purges, ExpressActivities(purges, catalogs, drops), drops, state))
 
 
 def build_worker(
@@ -90,11 +92,10 @@ def build_worker(
     activities = PurgeActivities(settings.activity_settings(), spark, signals, admission)
     scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
     catalogs = CatalogActivities(admission, scanner, signals)
-    express = ExpressActivities(activities, catalogs)
+    state = StateStore(settings.state_location, settings.state_io_properties)
+    express = ExpressActivities(activities, catalogs, PlannedDrops(catalogs, state))
     batches = build_batches(settings, admission, scanner)
-    namespaces = NamespaceActivities(
-        catalogs.registry, StateStore(settings.state_location, settings.state_io_properties), signals
-    )
+    namespaces = NamespaceActivities(catalogs.registry, state, signals)
     sweeps = SweepActivities(settings.activity_settings(), spark, signals)
     delivery = EventDelivery(build_sinks(settings))
     return Worker(

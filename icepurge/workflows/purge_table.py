@@ -30,7 +30,7 @@ from icepurge.contract.controls import (
     reached,
 )
 from icepurge.contract.events import EventCursor, EventKind, TableEvents
-from icepurge.contract.express_steps import finishes_at_once
+from icepurge.contract.express_steps import DroppedPlan, LoadedPlan, finishes_at_once
 from icepurge.contract.names import (
     AWAIT_STAGE_UPDATE,
     CHUNK_PROGRESS_SIGNAL,
@@ -69,7 +69,13 @@ from icepurge.contract.validation import InvalidPurgeRequestError, parse_request
 from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
 from icepurge.workflows.details import details_markdown
 from icepurge.workflows.event_stream import EventStream
-from icepurge.workflows.express_lane import finish_small, load_and_plan, takes_express
+from icepurge.workflows.express_lane import (
+    drops_with_plan,
+    finish_small,
+    load_and_plan,
+    load_plan_and_drop,
+    takes_express,
+)
 from icepurge.workflows.location_sweep import sweep_location
 from icepurge.workflows.metrics import record_step
 from icepurge.workflows.soft_delete import SoftDeleteWindow
@@ -311,20 +317,7 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         request = self._current_request()
         status = progress.status
         table = TableRef.of(status.purge_id, request)
-        planned: PlanSummary | None = None
-        if request.by_name:
-            progress.move_to(PurgeState.LOADING, workflow.now())
-            express = takes_express(request)
-            prepared = await load_and_plan(status.purge_id, request) if express else None
-            loaded = prepared.loaded if prepared else await load_table(table)
-            if loaded is None:
-                raise ApplicationError("load_and_plan returned no table to purge by name", non_retryable=True)
-            progress.settled(LOAD_TABLE_ACTIVITY)
-            progress.loaded(loaded.protection, loaded.metadata_location)
-            self._table_run().request = resolved(self._current_request(), loaded)
-            if prepared:
-                planned = self._deletes.adopt(prepared.plan, progress)
-                self._at_once = finishes_at_once(planned)
+        planned, dropped = await self._load_by_name(progress, table) if request.by_name else (None, False)
         drop_first = request.by_name and request.options.drop_before_plan and not request.options.dry_run
         if drop_first:
             # The loaded snapshot is durable in history: the plan reads it after the drop.
@@ -345,7 +338,7 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         if request.options.dry_run:
             await self._preview_live_tables(plan.locations, progress)
             return plan
-        if request.by_name and not drop_first:
+        if request.by_name and not drop_first and not dropped:
             # Only now: a table is never dropped before its plan is recorded.
             await self._drop(progress, table)
         if awaits_drop:
@@ -356,12 +349,41 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
             await self._check_live_tables(plan.locations)
         return plan
 
+    async def _load_by_name(self, progress: Progress, table: TableRef) -> tuple[PlanSummary | None, bool]:
+        """Loads the table; on the express lane plans it too and (purges started since the drop
+        joined that step) drops it. Returns the plan, if made, and whether the table was dropped."""
+        request = self._current_request()
+        progress.move_to(PurgeState.LOADING, workflow.now())
+        prepared: DroppedPlan | LoadedPlan | None = None
+        if takes_express(request):
+            if drops_with_plan():
+                prepared = await load_plan_and_drop(progress.status.purge_id, request)
+            else:
+                prepared = await load_and_plan(progress.status.purge_id, request)
+        loaded = prepared.loaded if prepared else await load_table(table)
+        if loaded is None:
+            raise ApplicationError("load_and_plan returned no table to purge by name", non_retryable=True)
+        progress.settled(LOAD_TABLE_ACTIVITY)
+        progress.loaded(loaded.protection, loaded.metadata_location)
+        self._table_run().request = resolved(self._current_request(), loaded)
+        if prepared is None:
+            return None, False
+        planned = self._deletes.adopt(prepared.plan, progress)
+        self._at_once = finishes_at_once(planned)
+        if isinstance(prepared, DroppedPlan):
+            self._dropped(progress, prepared.storage_gone)
+            return planned, True
+        return planned, False
+
     async def _drop(self, progress: Progress, table: TableRef) -> None:
         progress.move_to(PurgeState.DROPPING, workflow.now())
         dropped = await drop_table(table, self._current_request())
+        self._dropped(progress, dropped.storage_gone)
+
+    def _dropped(self, progress: Progress, storage_gone: bool) -> None:
         progress.settled(DROP_TABLE_ACTIVITY)
-        progress.dropped(workflow.now(), dropped.storage_gone)
-        if dropped.storage_gone:
+        progress.dropped(workflow.now(), storage_gone)
+        if storage_gone:
             self._table_run().request = checking_existence(self._current_request())
 
     async def _await_callers_drop(self, progress: Progress, seconds: int) -> None:

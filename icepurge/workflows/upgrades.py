@@ -23,3 +23,7 @@ WAITING_MEMO: Final = "waiting-memo"
 # A table purge of a namespace purge signals its parent only what the parent can't learn from the
 # child itself: its start and its ending with a report are the parent's own child-workflow events.
 PARENT_SIGNALS: Final = "parent-signals"
+# A purge by name on the express lane loads, plans and drops in one activity, its plan kept in the
+# state location before the drop (icepurge.activities.planned_drop): one workflow task fewer
+# before a front door's answer.
+DROP_WITH_PLAN: Final = "drop-with-plan"

@@ -30,13 +30,14 @@ from icepurge.api.clients.temporal_results import result_of, run_update, transla
 from icepurge.contract import search_attributes as attributes
 from icepurge.contract.catalog_steps import LoadedTable
 from icepurge.contract.controls import DropConfirmation, Stage, StageWait, rate_budget_change
-from icepurge.contract.express_steps import LoadedPlan
+from icepurge.contract.express_steps import DroppedPlan, LoadedPlan
 from icepurge.contract.names import (
     AWAIT_STAGE_UPDATE,
     DROP_CONFIRMED_SIGNAL,
     ERROR_MEMO,
     EXPEDITE_UPDATE,
     LOAD_AND_PLAN_ACTIVITY,
+    LOAD_PLAN_AND_DROP_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PAUSE_UPDATE,
     RATE_BUDGET_UPDATE,
@@ -197,11 +198,13 @@ class PurgeClient:
         return {**request, "metadata_location": loaded.metadata_location, "file_io_properties": properties}
 
     async def _loaded_table(self, handle: WorkflowHandle[Any, Any]) -> LoadedTable | None:
-        """The load step's result: load_table's own, or the express lane's load_and_plan's."""
-        load_steps: dict[int, type[LoadedTable] | type[LoadedPlan]] = {}
-        results: dict[str, type[LoadedTable] | type[LoadedPlan]] = {
+        """The load step's result: load_table's own, or the express lane's (load_plan_and_drop,
+        load_and_plan)."""
+        load_steps: dict[int, type[LoadedTable] | type[LoadedPlan] | type[DroppedPlan]] = {}
+        results: dict[str, type[LoadedTable] | type[LoadedPlan] | type[DroppedPlan]] = {
             LOAD_TABLE_ACTIVITY: LoadedTable,
             LOAD_AND_PLAN_ACTIVITY: LoadedPlan,
+            LOAD_PLAN_AND_DROP_ACTIVITY: DroppedPlan,
         }
         async for event in handle.fetch_history_events():
             scheduled = event.activity_task_scheduled_event_attributes
@@ -215,7 +218,7 @@ class PurgeClient:
                     payloads = completed.result.payloads
                     decoded = await self._client.data_converter.decode(payloads[:1], [result_type])
                     result = decoded[0]
-                    return result.loaded if isinstance(result, LoadedPlan) else result
+                    return result if isinstance(result, LoadedTable) else result.loaded
         return None
 
     async def _start(
