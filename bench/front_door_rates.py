@@ -72,9 +72,10 @@ async def _one_rate(stack: EmbeddedStack, served: FrontDoor, rate: float, second
     async with cpu_shares() as shares:
         # Started `rate` a second, the users' drops are spread evenly rather than sent in a burst.
         await locust_users(served.door_url, "DropUser", users, settings, folder, spawn_rate=rate)
-    rows = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
-    span = max(row["sent"] + row["seconds"] for row in rows) - min(row["sent"] for row in rows)
-    stats = DropStats(LABEL, [row["seconds"] for row in rows], sum(row["status"] != 204 for row in rows))
+    sent = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    span = max(row["sent"] + row["seconds"] for row in sent) - min(row["sent"] for row in sent)
+    stats = DropStats(LABEL, [row["seconds"] for row in sent], sum(row["status"] != 204 for row in sent))
+    rows = [row for row in sent if row["status"] == 204]
     done = await completed(served.purges, [TableId(CATALOG, [NAMESPACE], row["table"]) for row in rows])
     s3 = S3Store(stack.s3_properties)
     left = sum(len(s3.list(row["location"])) for row in rows)
@@ -89,9 +90,10 @@ async def _one_rate(stack: EmbeddedStack, served: FrontDoor, rate: float, second
         for row in slowest
     ]
     return [
-        f"offered {rate:g} drops/s ({users} users), achieved {len(rows) / span:.2f}/s over {span:.0f} s",
+        f"offered {rate:g} drops/s ({users} users), achieved {len(sent) / span:.2f}/s over {span:.0f} s",
         f"  {stats.line()}",
-        f"  purges completed: {done}/{len(tables)}; objects left under the dropped tables' prefixes: {left}",
+        f"  purges completed: {done}/{len(rows)} dropped ({len(tables)} tables made);"
+        f" objects left under the dropped tables' prefixes: {left}",
         f"  {shares.line()}",
         "  the slowest drops, seconds from the DELETE (bench.drop_anatomy):",
         *anatomies,

@@ -19,7 +19,13 @@ from icepurge.devstack.process import free_ports
 def serve_api(settings: ApiSettings, port: int | None = None) -> Iterator[str]:
     """On `port`, or a free one."""
     port = port or free_ports(1)[0]
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(
+        create_app(settings),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        timeout_keep_alive=settings.api_keep_alive_seconds,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="api-server", daemon=True)
     thread.start()

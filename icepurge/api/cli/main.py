@@ -94,7 +94,13 @@ def api() -> None:
     settings = ApiSettings()
     if settings.api_insecure_dev:
         console().print("[yellow]INSECURE DEV MODE: the API accepts every request without a token[/yellow]")
-    uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info")
+    uvicorn.run(
+        create_app(settings),
+        host=settings.api_host,
+        port=settings.api_port,
+        log_level="info",
+        timeout_keep_alive=settings.api_keep_alive_seconds,
+    )
 
 
 @app.command()

@@ -17,6 +17,14 @@ class ApiSettings(TemporalSettings, CatalogPolicySettings):
     api_insecure_dev: bool = Field(
         False, description="Serve without authentication: every caller may do anything. Dev only."
     )
+    api_keep_alive_seconds: int = Field(
+        75,
+        ge=1,
+        description="How long an idle client connection is kept open. Longer than clients stay idle "
+        "between calls (a REST client creating a table between two calls to the front door; a load "
+        "balancer's 60 s): uvicorn's 5 s closed connections just as clients reused them, and a "
+        "DELETE sent on one failed before it reached the API.",
+    )
     api_max_body_bytes: int = Field(1_048_576, ge=1024, description="Larger request bodies get 413.")
     api_public_url: str | None = Field(
         None, description="Base of the status URLs returned; default: the request's."
