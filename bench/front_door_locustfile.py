@@ -66,7 +66,9 @@ class _DoorUser(HttpUser):
         ) as answer:
             if answer.status_code != 204:
                 answer.failure(f"{answer.status_code}: {answer.text[:200]}")
+        timing = answer.headers.get("Server-Timing", "")
         dropped = {
+            "server_seconds": float(timing.split(";dur=")[1]) / 1000 if ";dur=" in timing else None,
             "table": name,
             "location": location,
             "label": label,

@@ -74,7 +74,12 @@ async def _one_rate(stack: EmbeddedStack, served: FrontDoor, rate: float, second
         await locust_users(served.door_url, "DropUser", users, settings, folder, spawn_rate=rate)
     sent = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     span = max(row["sent"] + row["seconds"] for row in sent) - min(row["sent"] for row in sent)
-    stats = DropStats(LABEL, [row["seconds"] for row in sent], sum(row["status"] != 204 for row in sent))
+    stats = DropStats(
+        LABEL,
+        [row["seconds"] for row in sent],
+        sum(row["status"] != 204 for row in sent),
+        [row["server_seconds"] for row in sent if row.get("server_seconds") is not None],
+    )
     rows = [row for row in sent if row["status"] == 204]
     done = await completed(served.purges, [TableId(CATALOG, [NAMESPACE], row["table"]) for row in rows])
     s3 = S3Store(stack.s3_properties)

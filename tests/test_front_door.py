@@ -24,7 +24,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.app import create_app
 from icepurge.api.server.front_door.drops import TableId, drop_with_purge
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
-from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
+from icepurge.api.server.front_door.routes import PURGE_ID_HEADER, SERVER_TIMING_HEADER, SERVER_TIMING_METRIC
 from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.names import DROP_TABLE_ACTIVITY, LOAD_TABLE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.contract.states import PurgeState
@@ -168,6 +168,8 @@ async def test_a_retried_drop_answers_as_the_first_did_and_starts_no_second_purg
     assert first.status_code == 204, first.text
     purge_id = first.headers[PURGE_ID_HEADER]
     assert purge_id == TableId(REST_CATALOG, [NAMESPACE], name).purge_id()
+    metric, took = first.headers[SERVER_TIMING_HEADER].split(";dur=")
+    assert metric == SERVER_TIMING_METRIC and 0 < float(took) < first.elapsed.total_seconds() * 1000
     again = await asyncio.to_thread(_delete, api_url, name, token)
     assert (again.status_code, again.headers[PURGE_ID_HEADER]) == (204, purge_id)
     await purges.wait(purge_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlencode
 
@@ -33,6 +34,10 @@ from icepurge.api.server.temporal_connection import TemporalConnection
 from icepurge.contract.roles import Role
 
 PURGE_ID_HEADER = "X-Icepurge-Purge-Id"
+# A drop with purge's answer says how long the front door took to give it (RFC Server-Timing,
+# milliseconds): what a client measures beyond it is its own or the network's.
+SERVER_TIMING_HEADER = "Server-Timing"
+SERVER_TIMING_METRIC = "icepurge-drop"
 # The Iceberg REST spec's multi-level namespace separator in a path segment.
 NAMESPACE_SEPARATOR = "\x1f"
 _TABLE_PATH = re.compile(
@@ -67,6 +72,7 @@ class Door:
 
 @router.api_route("/{catalog}/{path:path}", methods=["GET", "HEAD", "POST", "PUT", "DELETE"])
 async def front_door(catalog: str, path: str, request: Request) -> Response:
+    began = time.perf_counter()
     call = Call(
         request.method, _raw_path(request), request.url.query, dict(request.headers), await request.body()
     )
@@ -76,7 +82,10 @@ async def front_door(catalog: str, path: str, request: Request) -> Response:
     try:
         table = _purge_drop(catalog, call, door.policy)
         if table is not None:
-            return await _drop(request, door, call, table)
+            dropped = await _drop(request, door, call, table)
+            took = (time.perf_counter() - began) * 1000
+            dropped.headers[SERVER_TIMING_HEADER] = f"{SERVER_TIMING_METRIC};dur={took:.1f}"
+            return dropped
         answer = await door.send(_with_warehouse(call, door.upstream))
     except httpx.HTTPError as error:
         return iceberg_error(
