@@ -4,7 +4,7 @@ one sent just as the server closed it failed before reaching the API (bench.fron
 
 from __future__ import annotations
 
-import socket
+import http.client
 import time
 from urllib.parse import urlparse
 
@@ -14,16 +14,22 @@ from icepurge.devstack.api_server import serve_api
 IDLE_SECONDS = 6
 
 
-def _get(connection: socket.socket, host: str) -> bytes:
-    connection.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-    return connection.recv(65536)
+def _healthz(connection: http.client.HTTPConnection) -> tuple[int, tuple[str, int]]:
+    """The answer's status, and the client end of the connection it came on."""
+    connection.request("GET", "/healthz")
+    answer = connection.getresponse()
+    answer.read()
+    assert connection.sock is not None
+    return answer.status, connection.sock.getsockname()
 
 
 def test_a_connection_idle_longer_than_uvicorns_default_is_still_open(api_settings: ApiSettings) -> None:
     with serve_api(api_settings) as url:
         address = urlparse(url)
-        host, port = address.hostname or "127.0.0.1", address.port or 80
-        with socket.create_connection((host, port), timeout=10) as connection:
-            assert _get(connection, f"{host}:{port}").startswith(b"HTTP/1.1 ")
+        connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=10)
+        try:
+            first = _healthz(connection)
             time.sleep(IDLE_SECONDS)
-            assert _get(connection, f"{host}:{port}").startswith(b"HTTP/1.1 ")
+            assert _healthz(connection) == first == (200, first[1])
+        finally:
+            connection.close()
