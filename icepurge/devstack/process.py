@@ -15,7 +15,8 @@ from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 # A worker's sandbox imports the workflow modules again for every new workflow: with no cached
-# bytecode it compiles them from source each time (a replayed small purge: 36 → 50 ms of CPU).
+# bytecode it compiles them from source each time (a small purge's workflow tasks: 27 → 41 ms of
+# CPU, bench.workflow_replay_cost).
 # Some shells set this; the services cache their bytecode whatever the shell says.
 _NOT_PASSED_ON = frozenset({"PYTHONDONTWRITEBYTECODE"})
 
