@@ -26,7 +26,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from bench.bench_stack import bench_stack
 from bench.cpu_shares import cpu_shares
 from bench.drop_anatomy import drop_anatomy
-from bench.front_door_stack import CATALOG, front_door, serve_catalog
+from bench.front_door_stack import CATALOG, door_policy, front_door, serve_catalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
 from icepurge.devstack.stack import EmbeddedStack
@@ -186,7 +186,11 @@ async def completed(purges: PurgeClient, tables: list[TableId]) -> int:
 
 async def _bench(stack: EmbeddedStack, folder: Path, args: argparse.Namespace) -> None:
     async with front_door(
-        stack, QUEUE, worker_process=not args.worker_in_process, activity_slots=args.activity_slots
+        stack,
+        QUEUE,
+        worker_process=not args.worker_in_process,
+        activity_slots=args.activity_slots,
+        policy=door_policy(args.hold),
     ) as served:
         run = LoadRun(
             door_url=served.door_url,
@@ -237,6 +241,9 @@ def main() -> None:
         help="The worker on the API's process (the earlier runs' set-up) instead of its own, as deployed.",
     )
     parser.add_argument("--activity-slots", type=int, default=8, help="The worker's concurrent activities.")
+    parser.add_argument(
+        "--hold", action="store_true", help="The catalog's hold_namespace set: drops answer at the hold."
+    )
     parser.add_argument("--anatomies", type=int, default=5, help="How many of the slowest drops to dissect.")
     args = parser.parse_args()
     with bench_stack("icepurge-front-door-load-") as (_, stack):

@@ -26,7 +26,7 @@ from bench.bench_stack import bench_stack
 from bench.cpu_shares import cpu_shares
 from bench.drop_anatomy import drop_anatomy
 from bench.front_door_load import BUCKET, QUEUE, DropStats, completed, locust_users
-from bench.front_door_stack import CATALOG, FrontDoor, front_door, serve_catalog
+from bench.front_door_stack import CATALOG, FrontDoor, door_policy, front_door, serve_catalog
 from icepurge.api.server.front_door.drops import TableId
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
@@ -106,7 +106,9 @@ async def _one_rate(stack: EmbeddedStack, served: FrontDoor, rate: float, second
 
 
 async def _bench(stack: EmbeddedStack, args: argparse.Namespace) -> None:
-    async with front_door(stack, QUEUE, worker_process=True, workers=args.workers) as served:
+    async with front_door(
+        stack, QUEUE, worker_process=True, workers=args.workers, policy=door_policy(args.hold)
+    ) as served:
         for rate in args.rates:
             for line in await _one_rate(stack, served, rate, args.seconds):
                 print(line, flush=True)
@@ -117,6 +119,9 @@ def main() -> None:
     parser.add_argument("--rates", type=float, nargs="+", default=[1.0, 2.0, 4.0])
     parser.add_argument("--seconds", type=float, default=20.0, help="How long each rate is offered.")
     parser.add_argument("--workers", type=int, default=1, help="Worker processes on the task queue.")
+    parser.add_argument(
+        "--hold", action="store_true", help="The catalog's hold_namespace set: drops answer at the hold."
+    )
     args = parser.parse_args()
     with bench_stack("icepurge-front-door-rates-") as (_, stack):
         serve_catalog(stack, BUCKET)

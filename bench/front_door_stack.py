@@ -23,6 +23,12 @@ from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import build_worker
 
 CATALOG = "tablebucket"
+HOLD_NAMESPACE = "icepurge_held"
+
+
+def door_policy(hold: bool) -> FrontDoorPolicy:
+    """`hold`: the drop moves the table into HOLD_NAMESPACE and answers; plan and drop follow."""
+    return FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE if hold else None)
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ async def front_door(
     worker_process: bool = False,
     activity_slots: int = 8,
     workers: int = 1,
+    policy: FrontDoorPolicy | None = None,
 ) -> AsyncIterator[FrontDoor]:
     """The API in a thread of this process; the worker on this event loop, or (`worker_process`)
     in `workers` processes of their own, as deployed: then the API's answers don't share the GIL
@@ -61,7 +68,7 @@ async def front_door(
         codec_keys=stack.codec_keys,
         task_queue=queue,
         api_insecure_dev=True,
-        front_door={CATALOG: FrontDoorPolicy()},
+        front_door={CATALOG: policy or FrontDoorPolicy()},
     )
     with serve_api(api) as api_url:
         if worker_process:

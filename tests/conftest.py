@@ -45,6 +45,9 @@ REST_CATALOG = "tablebucket"
 REHEARSAL_CATALOG = "rehearsal"
 # The same REST catalog again, where a DELETE that doesn't say purgeRequested is a purge.
 UNSAID_PURGE_CATALOG = "purgesall"
+# And again, where a drop with purge holds the table in HOLD_NAMESPACE and answers.
+HOLDING_CATALOG = "holding"
+HOLD_NAMESPACE = "icepurge_held"
 # Tables on the local disk, known by name: the location sweep lists a folder there.
 DISK_CATALOG = "disk"
 # Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
@@ -84,7 +87,7 @@ def stack() -> Iterator[EmbeddedStack]:
         embedded.create_table_bucket(REST_TABLE_BUCKET)
         for name in (LAKE_CATALOG, ATTIC_CATALOG):
             os.environ.update(pyiceberg_catalog_env(name, embedded.catalog_properties(name)))
-        for name in (REST_CATALOG, REHEARSAL_CATALOG, UNSAID_PURGE_CATALOG):
+        for name in (REST_CATALOG, REHEARSAL_CATALOG, UNSAID_PURGE_CATALOG, HOLDING_CATALOG):
             os.environ.update(
                 pyiceberg_catalog_env(name, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
             )
@@ -196,6 +199,7 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
             REST_CATALOG: FrontDoorPolicy(),
             REHEARSAL_CATALOG: FrontDoorPolicy(dry_run_only=True),
             UNSAID_PURGE_CATALOG: FrontDoorPolicy(purge_unspecified_drops=True),
+            HOLDING_CATALOG: FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE),
             PASS_THROUGH_CATALOG: FrontDoorPolicy(auth=FrontDoorAuth.PASS_THROUGH),
         },
     )

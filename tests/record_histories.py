@@ -69,7 +69,7 @@ async def _closed(purges: PurgeClient, purge_id: str) -> None:
 
 async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCatalog, folder: Path) -> None:
     """By snapshot across continue-as-new, soft delete (undrop, expedite, cancel), the controls,
-    a failure, by name in the express lane, and doctor's echo."""
+    a failure, by name in the express lane, held (and held then undropped), and doctor's echo."""
     table = many_files_table(lake, ("chained",), "t", manifests=10, files=40)
     snapshot = request_for_table("tests", table, table.io.properties, "recorder")
     purge_id = await purges.start(snapshot)
@@ -108,6 +108,20 @@ async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCata
     purge_id = await purges.purge_by_name(CATALOG, ["express"], "t", requested_by="recorder")
     await purges.wait(purge_id)
     await _write(client, purge_id, folder, "table_purge_express")
+
+    held = {"hold_namespace": "held"}
+    simple_table(lake, ("holding",), "t", appends=2)
+    purge_id = await purges.purge_by_name(CATALOG, ["holding"], "t", requested_by="recorder", options=held)
+    await purges.wait(purge_id)
+    await _write(client, purge_id, folder, "table_purge_held")
+    simple_table(lake, ("holding",), "u", appends=1)
+    purge_id = await purges.purge_by_name(
+        CATALOG, ["holding"], "u", requested_by="recorder", options={**held, **soft}
+    )
+    await _until(purges, purge_id, PurgeState.SCHEDULED)
+    await purges.undrop(purge_id)
+    await _closed(purges, purge_id)
+    await _write(client, purge_id, folder, "table_purge_held_undrop")
 
     echo_id = "icepurge-doctor-recorded"
     await client.execute_workflow(ECHO_WORKFLOW_TYPE, "probe", id=echo_id, task_queue=QUEUE, result_type=str)

@@ -66,6 +66,7 @@ WORKER_ENV = {
     "ICEPURGE_OVERLAP_MIN_SECONDS": "0",
 }
 PLANTED = "data/never-referenced-chaos.parquet"
+HOLD_NAMESPACE = "chaos_held"
 # Namespace purges of this many small tables each run beside the cases: one a workflow per table
 # (express lane, by name), one in batches of small tables.
 SMALL_TABLES = 12 * SCALE
@@ -84,7 +85,7 @@ class Case:
     distinct_content: int | None = None
     purge_id: str = ""
     # Purged by name from the lake catalog (load, plan, drop, wait, delete), not from a snapshot.
-    by_name: dict[str, int] | None = None
+    by_name: dict[str, int | str] | None = None
 
 
 def _case(s3: S3Store, name: str, table: Table, gc_enabled: bool = True) -> Case:
@@ -131,12 +132,16 @@ def _cases(catalog: SqlCatalog, lake: SqlCatalog, s3: S3Store) -> list[Case]:
         _case(s3, "by name, soft delete", simple_table(lake, namespace, "soft", appends=4)),
         _case(s3, "by name, express lane", simple_table(lake, namespace, "express", appends=3)),
         _case(s3, "by name, step by step", rich_table(lake, namespace, "stepwise")),
+        _case(s3, "by name, held", simple_table(lake, namespace, "held", appends=3)),
+        _case(s3, "by name, held, soft delete", rich_table(lake, namespace, "held_soft")),
     ]
     cases[3].kept = {path: s3.read(path) for path in s3.list(neighbour.location())}
     cases[5].by_name = {}
     cases[6].by_name = {"purge_after_seconds": 3}
     cases[7].by_name = {}
     cases[8].by_name = {"express_lane": False}
+    cases[9].by_name = {"hold_namespace": HOLD_NAMESPACE}
+    cases[10].by_name = {"hold_namespace": HOLD_NAMESPACE, "purge_after_seconds": 3}
     return cases
 
 
@@ -213,8 +218,14 @@ def _check_dropped_once(stack: EmbeddedStack, lake: SqlCatalog, case: Case, stat
         problems.append(f"{case.name}: still in the catalog")
     if status.dropped_at is None:
         problems.append(f"{case.name}: no drop recorded")
+    held = case.by_name is not None and "hold_namespace" in case.by_name
+    if held != (status.held_as is not None):
+        problems.append(f"{case.name}: held as {status.held_as!r}")
+    if status.held_as is not None and lake.table_exists(tuple(status.held_as.split("."))):
+        problems.append(f"{case.name}: still held in the catalog as {status.held_as}")
+    dropped = status.held_as or ".".join(case.table.name())
     logs = "".join(path.read_text() for path in (stack.state_dir / "logs").glob("chaos-worker-*.log"))
-    drops = logs.count(f"dropped the catalog entry of {LAKE_CATALOG}.{'.'.join(case.table.name())} ")
+    drops = logs.count(f"dropped the catalog entry of {LAKE_CATALOG}.{dropped} ")
     # A kill between the drop and its log line leaves none; a second drop would log twice.
     if drops > 1:
         problems.append(f"{case.name}: the catalog entry was dropped {drops} times")

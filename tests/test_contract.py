@@ -86,3 +86,15 @@ def test_a_confirm_that_is_not_the_catalogs_name_is_refused_whatever_the_scope()
         parse_namespace_request(
             {"catalog": "prod", "namespace": ["sales"], "confirm": "prdo", "requested_by": "x"}
         )
+
+
+def test_a_namespace_purge_holds_no_table() -> None:
+    with pytest.raises(InvalidPurgeRequestError, match="hold_namespace"):
+        parse_namespace_request(
+            {
+                "catalog": "prod",
+                "namespace": ["sales"],
+                "requested_by": "x",
+                "options": {"hold_namespace": "held"},
+            }
+        )

@@ -94,16 +94,18 @@ class CatalogActivities(CatalogCalls):
     def load_table(self, ref: TableRef) -> LoadedTable:
         return self.load(ref, Ancestry())
 
-    def load(self, ref: TableRef, ancestry: Ancestry) -> LoadedTable:
+    def load(self, ref: TableRef, ancestry: Ancestry, held_at: TableRef | None = None) -> LoadedTable:
         """`ancestry`: what namespaces said of protection, shared by loads moments apart (one
-        batch's tables share their namespaces)."""
+        batch's tables share their namespaces). `held_at`: where the table is held for its purge
+        (options.hold_namespace), loaded from there; its protection is still its own name's."""
         with self._step(LOAD_TABLE_ACTIVITY):
             catalog = self._catalog(ref.catalog)
+            identifier = (held_at or ref).identifier
             try:
-                table = catalog.load_table(ref.identifier)
+                table = catalog.load_table(identifier)
             except NoSuchTableError:
                 raise ApplicationError(
-                    f"catalog {ref.catalog!r} has no table {'.'.join(ref.identifier)}",
+                    f"catalog {ref.catalog!r} has no table {'.'.join(identifier)}",
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None

@@ -51,10 +51,9 @@ class ExpressActivities:
         """A purge by name up to its drop, with no workflow task between the plan and the drop
         (the front door's answer waits for both). An attempt after one that kept its plan and
         dropped the table goes on from what it kept."""
-        ref = TableRef.of(step.purge_id, step.request)
         try:
             dropped = self._drops.run(
-                ref,
+                step.held_at or TableRef.of(step.purge_id, step.request),
                 step.request,
                 self._purges.plan_folder(step.purge_id),
                 retried=activity.info().attempt > 1,

@@ -16,9 +16,12 @@ from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
     GuardInput,
+    HeldTable,
+    HoldInput,
     LoadedTable,
     RegisterInput,
     RegisterResult,
+    ReleaseInput,
     TableRef,
 )
 from icepurge.contract.events import DeliveryReport, EventBatch
@@ -37,6 +40,7 @@ from icepurge.contract.names import (
     ENUMERATE_ACTIVITY,
     FINALIZE_ACTIVITY,
     FINISH_SMALL_PURGE_ACTIVITY,
+    HOLD_TABLE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
     LOAD_AND_PLAN_ACTIVITY,
     LOAD_PLAN_AND_DROP_ACTIVITY,
@@ -44,6 +48,7 @@ from icepurge.contract.names import (
     PLAN_ACTIVITY,
     PURGE_TABLE_BATCH_ACTIVITY,
     REGISTER_TABLE_ACTIVITY,
+    RELEASE_HELD_TABLE_ACTIVITY,
     SWEEP_ACTIVITY,
     TABLE_PAGE_ACTIVITY,
 )
@@ -116,6 +121,11 @@ LOAD_TABLE = Step(LOAD_TABLE_ACTIVITY, TableRef, LoadedTable, timedelta(seconds=
 DROP_TABLE = Step(DROP_TABLE_ACTIVITY, DropInput, DropResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY)
 REGISTER_TABLE = Step(
     REGISTER_TABLE_ACTIVITY, RegisterInput, RegisterResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY
+)
+# A load and a rename (and the hold namespace's creation, the first time): a few catalog calls.
+HOLD_TABLE = Step(HOLD_TABLE_ACTIVITY, HoldInput, HeldTable, timedelta(seconds=60), CATALOG_RETRY)
+RELEASE_HELD_TABLE = Step(
+    RELEASE_HELD_TABLE_ACTIVITY, ReleaseInput, RegisterResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY
 )
 # The guard may list a whole catalog; it heartbeats per table.
 LIVE_TABLE_GUARD = Step(

@@ -76,6 +76,33 @@ class GuardInput(BaseModel):
     )
 
 
+class HoldInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: TableRef
+    hold_namespace: str
+
+
+class HeldTable(BaseModel):
+    """The table as loaded before its hold (its protection checked under its own name), and where
+    it is held now."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    loaded: LoadedTable
+    held: TableRef
+
+
+class ReleaseInput(BaseModel):
+    """Undrop of a held table: moved back to its own identifier."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    held: TableRef
+    table: TableRef
+    metadata_location: str
+
+
 class RegisterInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from icepurge.contract.catalog_steps import LoadedTable
+from icepurge.contract.catalog_steps import LoadedTable, TableRef
 from icepurge.contract.request import Engine, PurgeOptions, PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import ChunkResult, FinalizeResult, PlanSummary
@@ -17,6 +17,9 @@ class LoadAndPlanInput(BaseModel):
 
     purge_id: str
     request: PurgeRequest
+    held_at: TableRef | None = Field(
+        None, description="options.hold_namespace: where the table is held, loaded and dropped from there."
+    )
 
 
 class LoadedPlan(BaseModel):

@@ -78,6 +78,11 @@ class NamespacePurgeRequest(BaseModel):
             )
         if self.confirm is not None and self.confirm != self.catalog:
             raise ValueError(f"confirm must be the catalog's name ({self.catalog!r}) when it is given")
+        if self.options.hold_namespace is not None:
+            raise ValueError(
+                "options.hold_namespace frees one table's identifier before its plan, for a drop "
+                "someone waits on; a namespace purge drops each table after its plan: leave it unset"
+            )
         return self
 
     @property

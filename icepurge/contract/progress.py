@@ -105,9 +105,16 @@ class Progress:
         self.status.metadata_location = metadata_location
 
     def dropped(self, now: datetime, storage_gone: bool) -> None:
-        self.status.dropped_at = now
+        """A held table's purge counts it dropped from its hold, when its identifier came free."""
+        if self.status.dropped_at is None:
+            self.status.dropped_at = now
         if storage_gone:
             self.status.storage_deleted_by_catalog = True
+
+    def held(self, now: datetime, held_as: str) -> None:
+        self.status.held_as = held_as
+        self.status.dropped_at = now
+        self._publisher.details(self.status)
 
     def guarded(self, outcome: GuardOutcome, publish: bool = True) -> None:
         self.status.guards.append(outcome)

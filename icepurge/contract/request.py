@@ -6,7 +6,7 @@ import unicodedata
 from enum import StrEnum
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from icepurge.contract.schemes import SUPPORTED_SCHEMES, names_a_scheme, scheme_of
 
@@ -131,6 +131,32 @@ class PurgeOptions(BaseModel):
         description="Which tables the live-table guard compares locations with: the identifier's "
         "table, every table of its namespace, or every table of the catalog.",
     )
+    hold_namespace: str | None = Field(
+        None,
+        min_length=1,
+        max_length=255,
+        description="A purge by name first moves the table (a rename: no file moves) into this "
+        "namespace of its catalog under a name of its own, and counts it dropped from then: its "
+        "identifier is free at once, whatever the table's size. The plan and the catalog's own "
+        "drop follow, from the held table. For catalogs that delete storage on drop (S3 Tables, "
+        "SeaweedFS), where the drop otherwise waits for the plan; with a soft-delete window, undrop "
+        "moves the table back. Not with drop_before_plan, which answers as fast without a hold.",
+    )
+
+    @field_validator("hold_namespace")
+    @classmethod
+    def _printable_hold(cls, value: str | None) -> str | None:
+        return printable(value) if value is not None else None
+
+    @model_validator(mode="after")
+    def _one_way_to_drop_fast(self) -> PurgeOptions:
+        if self.hold_namespace is not None and self.drop_before_plan:
+            raise ValueError(
+                "hold_namespace and drop_before_plan are two ways to answer a drop fast: a catalog "
+                "that keeps storage on drop takes drop_before_plan, one that deletes it "
+                "hold_namespace; set one"
+            )
+        return self
 
 
 def printable(value: str) -> str:

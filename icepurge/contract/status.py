@@ -132,6 +132,11 @@ class PurgeStatus(BaseModel):
     dropped_at: datetime | None = Field(
         None, description="When this purge dropped the table's catalog entry (purge by name)."
     )
+    held_as: str | None = Field(
+        None,
+        description="options.hold_namespace: the identifier the table was moved to when this purge "
+        "took it out of its own (dropped_at), where it waits for its plan and the catalog's drop.",
+    )
     storage_deleted_by_catalog: bool = Field(
         False,
         description="The catalog's drop deleted the table's storage itself (S3 Tables): the deletes "

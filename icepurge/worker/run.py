@@ -29,6 +29,7 @@ from icepurge.activities.purge_activities import PurgeActivities
 from icepurge.activities.spark_engine import SparkEngine
 from icepurge.activities.state_store import StateStore
 from icepurge.activities.sweep_activities import SweepActivities
+from icepurge.activities.table_holds import TableHolds
 from icepurge.connection.connect import connect
 from icepurge.contract.schemes import StoreKind, store_kind
 from icepurge.stores.s3_client import load_s3_model
@@ -96,6 +97,7 @@ def build_worker(
     catalogs = CatalogActivities(admission, scanner, signals)
     state = StateStore(settings.state_location, settings.state_io_properties)
     express = ExpressActivities(activities, catalogs, PlannedDrops(catalogs, state))
+    holds = TableHolds(catalogs, signals)
     batches = build_batches(settings, admission, scanner)
     namespaces = NamespaceActivities(catalogs.registry, state, signals)
     sweeps = SweepActivities(settings.activity_settings(), spark, signals)
@@ -107,6 +109,7 @@ def build_worker(
         activities=[
             *activities.all,
             *catalogs.all,
+            *holds.all,
             *express.all,
             *batches.all,
             *namespaces.all,

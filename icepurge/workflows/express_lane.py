@@ -10,6 +10,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 from icepurge.contract.activity_steps import FINISH_SMALL_PURGE, LOAD_AND_PLAN, LOAD_PLAN_AND_DROP
+from icepurge.contract.catalog_steps import TableRef
 from icepurge.contract.express_steps import (
     DroppedPlan,
     FinishInput,
@@ -39,10 +40,11 @@ def drops_with_plan() -> bool:
     return workflow.patched(DROP_WITH_PLAN)
 
 
-async def load_plan_and_drop(purge_id: str, request: PurgeRequest) -> DroppedPlan:
+async def load_plan_and_drop(purge_id: str, request: PurgeRequest, held_at: TableRef | None) -> DroppedPlan:
+    """`held_at`: where the table is held (options.hold_namespace), planned and dropped from there."""
     return await run_step(
         LOAD_PLAN_AND_DROP,
-        LoadAndPlanInput(purge_id=purge_id, request=request),
+        LoadAndPlanInput(purge_id=purge_id, request=request, held_at=held_at),
         summary=f"load, plan and drop {request.table_name}",
     )
 

@@ -15,6 +15,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 from icepurge.contract.activity_steps import FINALIZE
 from icepurge.contract.catalog_steps import (
+    HeldTable,
     TableRef,
     checking_existence,
     guard_not_applied,
@@ -43,6 +44,7 @@ from icepurge.contract.names import (
     ERROR_STORAGE_GONE,
     EXPEDITE_UPDATE,
     FINALIZE_ACTIVITY,
+    HOLD_TABLE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     NAMESPACE_CONTROL_SIGNAL,
@@ -90,10 +92,13 @@ from icepurge.workflows.steps_runner import run_step
 from icepurge.workflows.table_deletes import TableDeletes
 from icepurge.workflows.table_lifecycle import (
     drop_table,
+    hold_table,
+    holds,
     live_table_outcome,
     load_table,
     previewed,
     register_table,
+    release_held_table,
 )
 from icepurge.workflows.table_run import (
     CarriedState,
@@ -118,6 +123,7 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         # The express lane's small table: guard, deletes and finalize in one step after the drop.
         self._at_once = False
         self._drop_confirmation: DropConfirmation | None = None
+        self._held: HeldTable | None = None
         self._invalid: str | None = None
         self._run: TableRun | None = None
         try:
@@ -207,14 +213,17 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
     @workflow.update(name=UNDROP_UPDATE)
     async def undrop(self) -> PurgeStatus:
         """Ends a SCHEDULED purge with nothing deleted; with its catalog configured, the table is
-        registered again under its identifier at the purged metadata location."""
+        registered again under its identifier at the purged metadata location (a held table is
+        moved back)."""
         run = self._table_run()
         status = run.progress.status
+        table = TableRef.of(status.purge_id, run.request)
         self._window.undropping = True
         try:
-            result = await register_table(
-                TableRef.of(status.purge_id, run.request), run.request.snapshot_location()
-            )
+            if self._held is not None:
+                result = await release_held_table(self._held, table)
+            else:
+                result = await register_table(table, run.request.snapshot_location())
         except ActivityError as error:
             raise ApplicationError(
                 failure_reason(error), type=failure_type(error), non_retryable=True
@@ -317,6 +326,15 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         request = self._current_request()
         status = progress.status
         table = TableRef.of(status.purge_id, request)
+        window = request.options.purge_after_seconds
+        hold_namespace = holds(request)
+        if hold_namespace is not None:
+            # Free at once, whatever the size: the rest works on the held table, deleting nothing
+            # before the catalog's own drop of it.
+            table = await self._hold(progress, table, hold_namespace)
+            if window and not await self._wait_window(progress, window):
+                return None
+            window = 0
         planned, dropped = await self._load_by_name(progress, table) if request.by_name else (None, False)
         drop_first = request.by_name and request.options.drop_before_plan and not request.options.dry_run
         if drop_first:
@@ -329,7 +347,6 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
                     "upstream_keeps_storage false) for exact counts",
                     ERROR_STORAGE_GONE,
                 )
-        window = request.options.purge_after_seconds
         awaits_drop = request.options.await_drop_seconds > 0 and not request.by_name
         overlap = (
             request.options.delete_while_planning and not request.by_name and not window and not awaits_drop
@@ -357,14 +374,16 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
         prepared: DroppedPlan | LoadedPlan | None = None
         if takes_express(request):
             if drops_with_plan():
-                prepared = await load_plan_and_drop(progress.status.purge_id, request)
+                held_at = self._held.held if self._held else None
+                prepared = await load_plan_and_drop(progress.status.purge_id, request, held_at)
             else:
                 prepared = await load_and_plan(progress.status.purge_id, request)
         loaded = prepared.loaded if prepared else await load_table(table)
         if loaded is None:
             raise ApplicationError("load_and_plan returned no table to purge by name", non_retryable=True)
         progress.settled(LOAD_TABLE_ACTIVITY)
-        progress.loaded(loaded.protection, loaded.metadata_location)
+        if self._held is None:
+            progress.loaded(loaded.protection, loaded.metadata_location)
         self._table_run().request = resolved(self._current_request(), loaded)
         if prepared is None:
             return None, False
@@ -374,6 +393,16 @@ class PurgeTableWorkflow(ControlHandlers[PurgeStatus]):
             self._dropped(progress, prepared.storage_gone)
             return planned, True
         return planned, False
+
+    async def _hold(self, progress: Progress, table: TableRef, hold_namespace: str) -> TableRef:
+        """The table leaves its identifier for the hold namespace: dropped, as its caller sees it."""
+        progress.move_to(PurgeState.LOADING, workflow.now())
+        self._held = await hold_table(table, hold_namespace)
+        loaded = self._held.loaded
+        progress.settled(HOLD_TABLE_ACTIVITY)
+        progress.loaded(loaded.protection, loaded.metadata_location)
+        progress.held(workflow.now(), ".".join(self._held.held.identifier))
+        return self._held.held
 
     async def _drop(self, progress: Progress, table: TableRef) -> None:
         progress.move_to(PurgeState.DROPPING, workflow.now())

@@ -1,18 +1,29 @@
-"""The catalog side of a purge, as workflow steps: load by name, drop, the live-table guard and
-re-registration. Each is an activity, so each is durable: a crash between two repeats neither.
+"""The catalog side of a purge, as workflow steps: load by name, hold, drop, the live-table guard
+and re-registration (or the hold's release). Each is an activity, so each is durable: a crash
+between two repeats neither.
 
 Deterministic: no I/O here, only activity calls and the contract models."""
 
 from __future__ import annotations
 
-from icepurge.contract.activity_steps import DROP_TABLE, LIVE_TABLE_GUARD, LOAD_TABLE, REGISTER_TABLE
+from icepurge.contract.activity_steps import (
+    DROP_TABLE,
+    HOLD_TABLE,
+    LIVE_TABLE_GUARD,
+    LOAD_TABLE,
+    REGISTER_TABLE,
+    RELEASE_HELD_TABLE,
+)
 from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
     GuardInput,
+    HeldTable,
+    HoldInput,
     LoadedTable,
     RegisterInput,
     RegisterResult,
+    ReleaseInput,
     TableRef,
     guard_not_applied,
 )
@@ -64,3 +75,22 @@ def previewed(outcome: GuardOutcome) -> GuardOutcome:
 async def register_table(table: TableRef, metadata_location: str) -> RegisterResult:
     step = RegisterInput(table=table, metadata_location=metadata_location)
     return await run_step(REGISTER_TABLE, step)
+
+
+def holds(request: PurgeRequest) -> str | None:
+    """The namespace a purge by name holds its table in before planning it, if it does."""
+    options = request.options
+    return options.hold_namespace if request.by_name and not options.dry_run else None
+
+
+async def hold_table(table: TableRef, hold_namespace: str) -> HeldTable:
+    return await run_step(
+        HOLD_TABLE,
+        HoldInput(table=table, hold_namespace=hold_namespace),
+        summary=f"hold {table.name} in {hold_namespace}",
+    )
+
+
+async def release_held_table(held: HeldTable, table: TableRef) -> RegisterResult:
+    step = ReleaseInput(held=held.held, table=table, metadata_location=held.loaded.metadata_location)
+    return await run_step(RELEASE_HELD_TABLE, step)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from icepurge.contract.request import MAX_PURGE_AFTER_SECONDS
 
@@ -49,6 +49,15 @@ class FrontDoorPolicy(BaseModel):
         "it answers in the same time whatever the table's size. Off (S3 Tables, SeaweedFS: the "
         "upstream deletes storage on drop): icepurge plans first, and the answer waits for the plan.",
     )
+    hold_namespace: str | None = Field(
+        None,
+        min_length=1,
+        max_length=255,
+        description="For an upstream that deletes storage on drop (S3 Tables, SeaweedFS): a drop "
+        "with purge moves the table into this namespace (a rename, as fast whatever its size) and "
+        "answers; the plan and the upstream's drop follow in the purge. With purge_after_seconds, "
+        "undrop moves it back. Unset: the answer waits for the plan and the upstream's drop.",
+    )
     purge_unspecified_drops: bool = Field(
         False,
         description="A table DELETE that does not say purgeRequested is a drop with purge too (the "
@@ -74,10 +83,27 @@ class FrontDoorPolicy(BaseModel):
         "within it, else the purge ends DropUnconfirmed (rerun it once the table is gone).",
     )
 
+    @model_validator(mode="after")
+    def _hold_fits(self) -> FrontDoorPolicy:
+        if self.hold_namespace is None:
+            return self
+        if self.upstream_keeps_storage:
+            raise ValueError(
+                "hold_namespace is for an upstream that deletes storage on drop; one that keeps it "
+                "(upstream_keeps_storage) answers as fast without a hold: set one"
+            )
+        if self.auth is FrontDoorAuth.PASS_THROUGH:
+            raise ValueError(
+                "hold_namespace needs auth service: in pass_through the caller's own credentials "
+                "drop the table, and icepurge moves nothing with them"
+            )
+        return self
+
     def purge_options(self) -> dict[str, object]:
         return {
             "purge_after_seconds": self.purge_after_seconds,
             "live_table_guard": self.live_table_guard,
             "dry_run": self.dry_run_only,
             "drop_before_plan": self.upstream_keeps_storage,
+            "hold_namespace": self.hold_namespace,
         }
