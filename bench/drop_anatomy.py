@@ -1,7 +1,8 @@
 """Where a drop's wait went, read from its purge's workflow history: from the moment the client
 sent its DELETE, when the purge started, then each step up to the drop — how long it queued for a
 worker slot (scheduled → started), how long it ran, on which attempt — and the workflow tasks'
-own queueing, up to the workflow task that completes the front door's wait."""
+own queueing, up to the workflow task that completes the front door's wait. A held table's drop
+ends with its hold (hold_namespace)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from icepurge.contract.names import DROP_TABLE_ACTIVITY, LOAD_PLAN_AND_DROP_ACTIVITY
+from icepurge.contract.names import DROP_TABLE_ACTIVITY, HOLD_TABLE_ACTIVITY, LOAD_PLAN_AND_DROP_ACTIVITY
 
 _ACTIVITY_CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",
@@ -61,8 +62,10 @@ async def drop_anatomy(client: Client, purge_id: str, sent: datetime) -> str:
             queued = (began - queued_at).total_seconds()
             ran = (_at(event) - began).total_seconds()
             parts.append(f"{name} queued {queued:.2f} ran {ran:.2f} (attempt {attempt})")
-            if name in (DROP_TABLE_ACTIVITY, LOAD_PLAN_AND_DROP_ACTIVITY):
-                parts.append(f"dropped +{(_at(event) - sent).total_seconds():.2f}")
+            if name in (HOLD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, LOAD_PLAN_AND_DROP_ACTIVITY):
+                # A held table left its identifier with the hold: the answer needs no more.
+                left = "held" if name == HOLD_TABLE_ACTIVITY else "dropped"
+                parts.append(f"{left} +{(_at(event) - sent).total_seconds():.2f}")
                 parts.append(f"workflow tasks queued {task_wait:.2f}")
                 parts.append(_answered(history.events, event.event_id, sent))
                 break

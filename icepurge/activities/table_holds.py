@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import NamespaceAlreadyExistsError, NoSuchTableError, TableAlreadyExistsError
+from pyiceberg.exceptions import (
+    NamespaceAlreadyExistsError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+)
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -62,16 +67,7 @@ class TableHolds(CatalogCalls):
             return HeldTable(loaded=earlier, held=held)
         loaded = bounded(lambda: self._catalogs.load(step.table, Ancestry()))
         with self._step(HOLD_TABLE_ACTIVITY):
-            catalog = self._catalog(step.table.catalog)
-            _ensure_namespace(catalog, step.hold_namespace)
-            try:
-                catalog.rename_table(step.table.identifier, held.identifier)
-            except NoSuchTableError:
-                raise ApplicationError(
-                    f"catalog {step.table.catalog!r} has no table {'.'.join(step.table.identifier)}",
-                    type=ERROR_TABLE_NOT_FOUND,
-                    non_retryable=True,
-                ) from None
+            _rename_into(self._catalog(step.table.catalog), step.table, held)
         return HeldTable(loaded=loaded, held=held)
 
     def _held_before(self, table: TableRef, held: TableRef) -> LoadedTable | None:
@@ -109,6 +105,23 @@ class TableHolds(CatalogCalls):
             return RegisterResult(
                 registered=True, note=f"{step.table.name} moved back from {'.'.join(step.held.identifier)}"
             )
+
+
+def _rename_into(catalog: Catalog, table: TableRef, held: TableRef) -> None:
+    """The hold namespace is made by the first hold that misses it (a REST catalog says so as a
+    missing table: 404); every later hold costs the rename alone."""
+    for attempt in (1, 2):
+        try:
+            catalog.rename_table(table.identifier, held.identifier)
+            return
+        except (NoSuchTableError, NoSuchNamespaceError):
+            if attempt == 2 or catalog.namespace_exists(held.namespace[0]):
+                raise ApplicationError(
+                    f"catalog {table.catalog!r} has no table {'.'.join(table.identifier)}",
+                    type=ERROR_TABLE_NOT_FOUND,
+                    non_retryable=True,
+                ) from None
+            _ensure_namespace(catalog, held.namespace[0])
 
 
 def _ensure_namespace(catalog: Catalog, namespace: str) -> None:
