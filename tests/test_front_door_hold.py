@@ -2,7 +2,8 @@
 table's storage when it drops it: a drop with purge moves the table into the hold namespace and
 answers before the plan, whatever the size; the plan and the upstream's drop follow from the held
 table, and the purge deletes exactly its files. With a soft-delete window, undrop moves the table
-back whole; a name re-used meanwhile is never touched."""
+back whole; a name re-used meanwhile is never touched, and a rerun purges the held table, never
+the name."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from datetime import datetime
 import pytest
 from pydantic import ValidationError
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from temporalio.client import Client
 
-from icepurge.api.clients.errors import PurgeControlRejectedError
+from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId, drop_with_purge
 from icepurge.api.server.front_door.policy import FrontDoorAuth, FrontDoorPolicy
@@ -31,7 +33,7 @@ from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
-from tests.conftest import HOLD_NAMESPACE, HOLDING_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
+from tests.conftest import HOLD_NAMESPACE, HOLDING_CATALOG, LAKE_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
 from tests.purge_helpers import activities_in_order, assert_counts_add_up
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -181,3 +183,46 @@ def test_a_hold_is_refused_where_it_has_no_use() -> None:
         FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE, upstream_keeps_storage=True)
     with pytest.raises(ValidationError, match="needs auth service"):
         FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE, auth=FrontDoorAuth.PASS_THROUGH)
+
+
+async def test_a_rerun_of_a_held_purge_purges_the_held_table_never_the_name(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """Cancelled while it waited, the table stays held. A rerun purges the held table by its held
+    name, never the old identifier again, which names another table by then."""
+    table = simple_table(lake, ("holds_sql",), "t", appends=2)
+    options = {"hold_namespace": "held_sql", "purge_after_seconds": WEEK}
+    purge_id = await purges.purge_by_name(
+        LAKE_CATALOG, ["holds_sql"], "t", requested_by="pytest", options=options
+    )
+    status = await _state(purges, purge_id, PurgeState.SCHEDULED)
+    await purges.cancel(purge_id)
+    with pytest.raises(PurgeFailedError):
+        await purges.wait(purge_id)
+    assert (await purges.status(purge_id)).state is PurgeState.CANCELLED
+    assert status.held_as is not None
+    held = tuple(status.held_as.split("."))
+    assert lake.load_table(held).metadata_location == table.metadata_location
+    newcomer = lake.create_table(
+        ("holds_sql", "t"), schema=table.schema(), location=f"{table.location()}-new"
+    )
+    newcomer_files = s3.list(newcomer.location())
+    await purges.rerun(purge_id)
+    await _state(purges, purge_id, PurgeState.SCHEDULED)
+    await purges.expedite(purge_id)
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert_counts_add_up(status)
+    assert not lake.table_exists(held)
+    assert s3.list(table.location()) == set()
+    assert lake.load_table(("holds_sql", "t")).metadata_location == newcomer.metadata_location
+    assert s3.list(newcomer.location()) == newcomer_files
+
+
+async def _state(purges: PurgeClient, purge_id: str, state: PurgeState) -> PurgeStatus:
+    for _ in range(300):
+        status = await purges.status(purge_id)
+        if status.state is state:
+            return status
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{purge_id} never reached {state}: {status}")

@@ -25,20 +25,16 @@ from icepurge.api.clients.errors import (
     PurgeNotFoundError,
 )
 from icepurge.api.clients.listing import PurgeFilter, PurgePage, PurgeSummary, kind_of, visibility_query
+from icepurge.api.clients.rerun_requests import NoLoadedSnapshotError, rerun_request
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient
 from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
 from icepurge.contract import search_attributes as attributes
-from icepurge.contract.catalog_steps import LoadedTable
 from icepurge.contract.controls import DropConfirmation, Stage, StageWait, rate_budget_change
-from icepurge.contract.express_steps import DroppedPlan, LoadedPlan
 from icepurge.contract.names import (
     AWAIT_STAGE_UPDATE,
     DROP_CONFIRMED_SIGNAL,
     ERROR_MEMO,
     EXPEDITE_UPDATE,
-    LOAD_AND_PLAN_ACTIVITY,
-    LOAD_PLAN_AND_DROP_ACTIVITY,
-    LOAD_TABLE_ACTIVITY,
     PAUSE_UPDATE,
     RATE_BUDGET_UPDATE,
     RESUME_UPDATE,
@@ -166,9 +162,12 @@ class PurgeClient:
                     raise PurgeControlRejectedError(f"purge {purge_id} SUCCEEDED; there is nothing to re-run")
             request = await self._request_of(handle)
             if request.get("metadata_location") is None:
-                request = await self._after_drop(handle, request)
+                status = await self.status(purge_id)
+                request = await rerun_request(handle, self._client.data_converter, request, status)
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
+        except NoLoadedSnapshotError as error:
+            raise PurgeControlRejectedError(str(error)) from None
         if file_io_properties is not None:
             request["file_io_properties"] = file_io_properties
         # A rerun is the operator's word that the table left its catalog: it awaits no caller's drop.
@@ -184,42 +183,6 @@ class PurgeClient:
         except WorkflowAlreadyStartedError:
             raise PurgeControlRejectedError(f"purge {purge_id} was started again meanwhile") from None
         return purge_id
-
-    async def _after_drop(self, handle: WorkflowHandle[Any, Any], request: dict[str, Any]) -> dict[str, Any]:
-        """A purge by name that dropped its table runs again from the snapshot it loaded (its
-        load step's result): loading by name would find the table gone, or another one."""
-        status = await self.status(handle.id)
-        if status.dropped_at is None:
-            return request
-        loaded = await self._loaded_table(handle)
-        if loaded is None:
-            raise PurgeControlRejectedError(f"purge {handle.id} has no loaded snapshot in its history")
-        properties = {**loaded.file_io_properties, **request.get("file_io_properties", {})}
-        return {**request, "metadata_location": loaded.metadata_location, "file_io_properties": properties}
-
-    async def _loaded_table(self, handle: WorkflowHandle[Any, Any]) -> LoadedTable | None:
-        """The load step's result: load_table's own, or the express lane's (load_plan_and_drop,
-        load_and_plan)."""
-        load_steps: dict[int, type[LoadedTable] | type[LoadedPlan] | type[DroppedPlan]] = {}
-        results: dict[str, type[LoadedTable] | type[LoadedPlan] | type[DroppedPlan]] = {
-            LOAD_TABLE_ACTIVITY: LoadedTable,
-            LOAD_AND_PLAN_ACTIVITY: LoadedPlan,
-            LOAD_PLAN_AND_DROP_ACTIVITY: DroppedPlan,
-        }
-        async for event in handle.fetch_history_events():
-            scheduled = event.activity_task_scheduled_event_attributes
-            if event.HasField("activity_task_scheduled_event_attributes"):
-                if scheduled.activity_type.name in results:
-                    load_steps[event.event_id] = results[scheduled.activity_type.name]
-            elif event.HasField("activity_task_completed_event_attributes"):
-                completed = event.activity_task_completed_event_attributes
-                result_type = load_steps.get(completed.scheduled_event_id)
-                if result_type is not None:
-                    payloads = completed.result.payloads
-                    decoded = await self._client.data_converter.decode(payloads[:1], [result_type])
-                    result = decoded[0]
-                    return result if isinstance(result, LoadedTable) else result.loaded
-        return None
 
     async def _start(
         self,
