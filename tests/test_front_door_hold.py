@@ -34,7 +34,7 @@ from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.conftest import HOLD_NAMESPACE, HOLDING_CATALOG, LAKE_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
-from tests.purge_helpers import activities_in_order, assert_counts_add_up
+from tests.purge_helpers import activities_in_order, assert_counts_add_up, current_details
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -111,7 +111,7 @@ async def test_a_held_drop_answers_before_the_plan_and_purges_exactly_its_files(
 
 
 async def test_undrop_moves_a_held_table_back_whole(
-    upstream: RestCatalog, purges: PurgeClient, s3: S3Store
+    upstream: RestCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
 ) -> None:
     """Soft delete on an upstream that deletes storage on drop: without a hold there is nothing
     to undrop (the drop took the files); held, the table comes back as it was."""
@@ -126,6 +126,8 @@ async def test_undrop_moves_a_held_table_back_whole(
     assert status.state is PurgeState.SCHEDULED and status.held_as is not None
     held_name = status.held_as.split(".")[-1]
     assert held_name in _held_names(upstream)
+    details = await current_details(temporal_client, outcome.purge_id)
+    assert f"| held | as {status.held_as} until its catalog's drop |" in details
     await purges.undrop(outcome.purge_id)
     status = (await purges.wait(outcome.purge_id)).status
     assert status.state is PurgeState.UNDROPPED, status

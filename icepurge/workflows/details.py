@@ -50,6 +50,8 @@ def details_markdown(status: PurgeStatus) -> str:
         )
     if status.dropped_at:
         lines.append(f"| dropped | catalog entry dropped {status.dropped_at:%Y-%m-%d %H:%M:%S} UTC |")
+    if status.held_as:
+        lines.append(f"| held | as {status.held_as[:200]} until its catalog's drop |")
     if status.undropped_note:
         lines.append(f"| undropped | {status.undropped_note[:200]} |")
     for guard in status.guards:
