@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -100,6 +101,15 @@ def stack() -> Iterator[EmbeddedStack]:
 @pytest.fixture(scope="session")
 def s3(stack: EmbeddedStack) -> S3Store:
     return S3Store(stack.s3_properties)
+
+
+@pytest.fixture(scope="session")
+def rest_upstream(stack: EmbeddedStack) -> RestCatalog:
+    """SeaweedFS's REST catalog called directly (SigV4): the front door's upstream. It deletes a
+    table's storage when it drops it."""
+    properties = stack.rest_catalog_properties(REST_TABLE_BUCKET)
+    properties.pop("type")
+    return RestCatalog(REST_CATALOG, **properties)
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,7 @@ from icepurge.contract.names import (
 )
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
-from tests.conftest import LAKE_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
+from tests.conftest import LAKE_CATALOG, REST_CATALOG
 from tests.dying_worker import died, start_dying_worker
 from tests.purge_helpers import assert_counts_add_up
 from tests.store import S3Store
@@ -39,11 +39,8 @@ HOLD_NAMESPACE = "crashy_held"
 
 
 @pytest.fixture(scope="module")
-def upstream(stack: EmbeddedStack) -> RestCatalog:
-    """SeaweedFS's REST catalog: it deletes a table's storage when it drops it."""
-    properties = stack.rest_catalog_properties(REST_TABLE_BUCKET)
-    properties.pop("type")
-    return RestCatalog(REST_CATALOG, **properties)
+def upstream(rest_upstream: RestCatalog) -> RestCatalog:
+    return rest_upstream
 
 
 async def _crash_then_finish(

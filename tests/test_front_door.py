@@ -56,10 +56,8 @@ def _door(api_url: str, stack: EmbeddedStack, token: str) -> RestCatalog:
 
 
 @pytest.fixture(scope="module")
-def upstream(stack: EmbeddedStack) -> RestCatalog:
-    properties = stack.rest_catalog_properties(REST_TABLE_BUCKET)
-    properties.pop("type")
-    return RestCatalog(REST_CATALOG, **properties)
+def upstream(rest_upstream: RestCatalog) -> RestCatalog:
+    return rest_upstream
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import WORKER_READY, ServiceProcess, free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
-from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
+from tests.conftest import REST_CATALOG
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -38,12 +38,9 @@ RETRIES = 8
 
 
 @pytest.fixture(scope="module")
-def upstream(stack: EmbeddedStack) -> RestCatalog:
-    properties = stack.rest_catalog_properties(REST_TABLE_BUCKET)
-    properties.pop("type")
-    catalog = RestCatalog(REST_CATALOG, **properties)
-    catalog.create_namespace_if_not_exists((NAMESPACE,))
-    return catalog
+def upstream(rest_upstream: RestCatalog) -> RestCatalog:
+    rest_upstream.create_namespace_if_not_exists((NAMESPACE,))
+    return rest_upstream
 
 
 class FrontDoors:

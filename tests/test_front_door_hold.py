@@ -43,12 +43,9 @@ WEEK = 7 * 86_400
 
 
 @pytest.fixture(scope="module")
-def upstream(stack: EmbeddedStack) -> RestCatalog:
-    properties = stack.rest_catalog_properties(REST_TABLE_BUCKET)
-    properties.pop("type")
-    catalog = RestCatalog(REST_CATALOG, **properties)
-    catalog.create_namespace_if_not_exists((NAMESPACE,))
-    return catalog
+def upstream(rest_upstream: RestCatalog) -> RestCatalog:
+    rest_upstream.create_namespace_if_not_exists((NAMESPACE,))
+    return rest_upstream
 
 
 @pytest.fixture(scope="module")
@@ -118,18 +115,16 @@ async def test_undrop_moves_a_held_table_back_whole(
     name = f"u{uuid.uuid4().hex[:8]}"
     table = simple_table(upstream, (NAMESPACE,), name, appends=2)
     files = s3.list(table.location())
-    policy = FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE, purge_after_seconds=WEEK)
-    outcome = await drop_with_purge(purges, TableId(REST_CATALOG, [NAMESPACE], name), "front-door:t", policy)
-    assert outcome.dropped
+    purge_id = await _held_for_a_week(purges, name)
     assert not upstream.table_exists((NAMESPACE, name))
-    status = await purges.status(outcome.purge_id)
+    status = await purges.status(purge_id)
     assert status.state is PurgeState.SCHEDULED and status.held_as is not None
     held_name = status.held_as.split(".")[-1]
     assert held_name in _held_names(upstream)
-    details = await current_details(temporal_client, outcome.purge_id)
+    details = await current_details(temporal_client, purge_id)
     assert f"| held | as {status.held_as} until its catalog's drop |" in details
-    await purges.undrop(outcome.purge_id)
-    status = (await purges.wait(outcome.purge_id)).status
+    await purges.undrop(purge_id)
+    status = (await purges.wait(purge_id)).status
     assert status.state is PurgeState.UNDROPPED, status
     back = upstream.load_table((NAMESPACE, name))
     assert back.metadata_location == table.metadata_location
@@ -137,6 +132,14 @@ async def test_undrop_moves_a_held_table_back_whole(
     assert s3.list(table.location()) == files
     assert held_name not in _held_names(upstream)
     upstream.drop_table((NAMESPACE, name))
+
+
+async def _held_for_a_week(purges: PurgeClient, name: str) -> str:
+    """The front door's drop with purge, held, its deletes a week away: the purge's id."""
+    policy = FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE, purge_after_seconds=WEEK)
+    outcome = await drop_with_purge(purges, TableId(REST_CATALOG, [NAMESPACE], name), "front-door:t", policy)
+    assert outcome.dropped, outcome
+    return outcome.purge_id
 
 
 async def _retrying(purges: PurgeClient, purge_id: str, step: str, seconds: float) -> PurgeStatus:
@@ -158,21 +161,19 @@ async def test_a_name_reused_while_held_is_never_touched(
     name = f"n{uuid.uuid4().hex[:8]}"
     held = simple_table(upstream, (NAMESPACE,), name, appends=1)
     held_files = s3.list(held.location())
-    policy = FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE, purge_after_seconds=WEEK)
-    outcome = await drop_with_purge(purges, TableId(REST_CATALOG, [NAMESPACE], name), "front-door:t", policy)
-    assert outcome.dropped
+    purge_id = await _held_for_a_week(purges, name)
     newcomer = simple_table(upstream, (NAMESPACE,), name, appends=2)
     newcomer_files = s3.list(newcomer.location())
     with pytest.raises(PurgeControlRejectedError, match="taken by another table"):
-        await purges.undrop(outcome.purge_id)
-    await purges.expedite(outcome.purge_id)
-    waiting = await _retrying(purges, outcome.purge_id, DROP_TABLE_ACTIVITY, 60)
+        await purges.undrop(purge_id)
+    await purges.expedite(purge_id)
+    waiting = await _retrying(purges, purge_id, DROP_TABLE_ACTIVITY, 60)
     assert waiting.state is PurgeState.DROPPING, waiting
     assert s3.list(held.location()) == held_files
     assert s3.list(newcomer.location()) == newcomer_files
     assert upstream.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 20
     upstream.drop_table((NAMESPACE, name))
-    status = (await purges.wait(outcome.purge_id)).status
+    status = (await purges.wait(purge_id)).status
     assert status.state is PurgeState.SUCCEEDED, status
     assert_counts_add_up(status)
     assert s3.list(held.location()) == set()
