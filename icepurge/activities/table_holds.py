@@ -63,11 +63,18 @@ class TableHolds(CatalogCalls):
         if run_id is None:
             raise ApplicationError("a table is held by a purge's own run only", non_retryable=True)
         held = held_ref(step.table, step.hold_namespace, run_id)
+        # First on a retry: the old identifier may name a table created since the earlier hold.
         if activity.info().attempt > 1 and (earlier := self._held_before(step.table, held)) is not None:
             return HeldTable(loaded=earlier, held=held)
-        loaded = bounded(lambda: self._catalogs.load(step.table, Ancestry()))
-        with self._step(HOLD_TABLE_ACTIVITY):
-            _rename_into(self._catalog(step.table.catalog), step.table, held)
+        try:
+            loaded = bounded(lambda: self._catalogs.load(step.table, Ancestry()))
+            with self._step(HOLD_TABLE_ACTIVITY):
+                _rename_into(self._catalog(step.table.catalog), step.table, held)
+        except ApplicationError as error:
+            # A timed-out attempt's rename may land while this one runs.
+            if error.type != ERROR_TABLE_NOT_FOUND or (landed := self._held_before(step.table, held)) is None:
+                raise
+            return HeldTable(loaded=landed, held=held)
         return HeldTable(loaded=loaded, held=held)
 
     def _held_before(self, table: TableRef, held: TableRef) -> LoadedTable | None:

@@ -1,0 +1,81 @@
+"""The hold step on its own, in a SQL catalog: a retry whose earlier attempt's rename went
+through holds nothing else, even when a new table took the old name since; an attempt whose
+rename loses to a timed-out attempt's late one finds the table held under the run's name; a
+table that is nowhere is not found."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from pyiceberg.catalog import Catalog
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from icepurge.activities.catalog_activities import CatalogActivities
+from icepurge.activities.catalog_admission import CatalogAdmission
+from icepurge.activities.catalogs import CatalogRegistry
+from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
+from icepurge.activities.table_holds import TableHolds, held_ref
+from icepurge.contract.catalog_steps import HoldInput, TableRef
+from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
+from tests.tables import SCHEMA
+
+RUN_ID = "0192f4c7-6d3e-7a1b-9c2d-3e4f5a6b7c8d"
+HOLD_NAMESPACE = "held"
+
+
+def _holds(tmp_path: Path) -> tuple[TableHolds, Catalog]:
+    settings = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'c.sqlite'}", "warehouse": tmp_path.as_uri()}
+    registry = CatalogRegistry({"shop": settings})
+    catalogs = CatalogActivities(CatalogAdmission(registry, []), LiveTableScanner(FootprintCache(0), 1))
+    return TableHolds(catalogs), registry.catalog("shop")
+
+
+def _environment(attempt: int, run_id: str = RUN_ID) -> ActivityEnvironment:
+    environment = ActivityEnvironment()
+    environment.info = dataclasses.replace(environment.info, workflow_run_id=run_id, attempt=attempt)
+    return environment
+
+
+def test_a_hold_is_idempotent_and_never_takes_a_table_created_since(tmp_path: Path) -> None:
+    holds, catalog = _holds(tmp_path)
+    catalog.create_namespace(("sales",))
+    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
+    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    step = HoldInput(table=ref, hold_namespace=HOLD_NAMESPACE)
+    held = held_ref(ref, HOLD_NAMESPACE, RUN_ID)
+    assert held.identifier == (HOLD_NAMESPACE, "icepurge_" + RUN_ID.replace("-", ""))
+
+    first = _environment(1).run(holds.hold_table, step)
+    assert first.held == held and first.loaded.metadata_location == original.metadata_location
+    assert catalog.load_table(held.identifier).metadata_location == original.metadata_location
+    newcomer = catalog.create_table(("sales", "orders"), schema=SCHEMA, location=f"{original.location()}-new")
+
+    # Its answer lost, the step runs again: the held table answers, the newcomer stays.
+    retried = _environment(2).run(holds.hold_table, step)
+    assert retried == first
+    assert catalog.load_table(("sales", "orders")).metadata_location == newcomer.metadata_location
+    assert [identifier for identifier in catalog.list_tables(HOLD_NAMESPACE)] == [held.identifier]
+
+
+def test_an_attempt_that_loses_to_a_late_rename_finds_the_table_held(tmp_path: Path) -> None:
+    holds, catalog = _holds(tmp_path)
+    catalog.create_namespace(("sales",))
+    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
+    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    held = held_ref(ref, HOLD_NAMESPACE, RUN_ID)
+    # A timed-out attempt's rename, landing before this attempt loads the table.
+    catalog.create_namespace((HOLD_NAMESPACE,))
+    catalog.rename_table(("sales", "orders"), held.identifier)
+
+    found = _environment(1).run(holds.hold_table, HoldInput(table=ref, hold_namespace=HOLD_NAMESPACE))
+    assert found.held == held and found.loaded.metadata_location == original.metadata_location
+
+    nowhere = ref.model_copy(update={"table": "never"})
+    with pytest.raises(ApplicationError) as missing:
+        _environment(1, "another-run").run(
+            holds.hold_table, HoldInput(table=nowhere, hold_namespace=HOLD_NAMESPACE)
+        )
+    assert (missing.value.type, missing.value.non_retryable) == (ERROR_TABLE_NOT_FOUND, True)
