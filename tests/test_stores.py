@@ -26,6 +26,7 @@ from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepInput
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.stack import WAREHOUSE_BUCKET
+from icepurge.stores import s3_deletes
 from icepurge.stores.azure import AzureStore
 from icepurge.stores.fileio import FileIOStore
 from icepurge.stores.local import LocalStore
@@ -218,3 +219,28 @@ async def test_a_by_name_purge_sweeps_a_table_on_the_local_disk(
     assert not orphan.exists()
     assert [path for path in folder.rglob("*") if path.is_file()] == []
     assert neighbour.read_bytes() == b"not the table's"
+
+
+def test_asking_first_lists_a_folder_once_instead_of_a_head_per_file(
+    s3: S3View, deletes: Deletes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """check_existence (a catalog deleted the storage): a folder one listing page holds answers
+    for all its files in one request; a bigger folder is asked file by file. Same counts."""
+    base = f"s3://{WAREHOUSE_BUCKET}/asked-{uuid.uuid4().hex[:8]}"
+    store = open_store(base, StoreContext(s3.properties, deletes=deletes))
+    gone = [f"{base}/gone/{index}.parquet" for index in range(20)]
+    kept = [f"{base}/kept/{index}.parquet" for index in range(3)]
+    for uri in kept:
+        store.write(uri, b"x")
+    outcome = store.delete_many([*gone, *kept])
+    assert sorted(outcome.missing) == sorted(gone) and sorted(outcome.deleted) == sorted(kept)
+    # A listing each for the two folders and the one bulk delete, where 23 HEADs were asked before.
+    assert outcome.requests == 3, outcome.requests
+
+    monkeypatch.setattr(s3_deletes, "LISTING_PAGE_KEYS", 2)
+    for uri in kept:
+        store.write(uri, b"x")
+    outcome = store.delete_many([*kept, f"{base}/kept/absent.parquet"])
+    assert sorted(outcome.deleted) == sorted(kept) and outcome.missing == [f"{base}/kept/absent.parquet"]
+    # The folder outgrew a page: one listing, then a HEAD per file, then the bulk delete.
+    assert outcome.requests == 1 + 4 + 1, outcome.requests

@@ -40,6 +40,10 @@ _THROTTLE_CODES = frozenset(
 _TRANSIENT_CODES = _THROTTLE_CODES | {"InternalError", "RequestTimeout"}
 
 
+# S3's own limit for one listing page.
+LISTING_PAGE_KEYS = 1000
+
+
 def _request_failure(error: Exception) -> RequestFailure:
     return RequestFailure(_error_text(error), _retryable(error), _throttled(error))
 
@@ -114,8 +118,44 @@ class S3BulkDeleter:
     def _existing(
         self, bucket: str, keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome
     ) -> list[str]:
-        """The keys a HEAD finds (or can't tell about: the delete will); the absent ones are
-        recorded as already missing."""
+        """The keys the store holds (or can't tell about: the delete will); the absent ones are
+        recorded as already missing. A folder whose keys one listing page holds answers for all
+        of its keys in one request (a catalog that deleted the storage leaves empty folders);
+        a bigger one is asked key by key."""
+        by_folder: dict[str, list[str]] = defaultdict(list)
+        for key in keys:
+            by_folder[key[: key.rfind("/") + 1]].append(key)
+        present: list[str] = []
+        for folder, folder_keys in by_folder.items():
+            listed = self._listed(bucket, folder, outcome) if len(folder_keys) > 1 else None
+            if listed is None:
+                present += self._headed(bucket, folder_keys, uri_of, outcome)
+                continue
+            for key in folder_keys:
+                if key in listed:
+                    present.append(key)
+                else:
+                    outcome.missing.append(uri_of[key])
+        return present
+
+    def _listed(self, bucket: str, folder: str, outcome: DeleteOutcome) -> set[str] | None:
+        """The folder's own keys when one page holds them all; None when it doesn't or the
+        listing fails."""
+        self._limits.acquire(bucket)
+        outcome.requests += 1
+        try:
+            page = self._client.list_objects_v2(
+                Bucket=bucket, Prefix=folder, Delimiter="/", MaxKeys=LISTING_PAGE_KEYS
+            )
+        except (ClientError, BotoCoreError):
+            return None
+        if page.get("IsTruncated"):
+            return None
+        return {item["Key"] for item in page.get("Contents", [])}
+
+    def _headed(
+        self, bucket: str, keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome
+    ) -> list[str]:
         present: list[str] = []
         for key in keys:
             self._limits.acquire(bucket)
