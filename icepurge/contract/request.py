@@ -73,9 +73,10 @@ class PurgeOptions(BaseModel):
     )
     check_existence: bool = Field(
         False,
-        description="Ask the store whether each file exists before deleting it (one more request "
-        "per file), so files already gone count as already_missing: S3's bulk delete reports them "
-        "deleted. Turned on by itself when a catalog's drop deleted the table's storage.",
+        description="Ask the store whether each file exists before deleting it, so files already "
+        "gone count as already_missing: S3's bulk delete reports them deleted. On S3 one listing "
+        "answers for a folder that one page holds, else a HEAD per file. Turned on by itself when "
+        "a catalog's drop deleted the table's storage.",
     )
     purge_after_seconds: int = Field(
         0,
