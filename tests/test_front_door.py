@@ -32,13 +32,14 @@ from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.conftest import (
+    HOLD_NAMESPACE,
     LAKE_CATALOG,
     REHEARSAL_CATALOG,
     REST_CATALOG,
     REST_TABLE_BUCKET,
     UNSAID_PURGE_CATALOG,
 )
-from tests.purge_helpers import activities_in_order
+from tests.purge_helpers import activities_in_order, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -350,3 +351,25 @@ async def test_an_upstream_that_keeps_storage_is_dropped_before_the_plan(
 
 def _bearer() -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS['bucket-dropper'][0]}"}
+
+
+async def test_a_table_recreated_while_the_last_purge_runs_is_never_answered_dropped(
+    door: RestCatalog, upstream: RestCatalog, api_url: str, purges: PurgeClient
+) -> None:
+    """Its purge id is the identifier's, so its DELETE finds the purge of the table that had the
+    name before, still running. That purge dropped the other table: this one is answered 503
+    (retry once that purge closes), and stays."""
+    name = f"w{uuid.uuid4().hex[:8]}"
+    simple_table(door, (NAMESPACE,), name, appends=1)
+    options = {"hold_namespace": HOLD_NAMESPACE, "purge_after_seconds": 7 * 86_400}
+    purge_id = await purges.purge_by_name(
+        REST_CATALOG, [NAMESPACE], name, requested_by="pytest", options=options
+    )
+    await status_when(purges, purge_id, lambda status: status.state is PurgeState.SCHEDULED)
+    newcomer = simple_table(door, (NAMESPACE,), name, appends=1)
+    answer = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0])
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["type"] == "ServiceUnavailableException"
+    assert answer.headers[PURGE_ID_HEADER] == purge_id
+    assert upstream.load_table((NAMESPACE, name)).metadata_location == newcomer.metadata_location
+    await purges.cancel(purge_id)

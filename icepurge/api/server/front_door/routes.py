@@ -160,6 +160,11 @@ async def _drop(request: Request, door: Door, call: Call, table: TableId) -> Res
         return Response(
             answer.body, status_code=answer.status, headers={**answer.headers, PURGE_ID_HEADER: rehearsal}
         )
+    return await _drop_as_service(purges, door, call, table)
+
+
+async def _drop_as_service(purges: PurgeClient, door: Door, call: Call, table: TableId) -> Response:
+    """Service mode: icepurge drops the table itself, through its purge by name."""
     exists = await door.send(Call("HEAD", call.path, headers=call.headers))
     if exists.status == 404:
         dropped_by = await already_dropped(purges, table)
@@ -168,9 +173,19 @@ async def _drop(request: Request, door: Door, call: Call, table: TableId) -> Res
         return Response(status_code=204, headers={PURGE_ID_HEADER: dropped_by})
     outcome = await drop_with_purge(purges, table, f"front-door:{door.caller}", door.policy)
     headers = {PURGE_ID_HEADER: outcome.purge_id}
-    if outcome.dropped:
-        return Response(status_code=204, headers=headers)
-    return iceberg_error(outcome.code, outcome.error_type, outcome.message, headers)
+    if not outcome.dropped:
+        return iceberg_error(outcome.code, outcome.error_type, outcome.message, headers)
+    # The purge id is the identifier's: a purge still running for a table that had the name
+    # before answers "dropped" for a table it never touched.
+    if (await door.send(Call("HEAD", call.path, headers=call.headers))).status != 404:
+        return iceberg_error(
+            503,
+            "ServiceUnavailableException",
+            f"purge {outcome.purge_id} dropped an earlier table named {table.dotted} and is still "
+            "running; this one was not dropped: retry the DELETE once that purge closes",
+            headers,
+        )
+    return Response(status_code=204, headers=headers)
 
 
 async def _drop_as_caller(purges: PurgeClient, door: Door, call: Call, table: TableId) -> Response:
