@@ -8,7 +8,6 @@ the name."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from datetime import datetime
 
@@ -34,7 +33,7 @@ from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.conftest import HOLD_NAMESPACE, HOLDING_CATALOG, LAKE_CATALOG, REST_CATALOG, REST_TABLE_BUCKET
-from tests.purge_helpers import activities_in_order, assert_counts_add_up, current_details
+from tests.purge_helpers import activities_in_order, assert_counts_add_up, current_details, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -134,22 +133,16 @@ async def test_undrop_moves_a_held_table_back_whole(
     upstream.drop_table((NAMESPACE, name))
 
 
+def _retrying_the_drop(status: PurgeStatus) -> bool:
+    return status.retrying is not None and status.retrying.step == DROP_TABLE_ACTIVITY
+
+
 async def _held_for_a_week(purges: PurgeClient, name: str) -> str:
     """The front door's drop with purge, held, its deletes a week away: the purge's id."""
     policy = FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE, purge_after_seconds=WEEK)
     outcome = await drop_with_purge(purges, TableId(REST_CATALOG, [NAMESPACE], name), "front-door:t", policy)
     assert outcome.dropped, outcome
     return outcome.purge_id
-
-
-async def _retrying(purges: PurgeClient, purge_id: str, step: str, seconds: float) -> PurgeStatus:
-    deadline = time.monotonic() + seconds
-    while True:
-        status = await purges.status(purge_id)
-        if status.retrying is not None and status.retrying.step == step:
-            return status
-        assert time.monotonic() < deadline, status
-        await asyncio.sleep(0.2)
 
 
 async def test_a_name_reused_while_held_is_never_touched(
@@ -167,7 +160,11 @@ async def test_a_name_reused_while_held_is_never_touched(
     with pytest.raises(PurgeControlRejectedError, match="taken by another table"):
         await purges.undrop(purge_id)
     await purges.expedite(purge_id)
-    waiting = await _retrying(purges, purge_id, DROP_TABLE_ACTIVITY, 60)
+    waiting = await status_when(
+        purges,
+        purge_id,
+        lambda status: status.retrying is not None and status.retrying.step == DROP_TABLE_ACTIVITY,
+    )
     assert waiting.state is PurgeState.DROPPING, waiting
     assert s3.list(held.location()) == held_files
     assert s3.list(newcomer.location()) == newcomer_files
@@ -198,7 +195,7 @@ async def test_a_rerun_of_a_held_purge_purges_the_held_table_never_the_name(
     purge_id = await purges.purge_by_name(
         LAKE_CATALOG, ["holds_sql"], "t", requested_by="pytest", options=options
     )
-    status = await _state(purges, purge_id, PurgeState.SCHEDULED)
+    status = await status_when(purges, purge_id, lambda status: status.state is PurgeState.SCHEDULED)
     await purges.cancel(purge_id)
     with pytest.raises(PurgeFailedError):
         await purges.wait(purge_id)
@@ -211,7 +208,7 @@ async def test_a_rerun_of_a_held_purge_purges_the_held_table_never_the_name(
     )
     newcomer_files = s3.list(newcomer.location())
     await purges.rerun(purge_id)
-    await _state(purges, purge_id, PurgeState.SCHEDULED)
+    await status_when(purges, purge_id, lambda status: status.state is PurgeState.SCHEDULED)
     await purges.expedite(purge_id)
     status = (await purges.wait(purge_id)).status
     assert status.state is PurgeState.SUCCEEDED, status
@@ -220,12 +217,3 @@ async def test_a_rerun_of_a_held_purge_purges_the_held_table_never_the_name(
     assert s3.list(table.location()) == set()
     assert lake.load_table(("holds_sql", "t")).metadata_location == newcomer.metadata_location
     assert s3.list(newcomer.location()) == newcomer_files
-
-
-async def _state(purges: PurgeClient, purge_id: str, state: PurgeState) -> PurgeStatus:
-    for _ in range(300):
-        status = await purges.status(purge_id)
-        if status.state is state:
-            return status
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{purge_id} never reached {state}: {status}")
