@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import (
-    NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
     NoSuchTableError,
     TableAlreadyExistsError,
@@ -128,15 +127,8 @@ def _rename_into(catalog: Catalog, table: TableRef, held: TableRef) -> None:
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None
-            _ensure_namespace(catalog, held.namespace[0])
-
-
-def _ensure_namespace(catalog: Catalog, namespace: str) -> None:
-    """Two purges may create it at once; the loser finds it there."""
-    try:
-        catalog.create_namespace_if_not_exists((namespace,))
-    except NamespaceAlreadyExistsError:
-        return
+            # PyIceberg answers a namespace made meanwhile by another hold as made.
+            catalog.create_namespace_if_not_exists((held.namespace[0],))
 
 
 def _current(catalog: Catalog, table: TableRef) -> str | None:
