@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from pyiceberg.table import Table
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
@@ -21,6 +23,8 @@ from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
 
 T = TypeVar("T")
+# The Temporal SDK core's marker for a local activity's outcome.
+LOCAL_ACTIVITY_MARKER = "core_local_activity"
 
 
 def request_for(table: Table, properties: dict[str, str], **options: Any) -> PurgeRequest:
@@ -102,10 +106,23 @@ async def children_of(purges: PurgeClient, parent: str) -> list[str]:
 
 
 async def activities_in_order(client: Client, purge_id: str) -> list[str]:
-    """The activity types the purge's latest run scheduled, in order."""
+    """The activity types the purge's latest run scheduled, in order, local ones (run inside a
+    workflow task) included."""
     history = await client.get_workflow_handle(purge_id).fetch_history()
-    return [
-        event.activity_task_scheduled_event_attributes.activity_type.name
-        for event in history.events
-        if event.HasField("activity_task_scheduled_event_attributes")
-    ]
+    steps = []
+    for event in history.events:
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            steps.append(event.activity_task_scheduled_event_attributes.activity_type.name)
+        elif (local := local_activity_type(event)) is not None:
+            steps.append(local)
+    return steps
+
+
+def local_activity_type(event: HistoryEvent) -> str | None:
+    """The type of the local activity whose marker `event` is (its result sealed by the codec;
+    its description, read here, plain JSON), or None."""
+    if event.marker_recorded_event_attributes.marker_name != LOCAL_ACTIVITY_MARKER:
+        return None
+    description = event.marker_recorded_event_attributes.details["data"].payloads[0].data
+    kind: str = json.loads(description)["activity_type"]
+    return kind

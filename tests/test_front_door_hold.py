@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeFailedError
@@ -73,6 +74,16 @@ async def _scheduled_at(client: Client, purge_id: str, activity_type: str) -> da
     raise AssertionError(f"{purge_id} scheduled no {activity_type}")
 
 
+async def _tasks_before_the_answer(client: Client, purge_id: str) -> int:
+    """Workflow tasks completed before the front door's wait (its update) completed."""
+    completed = 0
+    async for event in client.get_workflow_handle(purge_id).fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+            return completed
+        completed += event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    raise AssertionError(f"{purge_id}: no update completed")
+
+
 async def test_a_held_drop_answers_before_the_plan_and_purges_exactly_its_files(
     door: RestCatalog, upstream: RestCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
 ) -> None:
@@ -96,6 +107,9 @@ async def test_a_held_drop_answers_before_the_plan_and_purges_exactly_its_files(
     assert status.dropped_at <= planned_from
     steps = await activities_in_order(temporal_client, purge_id)
     assert steps.index(HOLD_TABLE_ACTIVITY) < steps.index(LOAD_PLAN_AND_DROP_ACTIVITY)
+    # The wait came with the start, and the hold ran inside the first workflow task: the answer
+    # waited for no activity dispatch and no second task.
+    assert await _tasks_before_the_answer(temporal_client, purge_id) == 1
     # Every file of the table counted once: deleted, or found gone with the upstream's drop.
     assert status.storage_deleted_by_catalog
     total = status.counts.total()

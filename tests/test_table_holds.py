@@ -1,5 +1,7 @@
-"""The hold step on its own, in a SQL catalog: a retry whose earlier attempt's rename went
-through holds nothing else, even when a new table took the old name since; an attempt whose
+"""The hold step on its own, in a SQL catalog: an attempt that follows one whose rename went
+through holds nothing else, even when a new table took the old name since (a retry; or an
+attempt 1: the activity after the workflow task's own attempt, or that attempt again after its
+workflow task timed out); an attempt whose
 rename loses to a timed-out attempt's late one finds the table held under the run's name; a
 table that is nowhere is not found."""
 
@@ -39,7 +41,10 @@ def _environment(attempt: int, run_id: str = RUN_ID) -> ActivityEnvironment:
     return environment
 
 
-def test_a_hold_is_idempotent_and_never_takes_a_table_created_since(tmp_path: Path) -> None:
+@pytest.mark.parametrize("next_attempt", [2, 1])
+def test_a_hold_is_idempotent_and_never_takes_a_table_created_since(
+    tmp_path: Path, next_attempt: int
+) -> None:
     holds, catalog = _holds(tmp_path)
     catalog.create_namespace(("sales",))
     original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
@@ -54,7 +59,7 @@ def test_a_hold_is_idempotent_and_never_takes_a_table_created_since(tmp_path: Pa
     newcomer = catalog.create_table(("sales", "orders"), schema=SCHEMA, location=f"{original.location()}-new")
 
     # Its answer lost, the step runs again: the held table answers, the newcomer stays.
-    retried = _environment(2).run(holds.hold_table, step)
+    retried = _environment(next_attempt).run(holds.hold_table, step)
     assert retried == first
     assert catalog.load_table(("sales", "orders")).metadata_location == newcomer.metadata_location
     assert [identifier for identifier in catalog.list_tables(HOLD_NAMESPACE)] == [held.identifier]

@@ -62,8 +62,10 @@ class TableHolds(CatalogCalls):
         if run_id is None:
             raise ApplicationError("a table is held by a purge's own run only", non_retryable=True)
         held = held_ref(step.table, step.hold_namespace, run_id)
-        # First on a retry: the old identifier may name a table created since the earlier hold.
-        if activity.info().attempt > 1 and (earlier := self._held_before(step.table, held)) is not None:
+        # First, always: an attempt may follow one whose rename went through (a retry, or the
+        # in-task attempt of a workflow task that timed out), and the old identifier may name a
+        # table created since.
+        if (earlier := self._held_before(step.table, held)) is not None:
             return HeldTable(loaded=earlier, held=held)
         try:
             loaded = bounded(lambda: self._catalogs.load(step.table, Ancestry()))

@@ -27,3 +27,6 @@ PARENT_SIGNALS: Final = "parent-signals"
 # state location before the drop (icepurge.activities.planned_drop): one workflow task fewer
 # before a front door's answer.
 DROP_WITH_PLAN: Final = "drop-with-plan"
+# A hold runs first in the purge's first workflow task (a local activity), then, if that attempt
+# failed, as an activity: a front door's answer waits for no activity dispatch and no second task.
+HOLD_IN_WORKFLOW_TASK: Final = "hold-in-workflow-task"

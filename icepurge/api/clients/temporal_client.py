@@ -10,11 +10,13 @@ from typing import Any
 
 from temporalio.client import (
     Client,
+    WithStartWorkflowOperation,
     WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -146,6 +148,47 @@ class PurgeClient:
             )
         )
 
+    async def purge_by_name_until(
+        self,
+        catalog: str,
+        namespace: list[str],
+        table: str,
+        stage: Stage,
+        timeout: float,
+        *,
+        requested_by: str,
+        options: PurgeOptions | dict[str, Any] | None = None,
+    ) -> tuple[str, PurgeStatus | None]:
+        """purge_by_name and await_stage in one call (update-with-start): the wait reaches the
+        workflow with its start, so a purge that gets there in its first workflow task answers
+        from it. The status is None when the wait ended first or could not be placed (the caller
+        looks at `status`); the purge id may then name no purge, if its start never got through."""
+        request = by_name_request(catalog, namespace, table, requested_by=requested_by, options=options)
+        purge_id = purge_id_for(request)
+        conflict = WorkflowIDConflictPolicy.USE_EXISTING
+        operation: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+            WORKFLOW_TYPE,
+            request.model_dump(mode="json"),
+            **self._start_options(request, _reuse_policy(request), conflict, purge_id),
+        )
+        wait = self._client.execute_update_with_start_workflow(
+            AWAIT_STAGE_UPDATE,
+            StageWait(stage=stage),
+            start_workflow_operation=operation,
+            result_type=PurgeStatus,
+        )
+        try:
+            return purge_id, await asyncio.wait_for(wait, timeout)
+        except (
+            TimeoutError,
+            WorkflowAlreadyStartedError,
+            WorkflowUpdateFailedError,
+            WorkflowUpdateRPCTimeoutOrCancelledError,
+        ):
+            return purge_id, None
+        except RPCError as error:
+            raise translate_rpc_error(error) from None
+
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         """Runs a closed purge again with its own request (new FileIO properties, if given, for
         credentials fixed since): to finish a SUCCEEDED_WITH_ERRORS, FAILED or CANCELLED one.
@@ -195,15 +238,26 @@ class PurgeClient:
             await self._client.start_workflow(
                 WORKFLOW_TYPE,
                 request.model_dump(mode="json"),
-                id=purge_id or purge_id_for(request),
-                task_queue=self._task_queue,
-                id_conflict_policy=conflict,
-                id_reuse_policy=reuse,
-                static_summary=f"purge {request.table_name}",
-                search_attributes=attributes.start_attributes(request),
+                **self._start_options(request, reuse, conflict, purge_id or purge_id_for(request)),
             )
         except RPCError as error:
             raise translate_rpc_error(error) from None
+
+    def _start_options(
+        self,
+        request: PurgeRequest,
+        reuse: WorkflowIDReusePolicy,
+        conflict: WorkflowIDConflictPolicy,
+        purge_id: str,
+    ) -> dict[str, Any]:
+        return {
+            "id": purge_id,
+            "task_queue": self._task_queue,
+            "id_conflict_policy": conflict,
+            "id_reuse_policy": reuse,
+            "static_summary": f"purge {request.table_name}",
+            "search_attributes": attributes.start_attributes(request),
+        }
 
     async def request(self, purge_id: str) -> PurgeRequest:
         """The request the purge's latest run started with (FileIO credentials included: the

@@ -64,10 +64,21 @@ async def already_dropped(purges: PurgeClient, table: TableId) -> str | None:
 async def drop_with_purge(
     purges: PurgeClient, table: TableId, requested_by: str, policy: FrontDoorPolicy
 ) -> DropOutcome:
-    purge_id = await purges.purge_by_name(
-        table.catalog, table.namespace, table.name, requested_by=requested_by, options=policy.purge_options()
+    deadline = time.monotonic() + policy.drop_wait_seconds
+    purge_id, status = await purges.purge_by_name_until(
+        table.catalog,
+        table.namespace,
+        table.name,
+        Stage.DROPPED,
+        policy.drop_wait_seconds,
+        requested_by=requested_by,
+        options=policy.purge_options(),
     )
-    status = await wait_for_stage(purges, purge_id, Stage.DROPPED, policy.drop_wait_seconds)
+    if status is None:
+        try:
+            status = await wait_for_stage(purges, purge_id, Stage.DROPPED, deadline - time.monotonic())
+        except PurgeNotFoundError:
+            return _retry_later(purge_id, f"purge {purge_id} could not be started yet; retry the DELETE")
     if status.dropped_at is not None:
         return DropOutcome(purge_id, dropped=True)
     return not_yet(purge_id, status, "dropped the table")
@@ -77,13 +88,11 @@ def not_yet(purge_id: str, status: PurgeStatus, step: str) -> DropOutcome:
     """A purge that closed without the step, or is still on its way to it (503: retry)."""
     if status.state in TERMINAL_STATES:
         return not_dropped(purge_id, status)
-    return DropOutcome(
-        purge_id,
-        dropped=False,
-        code=503,
-        error_type="ServiceUnavailableException",
-        message=f"purge {purge_id} has not {step} yet ({status.state}); retry the DELETE",
-    )
+    return _retry_later(purge_id, f"purge {purge_id} has not {step} yet ({status.state}); retry the DELETE")
+
+
+def _retry_later(purge_id: str, message: str) -> DropOutcome:
+    return DropOutcome(purge_id, False, 503, "ServiceUnavailableException", message)
 
 
 async def wait_for_stage(purges: PurgeClient, purge_id: str, stage: Stage, seconds: float) -> PurgeStatus:
