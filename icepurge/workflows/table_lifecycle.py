@@ -1,6 +1,6 @@
 """The catalog side of a purge, as workflow steps: load by name, hold, drop, the live-table guard
-and re-registration (or the hold's release). Each is an activity, so each is durable: a crash
-between two repeats neither.
+and re-registration (or the hold's release). Each is an activity (the hold's first attempt a
+local one, in the workflow task), so each is durable: a crash between two repeats neither.
 
 Deterministic: no I/O here, only activity calls and the contract models."""
 
