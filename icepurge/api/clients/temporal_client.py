@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 from datetime import UTC
 from typing import Any
 
@@ -55,6 +56,10 @@ from icepurge.contract.status import PurgeReport, PurgeStatus, RetryingStep
 from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request, parse_request
 
 _ERROR_LIMIT = 500
+# A failed update-with-start has settled its start operation by the time it raised.
+_SETTLED_SECONDS = 1.0
+# How a server that does not take update-with-start (ExecuteMultiOperation) refuses it.
+_NO_UPDATE_WITH_START = (RPCStatusCode.UNIMPLEMENTED, RPCStatusCode.PERMISSION_DENIED)
 
 
 async def _summary(execution: WorkflowExecution) -> PurgeSummary:
@@ -92,6 +97,13 @@ def _retrying(description: WorkflowExecutionDescription) -> RetryingStep | None:
                 next_attempt_at=next_at,
             )
     return None
+
+
+async def _read_start_outcome(operation: WithStartWorkflowOperation[Any, Any]) -> None:
+    """The failed call's error is also its start operation's: read there too, or asyncio logs it
+    as never retrieved."""
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.wait_for(operation.workflow_handle(), _SETTLED_SECONDS)
 
 
 def _reuse_policy(request: PurgeRequest) -> WorkflowIDReusePolicy:
@@ -185,9 +197,17 @@ class PurgeClient:
             WorkflowUpdateFailedError,
             WorkflowUpdateRPCTimeoutOrCancelledError,
         ):
+            await _read_start_outcome(operation)
             return purge_id, None
         except RPCError as error:
-            raise translate_rpc_error(error) from None
+            await _read_start_outcome(operation)
+            if error.status not in _NO_UPDATE_WITH_START:
+                raise translate_rpc_error(error) from None
+        # A server without update-with-start (before Temporal 1.26, or turned off): nothing was
+        # started; the purge starts alone, and the caller waits for it with `await_stage`.
+        return await self.purge_by_name(
+            catalog, namespace, table, requested_by=requested_by, options=request.options
+        ), None
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         """Runs a closed purge again with its own request (new FileIO properties, if given, for
