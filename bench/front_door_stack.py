@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.process import WORKER_READY
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import build_worker
+from icepurge.worker.run import activity_pool, build_worker
 
 CATALOG = "tablebucket"
 HOLD_NAMESPACE = "icepurge_held"
@@ -91,6 +90,6 @@ async def front_door(
                 for worker in processes:
                     worker.stop()
             return
-        with ThreadPoolExecutor(settings.max_concurrent_activities) as pool:
+        with activity_pool(settings) as pool:
             async with build_worker(client, settings, pool):
                 yield FrontDoor(api_url, PurgeClient(client, queue), client)

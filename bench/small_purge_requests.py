@@ -15,7 +15,6 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +26,7 @@ from icepurge.connection.connect import connect
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
-from icepurge.worker.run import build_worker
+from icepurge.worker.run import activity_pool, build_worker
 
 CATALOG = "counted"
 QUEUE = "icepurge-bench-requests"
@@ -58,7 +57,7 @@ async def _purge_each(stack: EmbeddedStack, tables: int, express: bool) -> Count
     settings = bench_worker_settings(stack, QUEUE)
     client = await connect(settings, warn_plaintext=False)
     purges = PurgeClient(client, QUEUE)
-    with ThreadPoolExecutor(settings.max_concurrent_activities) as pool:
+    with activity_pool(settings) as pool:
         async with build_worker(client, settings, pool):
             # A first purge warms the worker's clients (their creation makes no request counted).
             await purges.wait(

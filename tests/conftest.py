@@ -7,7 +7,6 @@ import json
 import os
 import tempfile
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import free_ports
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import build_worker, sandboxed_runner
+from icepurge.worker.run import activity_pool, build_worker, sandboxed_runner
 from icepurge.worker.settings import WorkerSettings
 from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore
@@ -173,7 +172,7 @@ async def temporal_client(worker_settings: WorkerSettings, metrics_port: int) ->
 
 @pytest.fixture(scope="session")
 async def running_worker(temporal_client: Client, worker_settings: WorkerSettings) -> AsyncIterator[None]:
-    with ThreadPoolExecutor(max_workers=worker_settings.max_concurrent_activities) as pool:
+    with activity_pool(worker_settings) as pool:
         async with build_worker(temporal_client, worker_settings, pool):
             yield
 

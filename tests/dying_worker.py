@@ -8,7 +8,6 @@ import asyncio
 import logging
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from temporalio import activity
@@ -21,7 +20,7 @@ from temporalio.worker import (
 from icepurge.connection.connect import connect
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import build_worker
+from icepurge.worker.run import activity_pool, build_worker
 from icepurge.worker.settings import WorkerSettings
 
 KILLED_EXIT_CODE = 137
@@ -66,7 +65,7 @@ async def died(worker: ServiceProcess) -> None:
 async def _serve(activity_name: str) -> None:
     settings = WorkerSettings()
     client = await connect(settings)
-    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+    with activity_pool(settings) as pool:
         async with build_worker(client, settings, pool, interceptors=[DieAfter(activity_name)]):
             print(f"{WORKER_READY} {settings.task_queue}, dying after {activity_name}", flush=True)
             await asyncio.Event().wait()

@@ -16,7 +16,6 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
@@ -32,7 +31,7 @@ from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import build_worker
+from icepurge.worker.run import activity_pool, build_worker
 from icepurge.worker.settings import WorkerSettings
 from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
 from tests.store import S3Store
@@ -151,7 +150,7 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
     )
     client = await connect(settings, warn_plaintext=False)
     purges = PurgeClient(client, QUEUE)
-    with ThreadPoolExecutor(settings.max_concurrent_activities) as pool:
+    with activity_pool(settings) as pool:
         async with build_worker(client, settings, pool):
             simple_table(lake, ("old",), "t0", appends=1)
             simple_table(lake, ("old", "inner"), "t1", appends=1)

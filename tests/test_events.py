@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from functools import partial
@@ -30,7 +29,7 @@ from icepurge.devstack.process import ServiceProcess, free_ports
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver
-from icepurge.worker.run import build_worker
+from icepurge.worker.run import activity_pool, build_worker
 from icepurge.worker.settings import WorkerSettings
 from tests.conftest import LISTENER_QUEUE
 from tests.event_receivers import RECORDED, json_lines
@@ -88,7 +87,7 @@ async def _in_process_worker(
             "webhook_secret": WEBHOOK_SECRET,
         }
     )
-    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+    with activity_pool(settings) as pool:
         async with build_worker(temporal_client, settings, pool):
             yield PurgeClient(temporal_client, queue)
 

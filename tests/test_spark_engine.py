@@ -7,7 +7,6 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,7 +20,7 @@ from icepurge.contract.names import ERROR_ENGINE_UNAVAILABLE
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import build_worker
+from icepurge.worker.run import activity_pool, build_worker
 from icepurge.worker.settings import WorkerSettings
 from tests.azure_parity import assert_azure_parity
 from tests.blob_store import BlobStore
@@ -154,7 +153,7 @@ async def test_a_task_that_fails_once_is_retried_without_double_counting(
                 "state_io_properties": proxied,
             }
         )
-        with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+        with activity_pool(settings) as pool:
             async with build_worker(temporal_client, settings, pool):
                 client = PurgeClient(temporal_client, settings.task_queue)
                 # One chunk at a time, so the failing PUTs all fall on one task's checkpoint.

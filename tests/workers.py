@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
 from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.worker.run import build_worker
+from icepurge.worker.run import activity_pool, build_worker
 from icepurge.worker.settings import WorkerSettings
 
 
@@ -19,6 +18,6 @@ async def in_process_worker(
     client: Client, settings: WorkerSettings, **updates: Any
 ) -> AsyncIterator[PurgeClient]:
     chosen = settings.model_copy(update=updates)
-    with ThreadPoolExecutor(max_workers=chosen.max_concurrent_activities) as pool:
+    with activity_pool(chosen) as pool:
         async with build_worker(client, chosen, pool):
             yield PurgeClient(client, chosen.task_queue)

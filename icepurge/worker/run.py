@@ -42,6 +42,8 @@ from icepurge.workflows.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
+# Local activities (a hold's first attempt) at once per worker; each has a thread of its own.
+LOCAL_ACTIVITY_SLOTS = 4
 
 
 # The contract (icepurge.contract and everything under it): pydantic models and names only,
@@ -70,6 +72,12 @@ def build_batches(
     state = StateStore(settings.state_location, settings.state_io_properties)
     drops = PlannedDrops(catalogs, state)
     return BatchActivities(BatchTablePurge(purges, ExpressActivities(purges, catalogs, drops), drops, state))
+
+
+def activity_pool(settings: WorkerSettings) -> ThreadPoolExecutor:
+    """A thread for each activity slot, and for each local one: a hold in a workflow task never
+    waits behind running chunks for a thread."""
+    return ThreadPoolExecutor(max_workers=settings.max_concurrent_activities + LOCAL_ACTIVITY_SLOTS)
 
 
 def build_worker(
@@ -118,6 +126,7 @@ def build_worker(
         ],
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
+        max_concurrent_local_activities=LOCAL_ACTIVITY_SLOTS,
         # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
         # sends them only every 0.8 x the heartbeat timeout (12 s), too late to stop a Spark job
         # "within seconds".
@@ -143,8 +152,7 @@ async def serve(settings: WorkerSettings) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    # Sync activities need a thread each, so the pool matches the activity slots.
-    with ThreadPoolExecutor(max_workers=settings.max_concurrent_activities) as pool:
+    with activity_pool(settings) as pool:
         worker = build_worker(client, settings, pool)
         async with worker:
             log.info("icepurge worker polling %s on %s", settings.task_queue, settings.temporal_address)
