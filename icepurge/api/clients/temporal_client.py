@@ -203,11 +203,9 @@ class PurgeClient:
             await _read_start_outcome(operation)
             if error.status not in _NO_UPDATE_WITH_START:
                 raise translate_rpc_error(error) from None
-        # A server without update-with-start (before Temporal 1.26, or turned off): nothing was
+        # A server without update-with-start (an older one, or with it turned off): nothing was
         # started; the purge starts alone, and the caller waits for it with `await_stage`.
-        return await self.purge_by_name(
-            catalog, namespace, table, requested_by=requested_by, options=request.options
-        ), None
+        return await self.start(request), None
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         """Runs a closed purge again with its own request (new FileIO properties, if given, for
