@@ -4,6 +4,7 @@ namespace (which tables would fail, which namespaces would be dropped)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -14,9 +15,11 @@ from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract.names import ERROR_LIVE_TABLE, PROTECTED_PROPERTY
+from icepurge.contract.namespace_request import NamespacePurgeRequest
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardName, GuardOutcome, PurgeStatus
+from icepurge.contract.sweep_steps import SweepOutcome
 from icepurge.devstack.requests import request_for_table
 from icepurge.workflows.table_lifecycle import PREVIEW_REFUSAL
 from tests.conftest import LAKE_CATALOG
@@ -154,3 +157,89 @@ async def test_a_namespace_dry_run_counts_what_the_real_run_does(
     assert _counts(previewed) == _counts(real) == (3, 1, 1, 1, 1)
     assert not lake.namespace_exists(("rehearse", "a"))
     assert lake.namespace_exists(("rehearse", "b")) and lake.namespace_exists(("rehearse",))
+
+
+async def _sweeps_by_table(purges: PurgeClient, parent_id: str) -> dict[str, SweepOutcome]:
+    """Each table purge's sweep outcome, by table name, of a namespace purge that closed."""
+    await asyncio.sleep(1)  # listings are eventually consistent
+    page = await purges.namespace_tables(parent_id, page_size=20)
+    sweeps = {}
+    for item in page.items:
+        status = await purges.status(item.purge_id)
+        assert status.sweep is not None, status
+        sweeps[status.table] = status.sweep
+    return sweeps
+
+
+async def test_a_namespace_dry_runs_sweeps_are_the_real_runs_sweeps(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """sweeptree.v2/{a/{orphaned, plain}, b/{deep/{shadowed}}}, purged from the level
+    "sweeptree.v2" as one level (a SQL catalog, as SeaweedFS's, keeps it as two), and
+    sweep_live.inner lives inside shadowed's location. The preview's guard at catalog scope leaves
+    out each table's own entry, however its identifier is spelled (the real run drops it first):
+    it would sweep orphaned's 4 old orphans, as the real run then does, and both refuse
+    shadowed's sweep for sweep_live.inner."""
+    orphaned = simple_table(lake, ("sweeptree", "v2", "a"), "orphaned", appends=1)
+    simple_table(lake, ("sweeptree", "v2", "a"), "plain", appends=1)
+    shadowed = simple_table(lake, ("sweeptree", "v2", "b", "deep"), "shadowed", appends=1)
+    inner = _inside(lake, shadowed, ("sweep_live", "inner"))
+    inner_files = s3.list(inner.location())
+    orphans = {f"{orphaned.location()}/data/aborted-{index}.parquet" for index in range(4)}
+    for orphan in orphans:
+        s3.put(orphan, b"never referenced")
+    time.sleep(1.2)
+
+    def request(dry_run: bool) -> NamespacePurgeRequest:
+        options = {**SWEEP, "dry_run": dry_run}
+        return namespace_request(
+            LAKE_CATALOG, ["sweeptree.v2"], requested_by="pytest", recursive=True, options=options
+        )
+
+    previewed = await purges.namespaces.start(request(dry_run=True))
+    await purges.namespaces.wait(previewed)
+    preview = await _sweeps_by_table(purges, previewed)
+    assert all(s3.exists(orphan) for orphan in orphans)
+    real_id = await purges.namespaces.start(request(dry_run=False))
+    await purges.namespaces.wait(real_id)
+    real = await _sweeps_by_table(purges, real_id)
+
+    assert set(preview) == set(real) == {"orphaned", "plain", "shadowed"}
+    for table in preview:
+        assert (preview[table].applied, preview[table].swept) == (real[table].applied, real[table].swept), (
+            table,
+            preview[table],
+            real[table],
+        )
+    assert preview["orphaned"].swept == 4 and not any(s3.exists(orphan) for orphan in orphans)
+    assert not real["shadowed"].applied and "sweep_live.inner" in real["shadowed"].detail
+    assert preview["shadowed"].detail.startswith("the real sweep would be refused")
+    assert s3.list(inner.location()) == inner_files
+
+
+async def test_a_sweeps_preview_leaves_out_the_tables_own_entry_however_its_namespace_is_spelled(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """Purged by name as ["sweepdot.v2"], the table SQL lists as ("sweepdot", "v2", ...): the
+    preview's catalog-scope guard met it under that spelling and took it for a live table of its
+    own ("uses the purged metadata"), where the real run, which drops it first, sweeps."""
+    orphaned = simple_table(lake, ("sweepdot", "v2"), "orphaned", appends=1)
+    orphans = {f"{orphaned.location()}/data/aborted-{index}.parquet" for index in range(4)}
+    for orphan in orphans:
+        s3.put(orphan, b"never referenced")
+    time.sleep(1.2)
+    sweeps = []
+    for dry_run in (True, False):
+        purge_id = await purges.purge_by_name(
+            LAKE_CATALOG,
+            ["sweepdot.v2"],
+            "orphaned",
+            requested_by="pytest",
+            options={**SWEEP, "dry_run": dry_run},
+        )
+        status = (await purges.wait(purge_id)).status
+        assert status.state is PurgeState.SUCCEEDED and status.sweep is not None, status
+        sweeps.append(status.sweep)
+    previewed, real = sweeps
+    assert (previewed.applied, previewed.swept) == (real.applied, real.swept) == (True, 4), sweeps
+    assert not any(s3.exists(orphan) for orphan in orphans)

@@ -16,7 +16,7 @@ from temporalio.exceptions import ApplicationError
 from icepurge.activities.catalog_calls import CatalogCalls, protected, protected_ancestor
 from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.activities.namespace_drops import DropPreview, children, drop_if_empty
-from icepurge.activities.namespace_entries import VIEW, Entry, namespace_entries
+from icepurge.activities.namespace_entries import VIEW, Entry, namespace_entries, spelled_as_listed
 from icepurge.activities.progress_signals import ProgressSignals
 from icepurge.activities.state_store import StateStore
 from icepurge.activities.step_definition import implements
@@ -97,7 +97,7 @@ class NamespaceActivities(CatalogCalls):
     def enumerate_namespace(self, step: EnumerateInput) -> EnumerationSummary:
         with self._step(ENUMERATE_ACTIVITY):
             catalog = self._catalog(step.catalog)
-            root = tuple(step.namespace)
+            root = spelled_as_listed(catalog, step.namespace)
             self._check_root(catalog, step, root)
             tree = self._walk(catalog, step, root)
             chain = [step.run_chain] if step.run_chain else []

@@ -12,6 +12,7 @@ says why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyiceberg.catalog import Catalog
@@ -46,6 +47,15 @@ class NamespaceEntries:
     # False for a level that is only a prefix of deeper namespaces: a SQL catalog lists
     # `a.b` of a namespace ["a.b", "c"] as a level of its own, which has nothing to drop.
     own_entry: bool = True
+
+
+def spelled_as_listed(catalog: Catalog, levels: Sequence[str]) -> Identifier:
+    """The namespace as the catalog lists it. A SQL catalog keeps a namespace as its levels
+    joined by dots and lists it split at every dot: ["a.b"] is ("a", "b") there, and a walk
+    from ("a.b",) would find none of its nested namespaces."""
+    if isinstance(catalog, SqlCatalog):
+        return Catalog.identifier_to_tuple(".".join(levels))
+    return tuple(levels)
 
 
 def namespace_entries(catalog: Catalog, namespace: Identifier) -> NamespaceEntries:
