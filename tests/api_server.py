@@ -18,7 +18,7 @@ TOKENS: dict[str, tuple[str, set[str], set[Role]]] = {
     "lake-dropper": ("lake-dropper-token", {"lake"}, {Role.DROP, Role.READ}),
     "bucket-dropper": (
         "bucket-dropper-token",
-        {"tablebucket", "rehearsal", "purgesall", "holding"},
+        {"tablebucket", "rehearsal", "purgesall", "holding", "slowanswers", "slowholding"},
         {Role.DROP, Role.READ},
     ),
     "bucket-reader": ("bucket-reader-token", {"tablebucket"}, {Role.READ}),

@@ -24,6 +24,7 @@ from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_u
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import free_ports
+from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import activity_pool, build_worker, sandboxed_runner
 from icepurge.worker.settings import WorkerSettings
@@ -38,7 +39,16 @@ from tests.store import S3Store
 # The front door's pass-through catalog, whose upstream is the API's own service-mode front door
 # (a REST catalog that authorizes bearer tokens), is one: its workers hold no credential for it.
 PASS_THROUGH_CATALOG = "passthrough"
-SNAPSHOT_ONLY_CATALOGS = ("tests", CATALOG_A, CATALOG_B, "api-paged", PASS_THROUGH_CATALOG)
+# PASS_THROUGH_CATALOG again, its upstream reached through UPSTREAM_ANSWERS's proxy.
+SLOW_PASS_THROUGH_CATALOG = "slowpassthrough"
+SNAPSHOT_ONLY_CATALOGS = (
+    "tests",
+    CATALOG_A,
+    CATALOG_B,
+    "api-paged",
+    PASS_THROUGH_CATALOG,
+    SLOW_PASS_THROUGH_CATALOG,
+)
 LAKE_CATALOG = "lake"
 REST_CATALOG = "tablebucket"
 # The same REST catalog, served by the front door in dry-run-only mode.
@@ -48,6 +58,11 @@ UNSAID_PURGE_CATALOG = "purgesall"
 # And again, where a drop with purge holds the table in HOLD_NAMESPACE and answers.
 HOLDING_CATALOG = "holding"
 HOLD_NAMESPACE = "icepurge_held"
+# REST_CATALOG (plan first) and HOLDING_CATALOG again, each call to SeaweedFS through a proxy that
+# can hold back an answer after SeaweedFS acted (upstream_answers): the window between a drop and
+# the purge recording it, opened on purpose.
+SLOW_ANSWERS_CATALOG = "slowanswers"
+SLOW_HOLDING_CATALOG = "slowholding"
 # Tables on the local disk, known by name: the location sweep lists a folder there.
 DISK_CATALOG = "disk"
 # Only the whole-catalog purge test touches it: purging a whole catalog must not reach the others.
@@ -74,7 +89,7 @@ def disk_catalog(stack: EmbeddedStack) -> SqlCatalog:
 
 
 @pytest.fixture(scope="session")
-def stack() -> Iterator[EmbeddedStack]:
+def _stack_and_answers() -> Iterator[tuple[EmbeddedStack, FaultPlan]]:
     root = Path(os.environ.get("ICEPURGE_TEST_STATE_DIR") or tempfile.mkdtemp(prefix="icepurge-test-"))
     embedded = EmbeddedStack(
         state_dir=root,
@@ -92,9 +107,27 @@ def stack() -> Iterator[EmbeddedStack]:
                 pyiceberg_catalog_env(name, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
             )
         os.environ.update(pyiceberg_catalog_env(DISK_CATALOG, {"type": "sql", **_disk_properties(embedded)}))
-        yield embedded
+        with s3_proxy(embedded.ports.iceberg_rest) as (port, answers):
+            proxied = {
+                **embedded.rest_catalog_properties(REST_TABLE_BUCKET),
+                "uri": f"http://127.0.0.1:{port}",
+            }
+            for name in (SLOW_ANSWERS_CATALOG, SLOW_HOLDING_CATALOG):
+                os.environ.update(pyiceberg_catalog_env(name, proxied))
+            yield embedded, answers
     finally:
         embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(_stack_and_answers: tuple[EmbeddedStack, FaultPlan]) -> EmbeddedStack:
+    return _stack_and_answers[0]
+
+
+@pytest.fixture(scope="session")
+def upstream_answers(_stack_and_answers: tuple[EmbeddedStack, FaultPlan]) -> FaultPlan:
+    """The proxy between SLOW_ANSWERS_CATALOG / SLOW_HOLDING_CATALOG and SeaweedFS's REST catalog."""
+    return _stack_and_answers[1]
 
 
 @pytest.fixture(scope="session")
@@ -210,14 +243,17 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
             UNSAID_PURGE_CATALOG: FrontDoorPolicy(purge_unspecified_drops=True),
             HOLDING_CATALOG: FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE),
             PASS_THROUGH_CATALOG: FrontDoorPolicy(auth=FrontDoorAuth.PASS_THROUGH),
+            SLOW_PASS_THROUGH_CATALOG: FrontDoorPolicy(auth=FrontDoorAuth.PASS_THROUGH),
+            SLOW_ANSWERS_CATALOG: FrontDoorPolicy(),
+            SLOW_HOLDING_CATALOG: FrontDoorPolicy(hold_namespace=HOLD_NAMESPACE),
         },
     )
 
 
 @pytest.fixture(scope="session")
-def api_url(api_settings: ApiSettings, purges: PurgeClient, stack: EmbeddedStack) -> Iterator[str]:
-    """The HTTP API on a real server, purging through the in-process test worker. Its front door
-    serves PASS_THROUGH_CATALOG in front of its own REST_CATALOG, known to the API only."""
+def _api_and_answers(
+    api_settings: ApiSettings, purges: PurgeClient, stack: EmbeddedStack
+) -> Iterator[tuple[str, FaultPlan]]:
     port = free_ports(1)[0]
     url = f"http://127.0.0.1:{port}"
     chained = {
@@ -227,8 +263,25 @@ def api_url(api_settings: ApiSettings, purges: PurgeClient, stack: EmbeddedStack
         **stack.s3_properties,
     }
     os.environ.update(pyiceberg_catalog_env(PASS_THROUGH_CATALOG, chained))
-    with serve_api(api_settings, port=port):
-        yield url
+    with s3_proxy(port) as (proxy_port, answers):
+        slow = {**chained, "uri": f"http://127.0.0.1:{proxy_port}/iceberg/{REST_CATALOG}"}
+        os.environ.update(pyiceberg_catalog_env(SLOW_PASS_THROUGH_CATALOG, slow))
+        with serve_api(api_settings, port=port):
+            yield url, answers
+
+
+@pytest.fixture(scope="session")
+def api_url(_api_and_answers: tuple[str, FaultPlan]) -> str:
+    """The HTTP API on a real server, purging through the in-process test worker. Its front door
+    serves PASS_THROUGH_CATALOG in front of its own REST_CATALOG, known to the API only (and
+    SLOW_PASS_THROUGH_CATALOG likewise, through pass_through_answers's proxy)."""
+    return _api_and_answers[0]
+
+
+@pytest.fixture(scope="session")
+def pass_through_answers(_api_and_answers: tuple[str, FaultPlan]) -> FaultPlan:
+    """The proxy between SLOW_PASS_THROUGH_CATALOG and the API's front door of REST_CATALOG."""
+    return _api_and_answers[1]
 
 
 @pytest.fixture

@@ -1,15 +1,18 @@
 """A step's heartbeats go to the SDK once per new checkpoint and at most once a second otherwise:
 each one waits for the worker's event loop, which under load held a small plan for most of its
-time (icepurge.activities.heartbeats)."""
+time (icepurge.activities.heartbeats). A step on a pulse beats while a call of its can't, and
+every pulse carries the checkpoint last sent."""
 
 from __future__ import annotations
 
 import contextvars
+import threading
+import time
 
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.heartbeats import SECONDS_BETWEEN, Beats
+from icepurge.activities.heartbeats import SECONDS_BETWEEN, Beats, heartbeat, pulsing
 from icepurge.activities.purge_activities import PurgeActivities
 from icepurge.contract.steps import PlanInput
 from icepurge.devstack.stack import EmbeddedStack
@@ -52,6 +55,38 @@ def test_a_batchs_beats_go_out_bare_once_a_second_whatever_their_details() -> No
     clock.now += SECONDS_BETWEEN
     beats.beat("later")
     assert sent == [(), ()]
+
+
+def test_a_pulse_carries_the_last_checkpoint_at_most_once_a_second() -> None:
+    sent: list[tuple[object, ...]] = []
+    clock = Clock()
+    beats = Beats(send=lambda *details: sent.append(details), clock=clock)
+    beats.pulse()
+    beats.beat("checkpoint 1")
+    beats.pulse()
+    clock.now += SECONDS_BETWEEN
+    beats.pulse()
+    beats.pulse()
+    assert sent == [(), ("checkpoint 1",), ("checkpoint 1",)]
+
+
+def test_a_step_on_a_pulse_beats_while_it_waits_on_a_call_and_stops_when_it_ends() -> None:
+    """A call that can't beat (here, a wait of 2.5 s): the pulse's thread beats meanwhile, with
+    the step's checkpoint; after the step, nothing more."""
+    environment = ActivityEnvironment()
+    sent: list[tuple[object, ...]] = []
+    environment.on_heartbeat = lambda *details: sent.append(details)
+
+    def step() -> None:
+        heartbeat("checkpoint")
+        with pulsing():
+            threading.Event().wait(2.5)
+
+    contextvars.copy_context().run(environment.run, step)
+    beats = len(sent)
+    time.sleep(1.5)
+    assert sent[0] == ("checkpoint",)
+    assert 2 <= beats == len(sent) and set(sent) == {("checkpoint",)}
 
 
 def test_a_plan_beats_once_per_checkpoint_not_once_per_read(

@@ -13,9 +13,11 @@ too, and every step resumes from an earlier checkpoint by redoing its work idemp
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 
 from temporalio import activity
@@ -50,17 +52,60 @@ class Beats:
             self._last_at, self._last_details = now, sent
         self._send(*sent)
 
+    def pulse(self) -> None:
+        """Says the step is alive with the details last sent: a bare beat would replace the
+        checkpoint a retry resumes from."""
+        now = self._clock()
+        with self._lock:
+            if self._last_at is not None and now - self._last_at < SECONDS_BETWEEN:
+                return
+            self._last_at = now
+            details = self._last_details
+        self._send(*details)
+
 
 _CURRENT: ContextVar[Beats] = ContextVar("icepurge_activity_beats")
 
 
-def heartbeat(*details: object) -> None:
-    """activity.heartbeat, throttled for the calling activity (each runs in a context of its own)."""
+def _beats() -> Beats:
     beats = _CURRENT.get(None)
     if beats is None:
         beats = Beats()
         _CURRENT.set(beats)
-    beats.beat(*details)
+    return beats
+
+
+def heartbeat(*details: object) -> None:
+    """activity.heartbeat, throttled for the calling activity (each runs in a context of its own)."""
+    _beats().beat(*details)
+
+
+@contextmanager
+def pulsing() -> Iterator[None]:
+    """While the block runs, a beat a second from a thread of its own, beside the work's own: a
+    step whose calls can't beat (a catalog call) can then have a heartbeat timeout of a few
+    seconds, and a worker that dies inside one costs that, not the call's whole timeout. A local
+    activity has no heartbeat to keep."""
+    if activity.info().is_local:
+        yield
+        return
+    beats = _beats()
+    context = contextvars.copy_context()
+    stop = threading.Event()
+
+    def pulse() -> None:
+        while not stop.wait(SECONDS_BETWEEN):
+            # A beat the worker's event loop could not take in time: the next one may.
+            with suppress(Exception):
+                context.run(beats.pulse)
+
+    thread = threading.Thread(target=pulse, name="icepurge-pulse", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def start_batch_beats() -> None:

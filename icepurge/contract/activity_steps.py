@@ -83,6 +83,9 @@ class Step(Generic[Input, Result]):
     timeout: timedelta
     retry: RetryPolicy
     heartbeat: timedelta | None = None
+    # The activity beats every second from a thread of its own while it runs
+    # (icepurge.activities.heartbeats.pulsing), beside its own beats.
+    pulse: bool = False
 
 
 # Transient faults are retried with backoff for as long as the step's own timeout allows; the
@@ -104,8 +107,12 @@ CATALOG_RETRY = RetryPolicy(
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=8,
 )
-# One catalog call each, which can't heartbeat: a worker that dies during one costs this long.
+# One catalog call each, which can't heartbeat: a slow catalog is waited for this long.
 CATALOG_CALL_TIMEOUT = timedelta(seconds=30)
+# Steps that drop, hold or register a table beat on a pulse meanwhile: a worker that dies inside
+# one (the catalog acted, the purge has not recorded it: a caller is told "retry" meanwhile) is
+# found dead after this, not after the call's whole timeout.
+CATALOG_STEP_HEARTBEAT = timedelta(seconds=5)
 # A killed worker's batch is picked up again after this; sinks heartbeat after each event.
 DELIVERY_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10), maximum_attempts=5
@@ -118,14 +125,42 @@ FINALIZE = Step(
 )
 # Loading reads the metadata JSON too, which can be large.
 LOAD_TABLE = Step(LOAD_TABLE_ACTIVITY, TableRef, LoadedTable, timedelta(seconds=60), CATALOG_RETRY)
-DROP_TABLE = Step(DROP_TABLE_ACTIVITY, DropInput, DropResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY)
+DROP_TABLE = Step(
+    DROP_TABLE_ACTIVITY,
+    DropInput,
+    DropResult,
+    CATALOG_CALL_TIMEOUT,
+    CATALOG_RETRY,
+    CATALOG_STEP_HEARTBEAT,
+    pulse=True,
+)
 REGISTER_TABLE = Step(
-    REGISTER_TABLE_ACTIVITY, RegisterInput, RegisterResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY
+    REGISTER_TABLE_ACTIVITY,
+    RegisterInput,
+    RegisterResult,
+    CATALOG_CALL_TIMEOUT,
+    CATALOG_RETRY,
+    CATALOG_STEP_HEARTBEAT,
+    pulse=True,
 )
 # A load and a rename (and the hold namespace's creation, the first time): a few catalog calls.
-HOLD_TABLE = Step(HOLD_TABLE_ACTIVITY, HoldInput, HeldTable, timedelta(seconds=60), CATALOG_RETRY)
+HOLD_TABLE = Step(
+    HOLD_TABLE_ACTIVITY,
+    HoldInput,
+    HeldTable,
+    timedelta(seconds=60),
+    CATALOG_RETRY,
+    CATALOG_STEP_HEARTBEAT,
+    pulse=True,
+)
 RELEASE_HELD_TABLE = Step(
-    RELEASE_HELD_TABLE_ACTIVITY, ReleaseInput, RegisterResult, CATALOG_CALL_TIMEOUT, CATALOG_RETRY
+    RELEASE_HELD_TABLE_ACTIVITY,
+    ReleaseInput,
+    RegisterResult,
+    CATALOG_CALL_TIMEOUT,
+    CATALOG_RETRY,
+    CATALOG_STEP_HEARTBEAT,
+    pulse=True,
 )
 # The guard may list a whole catalog; it heartbeats per table.
 LIVE_TABLE_GUARD = Step(
@@ -175,14 +210,16 @@ LOAD_AND_PLAN = Step(
     HEARTBEAT_TIMEOUT,
 )
 # Load and plan, then the drop, in one step: the plan is kept in the state location before the
-# drop, so an attempt after a crash that dropped the table goes on from it.
+# drop, so an attempt after a crash that dropped the table goes on from it. Its drop is a
+# catalog step's (CATALOG_STEP_HEARTBEAT), and so, on the pulse, is its plan.
 LOAD_PLAN_AND_DROP = Step(
     LOAD_PLAN_AND_DROP_ACTIVITY,
     LoadAndPlanInput,
     DroppedPlan,
     timedelta(hours=1),
     TRANSIENT_RETRY,
-    HEARTBEAT_TIMEOUT,
+    CATALOG_STEP_HEARTBEAT,
+    pulse=True,
 )
 FINISH_SMALL_PURGE = Step(
     FINISH_SMALL_PURGE_ACTIVITY,

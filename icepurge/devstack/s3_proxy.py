@@ -1,8 +1,10 @@
 """A fault-injecting pass-through proxy in front of the real S3 store, on loopback (tests,
-benchmarks and the chaos run).
+benchmarks and the chaos run); any HTTP service of the stack can sit behind it (SeaweedFS's REST
+catalog, the API's front door).
 
-It counts DeleteObjects requests and keys, can slow them down, and can answer 503 SlowDown for
-requests that name chosen keys: faults injected on purpose, everything else is the real store.
+It counts DeleteObjects requests and keys, can slow them down, can answer 503 SlowDown for
+requests that name chosen keys, and can hold back the answer to a chosen call after the service
+acted on it: faults injected on purpose, everything else is the real service.
 """
 
 from __future__ import annotations
@@ -89,6 +91,38 @@ class FaultPlan:
         # (monotonic time, "read" or "delete", path or key): a GET when its answer went out, a
         # key of a bulk delete when the request arrived. Orders a purge's reads and deletes.
         self.timeline: list[tuple[float, str, str]] = []
+        # (method, path part): the answer to such a call is held back this long once the service
+        # behind gave it (it acted, its caller hears late); each such path is listed as held.
+        self.held_answers: dict[tuple[str, str], float] = {}
+        self.held: list[str] = []
+
+    def hold_answers(self, method: str, path_part: str, seconds: float) -> None:
+        with self.lock:
+            self.held_answers[(method, path_part)] = seconds
+
+    def release_answers(self) -> None:
+        with self.lock:
+            self.held_answers.clear()
+
+    def holding_for(self, method: str, path: str) -> float:
+        with self.lock:
+            return max(
+                (
+                    seconds
+                    for (held, part), seconds in self.held_answers.items()
+                    if held == method and part in path
+                ),
+                default=0.0,
+            )
+
+    async def answer_held(self, path_part: str, timeout: float = 60) -> None:
+        """Returns once the service acted on a call whose answer is held back, for a path
+        holding `path_part`."""
+        deadline = time.monotonic() + timeout
+        while not any(path_part in path for path in self.held):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no call for {path_part!r} reached the service behind the proxy")
+            await asyncio.sleep(0.02)
 
     async def deletes_reached(self, at_least: int) -> None:
         """Returns once `at_least` bulk deletes have arrived (to kill a worker mid-purge)."""
@@ -127,6 +161,11 @@ def _handler(
             connection.request(self.command, self.path, body=body or None, headers=headers)
             response = connection.getresponse()
             payload = response.read()
+            holding = faults.holding_for(self.command, self.path)
+            if holding:
+                with faults.lock:
+                    faults.held.append(self.path)
+                time.sleep(holding)
             if fault == "reset_after":
                 connection.close()
                 self._reset()

@@ -42,6 +42,11 @@ from icepurge.workflows.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
+# A workflow task goes first to the queue of the worker that ran the workflow last (the SDK's
+# default waits 10 s for it there). A worker that died leaves the next task of each of its
+# purges waiting that long, a purge that dropped a table among them, while its caller is told
+# "retry"; a live worker takes its sticky tasks within milliseconds.
+STICKY_QUEUE_TIMEOUT = timedelta(seconds=3)
 # Local activities (a hold's first attempt) at once per worker; each has a thread of its own.
 LOCAL_ACTIVITY_SLOTS = 4
 
@@ -127,6 +132,7 @@ def build_worker(
         activity_executor=pool,
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_local_activities=LOCAL_ACTIVITY_SLOTS,
+        sticky_queue_schedule_to_start_timeout=STICKY_QUEUE_TIMEOUT,
         # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
         # sends them only every 0.8 x the heartbeat timeout (12 s), too late to stop a Spark job
         # "within seconds".

@@ -57,6 +57,7 @@ from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import namespace_updates, start_attributes
 from icepurge.contract.status import PurgeReport
 from icepurge.contract.validation import InvalidPurgeRequestError
+from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
 from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
 from icepurge.workflows.event_stream import EventStream
 from icepurge.workflows.namespace_controls import (
@@ -387,6 +388,7 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=f"purge {child.table_name} (namespace purge {parent_id})",
                 search_attributes=start_attributes(child, parent_id),
+                task_timeout=TABLE_PURGE_TASK_TIMEOUT,
             )
             outcome = outcome_of_report(child_id, child.table_name, report)
         except ChildWorkflowError as error:

@@ -54,6 +54,7 @@ from icepurge.contract.started import StartOutcome
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport, PurgeStatus, RetryingStep
 from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request, parse_request
+from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
 
 _ERROR_LIMIT = 500
 # A failed update-with-start has settled its start operation by the time it raised.
@@ -275,6 +276,7 @@ class PurgeClient:
             "id_reuse_policy": reuse,
             "static_summary": f"purge {request.table_name}",
             "search_attributes": attributes.start_attributes(request),
+            "task_timeout": TABLE_PURGE_TASK_TIMEOUT,
         }
 
     async def request(self, purge_id: str) -> PurgeRequest:

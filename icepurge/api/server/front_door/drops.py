@@ -51,14 +51,30 @@ class TableId:
         )
 
 
-async def already_dropped(purges: PurgeClient, table: TableId) -> str | None:
-    """The purge that dropped the table, when the table is gone because of it."""
+async def dropped_by_its_purge(
+    purges: PurgeClient, table: TableId, policy: FrontDoorPolicy
+) -> DropOutcome | None:
+    """For a DELETE that finds the table gone from the upstream: the answer of the purge of its
+    name, when that purge dropped it or is still open. An open purge may have dropped the table
+    without having recorded it yet (its drop call is unanswered, its worker died meanwhile): it is
+    waited for until it records the drop (204), closes without it, or the wait runs out (503).
+    None when no purge of the name dropped the table: the upstream's 404 stands."""
     purge_id = table.purge_id()
     try:
         status = await purges.status(purge_id)
     except PurgeNotFoundError:
         return None
-    return purge_id if status.dropped_at is not None else None
+    if status.dropped_at is None and status.state not in TERMINAL_STATES:
+        status = await wait_for_stage(purges, purge_id, Stage.DROPPED, policy.drop_wait_seconds)
+    if status.dropped_at is not None:
+        return DropOutcome(purge_id, dropped=True)
+    if status.state in TERMINAL_STATES:
+        return None
+    return _retry_later(
+        purge_id,
+        f"purge {purge_id} is dropping {table.dotted} and has not recorded the drop yet "
+        f"({status.state}); retry the DELETE",
+    )
 
 
 async def drop_with_purge(

@@ -15,6 +15,7 @@ import json
 from collections.abc import Awaitable, Callable
 
 from icepurge.activities.catalog_activities import file_io_properties
+from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import DropOutcome, TableId, not_yet, wait_for_stage
@@ -22,7 +23,7 @@ from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.proxy import Call, Forwarded
 from icepurge.contract.controls import DropConfirmation, Stage
 from icepurge.contract.request import PurgeRequest
-from icepurge.contract.states import PurgeState
+from icepurge.contract.states import TERMINAL_STATES, PurgeState
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
 
@@ -68,13 +69,21 @@ async def planned(purges: PurgeClient, purge_id: str, policy: FrontDoorPolicy) -
 
 
 async def confirm(purges: PurgeClient, purge_id: str, request: PurgeRequest) -> None:
+    """Tells the purge its table left the catalog. A purge already told (by a concurrent retry of
+    the same drop) may have finished meanwhile: that one is confirmed already."""
     gone = await asyncio.to_thread(_storage_gone, request)
-    await purges.confirm_drop(purge_id, DropConfirmation(storage_gone=gone))
+    try:
+        await purges.confirm_drop(purge_id, DropConfirmation(storage_gone=gone))
+    except PurgeNotFoundError:
+        if (await purges.status(purge_id)).dropped_at is None:
+            raise
 
 
 async def awaiting_purge(purges: PurgeClient, table: TableId) -> tuple[str, bool] | None:
     """For a retried drop that finds the table gone: this front door's purge of it (id, and
-    whether it still awaits the drop's confirmation), if there is one."""
+    whether it still awaits the drop's confirmation), if there is one. Any purge still open
+    without a recorded drop awaits it, whatever its step: the drop that took the table may have
+    come before its plan was recorded (upstream_keeps_storage drops at once)."""
     found = await purges.list(
         PurgeFilter(
             catalog=table.catalog, namespace=table.namespace, table=table.name, requested_by=REQUESTED_BY
@@ -85,7 +94,7 @@ async def awaiting_purge(purges: PurgeClient, table: TableId) -> tuple[str, bool
         status = await purges.status(summary.purge_id)
         if status.dropped_at is not None:
             return summary.purge_id, False
-        if status.state is PurgeState.DROPPING:
+        if status.state not in TERMINAL_STATES:
             return summary.purge_id, True
     return None
 
@@ -118,6 +127,11 @@ async def drop_as_caller(
             return unplanned, purge_id
     # A plain drop: the upstream must not purge inline what icepurge is about to.
     dropped = await send(Call("DELETE", call.path, "purgeRequested=false", call.headers))
+    if dropped.status == 404:
+        # Gone since the load: a concurrent retry of this drop got there first, and may have
+        # confirmed this purge already; cancelling it would stop the deletes it was told to make.
+        await confirm(purges, purge_id, request)
+        return DropOutcome(purge_id, dropped=True), purge_id
     if dropped.status not in (200, 204):
         await purges.cancel(purge_id)
         return dropped, purge_id

@@ -23,7 +23,7 @@ from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.clients.errors import PurgeServiceUnavailableError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.dependencies import principal
-from icepurge.api.server.front_door.drops import TableId, already_dropped, drop_with_purge, rehearse_drop
+from icepurge.api.server.front_door.drops import TableId, drop_with_purge, dropped_by_its_purge, rehearse_drop
 from icepurge.api.server.front_door.errors import iceberg_error
 from icepurge.api.server.front_door.pass_through import drop_as_caller
 from icepurge.api.server.front_door.policy import FrontDoorAuth, FrontDoorPolicy
@@ -167,10 +167,12 @@ async def _drop_as_service(purges: PurgeClient, door: Door, call: Call, table: T
     """Service mode: icepurge drops the table itself, through its purge by name."""
     exists = await door.send(Call("HEAD", call.path, headers=call.headers))
     if exists.status == 404:
-        dropped_by = await already_dropped(purges, table)
-        if dropped_by is None:
+        gone = await dropped_by_its_purge(purges, table, door.policy)
+        if gone is None:
             return iceberg_error(404, "NoSuchTableException", f"table {table.dotted} does not exist")
-        return Response(status_code=204, headers={PURGE_ID_HEADER: dropped_by})
+        if not gone.dropped:
+            return iceberg_error(gone.code, gone.error_type, gone.message, {PURGE_ID_HEADER: gone.purge_id})
+        return Response(status_code=204, headers={PURGE_ID_HEADER: gone.purge_id})
     outcome = await drop_with_purge(purges, table, f"front-door:{door.caller}", door.policy)
     headers = {PURGE_ID_HEADER: outcome.purge_id}
     if not outcome.dropped:
