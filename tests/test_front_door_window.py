@@ -136,3 +136,37 @@ async def test_a_pass_through_retry_while_the_drop_is_unanswered_confirms_the_sa
     assert status.state is PurgeState.SUCCEEDED, status
     assert not upstream.table_exists((NAMESPACE, name))
     assert s3.list(table.location()) == set()
+
+
+async def test_pass_through_drops_sent_at_once_confirm_one_purge_and_cancel_nothing(
+    api_url: str,
+    stack: EmbeddedStack,
+    upstream: RestCatalog,
+    pass_through_answers: FaultPlan,
+    answers: None,
+    purges: PurgeClient,
+    s3: S3Store,
+) -> None:
+    """A client's DELETE and its retry both load the table before either drops it (the loads'
+    answers held back): both attach to one purge of that snapshot, one drop finds the table
+    gone (404). That one is the same drop, not a refusal: the purge goes on, both answer 204."""
+    name = f"twice{uuid.uuid4().hex[:8]}"
+    caller = RestCatalog(
+        "window-twice",
+        uri=f"{api_url}/iceberg/{PASS_THROUGH_CATALOG}",
+        token=TOKENS["bucket-dropper"][0],
+        warehouse=f"s3://{REST_TABLE_BUCKET}/",
+        **stack.s3_properties,
+    )
+    table = simple_table(caller, (NAMESPACE,), name, appends=2)
+    pass_through_answers.hold_answers("GET", f"/tables/{name}", 1.5)
+    url = table_url(api_url, SLOW_PASS_THROUGH_CATALOG, name)
+
+    both = await asyncio.gather(asyncio.to_thread(delete, url), asyncio.to_thread(delete, url))
+
+    assert [answer.status_code for answer in both] == [204, 204], [answer.text for answer in both]
+    [purge_id] = {answer.headers[PURGE_ID_HEADER] for answer in both}
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert not upstream.table_exists((NAMESPACE, name))
+    assert s3.list(table.location()) == set()
