@@ -49,7 +49,8 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
-from icepurge.devstack.process import WORKER_READY, ServiceProcess, free_ports
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack

@@ -22,7 +22,8 @@ from bench.purge_timeline import purge_timeline
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
-from icepurge.devstack.process import WORKER_READY, free_ports
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.process import WORKER_READY
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table

@@ -22,8 +22,8 @@ from icepurge.connection.connect import connect
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.ports import StackPorts
-from icepurge.devstack.process import free_ports
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import activity_pool, build_worker, sandboxed_runner

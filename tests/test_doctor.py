@@ -11,7 +11,7 @@ from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.payload_codec import new_key
-from icepurge.devstack.process import free_ports
+from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
 from tests.api_server import TOKENS

@@ -25,7 +25,8 @@ from icepurge.contract.names import CHUNK_PROGRESS_SIGNAL, ERROR_METADATA_NOT_FO
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport
 from icepurge.contract.steps import ChunkProgress
-from icepurge.devstack.process import ServiceProcess, free_ports
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.webhook_receiver import WEBHOOK_SECRET, webhook_receiver

@@ -28,7 +28,7 @@ from icepurge.api.server.front_door.routes import PURGE_ID_HEADER, SERVER_TIMING
 from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.names import DROP_TABLE_ACTIVITY, LOAD_TABLE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.contract.states import PurgeState
-from icepurge.devstack.process import free_ports
+from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.conftest import (

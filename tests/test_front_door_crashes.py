@@ -29,7 +29,8 @@ from icepurge.api.server.front_door.drops import TableId
 from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
 from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.states import PurgeState
-from icepurge.devstack.process import WORKER_READY, ServiceProcess, free_ports
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.s3_proxy import FaultPlan
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.settings import WorkerSettings

@@ -26,7 +26,7 @@ from icepurge.api.server.settings import ApiSettings
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.api_server import serve_api
-from icepurge.devstack.process import free_ports
+from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from tests.api_server import CATALOG_A, CATALOG_B, TOKENS, bearer

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from icepurge.devstack.free_ports import free_port_block
 from tests.readme_walkthrough import Step, output_matches, walkthrough_steps
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,28 +23,10 @@ SERVING = "serving; Ctrl-C stops everything"
 PORT_BLOCK = 11
 
 
-def free_block(size: int) -> int:
-    """A first port with `size` free ports after it (the stack's ports past the four named)."""
-    for base in range(31000, 60000, 97):
-        sockets = []
-        try:
-            for port in range(base, base + size):
-                probe = socket.socket()
-                sockets.append(probe)
-                probe.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for probe in sockets:
-                probe.close()
-    raise RuntimeError("no free block of ports")
-
-
 def run_env(tmp_path: Path) -> dict[str, str]:
     """A shell's environment as an operator has it: none of the test session's catalogs or
     icepurge settings (its fixtures put them in os.environ)."""
-    base = free_block(PORT_BLOCK + 4)
+    base = free_port_block(PORT_BLOCK + 4)
     inherited = {
         key: value for key, value in os.environ.items() if not key.startswith(("PYICEBERG_", "ICEPURGE_"))
     }

@@ -20,7 +20,8 @@ from temporalio.client import Client
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.states import PurgeState
-from icepurge.devstack.process import ServiceFailedError, ServiceProcess, free_ports
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.process import ServiceFailedError, ServiceProcess
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.spark_services import connect_server, standalone_master, standalone_worker
 from icepurge.devstack.stack import EmbeddedStack

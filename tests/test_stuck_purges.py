@@ -15,7 +15,7 @@ from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
 from icepurge.contract.states import PurgeState
-from icepurge.devstack.process import free_ports
+from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.settings import WorkerSettings
 from tests.cli_runner import icepurge

@@ -12,7 +12,7 @@ import uvicorn
 
 from icepurge.api.server.app import create_app
 from icepurge.api.server.settings import ApiSettings
-from icepurge.devstack.process import free_ports
+from icepurge.devstack.free_ports import free_ports
 
 
 @contextmanager

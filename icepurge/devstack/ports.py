@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from icepurge.devstack.process import free_ports
+from icepurge.devstack.free_ports import free_ports
 
 
 @dataclass(frozen=True)

@@ -42,18 +42,6 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return probe.connect_ex((host, port)) == 0
 
 
-def free_ports(count: int) -> list[int]:
-    """Distinct ports free now: all probes stay bound until every port is chosen."""
-    probes = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
-    try:
-        for probe in probes:
-            probe.bind(("127.0.0.1", 0))
-        return [int(probe.getsockname()[1]) for probe in probes]
-    finally:
-        for probe in probes:
-            probe.close()
-
-
 # What `icepurge worker` logs once it polls its task queue (icepurge/worker/run.py).
 WORKER_READY = "icepurge worker polling"
 
