@@ -16,7 +16,7 @@ AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
 ICEBERG_JS_DIR := tests/iceberg_js
 ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
 
-.PHONY: install azurite lock run test lint schemas bench chaos browser clean
+.PHONY: install azurite lock run test lint schemas bench chaos browser browser-for-tests clean
 
 install: $(INSTALLED) azurite
 
@@ -72,7 +72,7 @@ lint: install
 
 # Two processes, each with its own embedded stack on its own ports (a test file stays in one
 # process, in order): the suite is mostly waiting on services, so two fit on two cores.
-test: install lint
+test: install lint browser-for-tests
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # The full chaos run: 50 worker kills, a Temporal server restart, store faults; its output is kept.
@@ -93,6 +93,15 @@ bench: install
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
 	chromium --version
+
+# `make test` installs it where it can (as root, with apt: CI), so the browser tier runs there on
+# every run; anywhere else it says why the tier will skip.
+browser-for-tests:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium for the browser tier"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "no chromium, and not root with apt-get to install it: the browser tier will skip"; fi
 
 clean:
 	rm -rf .state .pytest_cache .mypy_cache .ruff_cache

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import tempfile
 
 import pytest
 
@@ -17,26 +18,35 @@ def browser_binary() -> str | None:
 def require_browser() -> str:
     found = browser_binary()
     if found is None:
-        pytest.skip("no headless Chromium on this machine: `make browser` installs Debian's chromium")
+        pytest.skip(
+            "no headless Chromium on this machine: `make test` installs Debian's chromium where it "
+            "runs as root (as CI does), `make browser` as root installs it"
+        )
     return found
 
 
 async def rendered_dom(url: str, budget_ms: int = 15_000) -> str:
     """The DOM once the page's scripts have run for `budget_ms` of virtual time (network waits
     included), or returned earlier when the page went idle."""
-    process = await asyncio.create_subprocess_exec(
-        require_browser(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        f"--virtual-time-budget={budget_ms}",
-        "--dump-dom",
-        url,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    with tempfile.TemporaryDirectory(prefix="icepurge-chromium-") as profile:
+        # No background networking: this machine's closed network refuses Chromium's own calls home.
+        process = await asyncio.create_subprocess_exec(
+            require_browser(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            f"--virtual-time-budget={budget_ms}",
+            "--dump-dom",
+            url,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
     assert process.returncode == 0, stderr.decode()[-2000:]
     return stdout.decode()

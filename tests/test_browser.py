@@ -5,7 +5,9 @@ Skipped, with the reason, where no headless Chromium is installed (`make browser
 from __future__ import annotations
 
 import html
+import os
 import re
+import shutil
 from urllib.parse import unquote
 
 import httpx
@@ -17,7 +19,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.settings import ApiSettings
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.stack import EmbeddedStack
-from tests.browser import rendered_dom, require_browser
+from tests.browser import browser_binary, rendered_dom, require_browser
 from tests.purge_helpers import request_for
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -33,6 +35,14 @@ def _operations(api_url: str) -> dict[str, str]:
         for path in spec["paths"].values()
         for operation in path.values()
     }
+
+
+def test_the_tier_has_a_browser_wherever_make_test_can_install_one() -> None:
+    """`make test` installs Debian's chromium as root with apt-get (CI): there, the tier must run,
+    not skip."""
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip("not root with apt-get: `make test` installs no browser here")
+    assert browser_binary() is not None, "make test (browser-for-tests) should have installed chromium"
 
 
 async def test_swagger_ui_renders_every_operation_from_local_assets(api_url: str) -> None:
