@@ -37,3 +37,10 @@ def token_file(directory: Path) -> Path:
 
 def bearer(name: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[name][0]}"}
+
+
+def token_env(directory: Path) -> dict[str, str]:
+    """The CLI's environment for the admin token, kept in a file as an operator keeps it."""
+    path = directory / "token"
+    path.write_text(TOKENS["admin"][0] + "\n")
+    return {"ICEPURGE_API_TOKEN_FILE": str(path)}

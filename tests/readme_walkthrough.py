@@ -4,6 +4,7 @@ paths) and a line of `…` alone for any number of lines."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -11,6 +12,8 @@ ELLIPSIS = "…"
 PROMPT = "$ "
 _BLOCK = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _ASSIGNMENT = re.compile(r"^(?P<name>[A-Z_]+)=\$\((?P<command>.*)\)$")
+# `command <<'EOF'`: a here-document, as a shell session shows one.
+_HEREDOC = re.compile(r"<<-?'?(?P<word>[A-Z]+)'?$")
 
 
 @dataclass
@@ -33,6 +36,10 @@ def walkthrough_steps(markdown: str) -> list[Step]:
                 command = line[len(PROMPT) :]
                 while command.endswith("\\"):
                     command = command[:-1] + next(lines).strip()
+                if heredoc := _HEREDOC.search(command):
+                    # The document's lines are the command's, up to its closing word.
+                    body = list(itertools.takewhile(lambda line: line != heredoc["word"], lines))
+                    command = "\n".join([command, *body, heredoc["word"]])
                 steps.append(Step(command.strip()))
             elif steps:
                 steps[-1].expected.append(line)

@@ -140,15 +140,15 @@ async def test_admin_setup_registers_the_search_attributes_once(
     (attributes,) = [check for check in json.loads(out)["checks"] if check["check"] == "search attributes"]
     assert attributes["outcome"] == "FAIL"
     assert "run `icepurge admin setup`" in attributes["detail"]
-    code, _, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
+    code, out, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
     assert code == 0, err
-    assert "PurgeState" in err
+    assert out.startswith(f"added to {namespace}: ") and "PurgeState" in out
     code, out, _ = await icepurge(stack, "doctor", "--json", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
     (attributes,) = [check for check in json.loads(out)["checks"] if check["check"] == "search attributes"]
     assert attributes["outcome"] == "ok"
-    code, _, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
+    code, out, err = await icepurge(stack, "admin", "setup", ICEPURGE_TEMPORAL_NAMESPACE=namespace)
     assert code == 0, err
-    assert f"{namespace} was ready" in err
+    assert out == f"{namespace} was ready\n"
     assert await ensure_search_attributes(temporal_client, namespace) == []
 
 

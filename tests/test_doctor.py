@@ -59,6 +59,7 @@ async def test_doctor_through_the_api_passes_every_check(
     code, table, _ = await icepurge_over_api(api_url, "doctor", ICEPURGE_API_TOKEN=TOKENS["a-reader"][0])
     assert code == 0
     assert "workers and codec" in table
+    assert table.splitlines()[-1] == "all checks passed"
     # The probes are deleted (the server does it within a minute); until then the Web UI's
     # documented filter `PurgeState IS NOT NULL` shows purges and no probe.
     probes = f"WorkflowType = '{ECHO_WORKFLOW_TYPE}'"

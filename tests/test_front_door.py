@@ -8,6 +8,7 @@ import asyncio
 import json
 import shutil
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,11 +27,13 @@ from icepurge.api.server.front_door.drops import TableId, drop_with_purge
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.routes import PURGE_ID_HEADER, SERVER_TIMING_HEADER, SERVER_TIMING_METRIC
 from icepurge.api.server.settings import ApiSettings
+from icepurge.contract.events import EventCursor, EventKind, event_from
 from icepurge.contract.names import DROP_TABLE_ACTIVITY, LOAD_TABLE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.stack import EmbeddedStack
-from tests.api_server import TOKENS
+from tests.api_server import TOKENS, token_env
+from tests.cli_runner import icepurge_over_api
 from tests.conftest import (
     HOLD_NAMESPACE,
     LAKE_CATALOG,
@@ -105,6 +108,37 @@ def test_config_keeps_clients_on_the_front_door(api_url: str) -> None:
     assert answer.json()["overrides"]["uri"] == f"{api_url}/iceberg/{REST_CATALOG}"
 
 
+def test_a_client_with_only_its_store_credentials_writes_through_the_front_door(
+    api_url: str, stack: EmbeddedStack, upstream: RestCatalog
+) -> None:
+    """The config answer names the store (endpoint, region) as the catalog that knows it would;
+    never a credential. A client that brings its keys alone writes a table: without the
+    endpoint, PyIceberg went to AWS (`Could not resolve host: <bucket>`)."""
+    config = httpx.get(
+        f"{api_url}/iceberg/{REST_CATALOG}/v1/config",
+        headers={"Authorization": f"Bearer {TOKENS['bucket-reader'][0]}"},
+    ).json()
+    assert config["defaults"]["s3.endpoint"] == stack.s3_properties["s3.endpoint"]
+    assert config["defaults"]["s3.region"] == stack.s3_properties["s3.region"]
+    shown = json.dumps(config)
+    assert stack.s3_properties["s3.secret-access-key"] not in shown
+    assert stack.s3_properties["s3.access-key-id"] not in shown
+    keys_only = {key: stack.s3_properties[key] for key in ("s3.access-key-id", "s3.secret-access-key")}
+    client = RestCatalog(
+        "keys-only",
+        uri=f"{api_url}/iceberg/{REST_CATALOG}",
+        token=TOKENS["bucket-dropper"][0],
+        warehouse=f"s3://{REST_TABLE_BUCKET}/",
+        **keys_only,
+    )
+    name = f"k{uuid.uuid4().hex[:8]}"
+    table = simple_table(client, (NAMESPACE,), name, appends=1)
+    assert (
+        upstream.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == table.scan().to_arrow().num_rows
+    )
+    upstream.drop_table((NAMESPACE, name))
+
+
 def test_a_pyiceberg_client_works_through_the_front_door_as_against_the_upstream(
     door: RestCatalog, upstream: RestCatalog
 ) -> None:
@@ -136,8 +170,10 @@ def test_a_pyiceberg_client_works_through_the_front_door_as_against_the_upstream
 
 
 async def test_purge_table_through_the_front_door_is_a_durable_purge_of_exactly_its_files(
-    door: RestCatalog, upstream: RestCatalog, purges: PurgeClient, s3: S3Store
+    door: RestCatalog, upstream: RestCatalog, purges: PurgeClient, s3: S3Store, api_url: str, tmp_path: Path
 ) -> None:
+    """SeaweedFS's drop takes the table's storage with it: the purge deletes none of the files it
+    planned, and says so (status, watch, list, its final event) rather than "0 files deleted"."""
     name, kept_name = f"p{uuid.uuid4().hex[:8]}", f"k{uuid.uuid4().hex[:8]}"
     purged = simple_table(door, (NAMESPACE,), name, appends=3)
     kept = simple_table(door, (NAMESPACE,), kept_name, appends=1)
@@ -155,6 +191,26 @@ async def test_purge_table_through_the_front_door_is_a_durable_purge_of_exactly_
     assert s3.list(purged.location()) == set()
     assert s3.list(kept.location()) == kept_files
     assert upstream.load_table((NAMESPACE, kept_name)).scan().to_arrow().num_rows == 10
+
+    gone = status.counts.total().already_missing
+    note = f"{gone} already gone — the catalog deleted the table's storage on drop"
+    assert gone == status.files_total > 0 and status.storage_deleted_by_catalog
+    assert status.outcome_note == note
+    final = event_from(EventKind.COMPLETED, status, EventCursor(chain_id="run"), "run", datetime.now(UTC))
+    assert (final.files_deleted, final.files_already_missing, final.outcome_note) == (0, gone, note)
+    env = token_env(tmp_path)
+    code, stdout, stderr = await icepurge_over_api(api_url, "purge", "id", REST_CATALOG, NAMESPACE, name)
+    assert (code, stdout) == (0, f"{purge_id}\n"), stderr
+    code, stdout, stderr = await icepurge_over_api(api_url, "purge", "watch", purge_id, **env)
+    assert (code, stdout) == (0, f"SUCCEEDED: 0 files deleted, {note}\n"), stderr
+    for _ in range(50):
+        code, stdout, stderr = await icepurge_over_api(api_url, "purge", "list", "--table", name, **env)
+        assert code == 0, stderr
+        if purge_id in stdout:
+            break
+        await asyncio.sleep(0.2)
+    row = next(line for line in stdout.splitlines() if purge_id in line)
+    assert note in " ".join(row.split()), row
 
 
 async def test_a_retried_drop_answers_as_the_first_did_and_starts_no_second_purge(

@@ -131,6 +131,20 @@ async def test_without_auth_configured_requests_are_refused_unless_insecure_dev(
     assert allowed.status_code == 200
 
 
+async def test_insecure_dev_mode_says_once_that_it_ignores_a_token(
+    api_settings: ApiSettings, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A caller who set a token expects it to count: the log says, once, that nothing checked it."""
+    caplog.set_level(logging.INFO)
+    insecure = api_settings.model_copy(update={"api_auth_file": None, "api_insecure_dev": True})
+    with serve_api(insecure) as url:
+        for _ in range(3):
+            assert (await http.get(f"{url}/v1/purges", headers=bearer("admin"))).status_code == 200
+    said = [record.getMessage() for record in caplog.records if "does not check" in record.getMessage()]
+    assert len(said) == 1 and "ICEPURGE_API_AUTH_FILE" in said[0], said
+    assert TOKENS["admin"][0] not in caplog.text
+
+
 async def test_errors_name_the_problem(api_url: str, http: httpx.AsyncClient, s3: S3Store) -> None:
     headers = bearer("admin")
     valid = {

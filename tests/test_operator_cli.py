@@ -22,19 +22,13 @@ from icepurge.contract.states import PurgeState
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
-from tests.api_server import TOKENS, bearer
+from tests.api_server import TOKENS, bearer, token_env
 from tests.cli_runner import icepurge, icepurge_over_api
 from tests.purge_helpers import eventually, request_for
 from tests.store import S3Store
 from tests.tables import simple_table
 
 SEALED = b"binary/encrypted"
-
-
-def token_env(tmp_path: Path) -> dict[str, str]:
-    path = tmp_path / "token"
-    path.write_text(TOKENS["admin"][0] + "\n")
-    return {"ICEPURGE_API_TOKEN_FILE": str(path)}
 
 
 async def test_the_cli_goes_through_the_api_with_neither_temporal_nor_the_codec_key(
@@ -52,9 +46,11 @@ async def test_the_cli_goes_through_the_api_with_neither_temporal_nor_the_codec_
     code, stdout, stderr = await icepurge_over_api(api_url, "purge", "start", str(request_file), **env)
     assert code == 0, stderr
     purge_id = stdout.strip()
-    code, _, stderr = await icepurge_over_api(api_url, "purge", "watch", purge_id, "--interval", "0.2", **env)
+    code, stdout, stderr = await icepurge_over_api(
+        api_url, "purge", "watch", purge_id, "--interval", "0.2", **env
+    )
     assert code == 0, stderr
-    assert "SUCCEEDED: " in stderr
+    assert stdout.startswith("SUCCEEDED: ")
     assert "Traceback" not in stderr
     code, stdout, stderr = await icepurge_over_api(api_url, "purge", "status", purge_id, **env)
     assert code == 0, stderr
@@ -117,10 +113,10 @@ async def test_a_failed_purge_says_why_in_watch_status_list_report_and_the_api(
     env = token_env(tmp_path)
     async with HttpPurgeClient(api_url, TOKENS["admin"][0]) as client:
         purge_id = await client.start(missing)
-        code, _, stderr = await icepurge_over_api(api_url, "purge", "watch", purge_id, **env)
+        code, stdout, stderr = await icepurge_over_api(api_url, "purge", "watch", purge_id, **env)
         assert code == 4
-        assert "FAILED: MetadataNotFound: " in stderr
-        assert "gone.metadata.json" in stderr
+        assert stdout.startswith("FAILED: MetadataNotFound: ")
+        assert "gone.metadata.json" in stdout
 
         code, stdout, _ = await icepurge_over_api(api_url, "purge", "status", purge_id, **env)
         assert json.loads(stdout)["error_type"] == "MetadataNotFound"
@@ -192,10 +188,10 @@ async def test_the_report_pages_through_failures_and_a_dry_runs_would_delete_lis
         assert all(entry.detail and "SlowDown" in entry.detail for entry in page.entries)
         assert len(page.entries) == final.status.failures_total
 
-        code, _, stderr = await icepurge_over_api(api_url, "purge", "watch", failing, **env)
+        code, stdout, stderr = await icepurge_over_api(api_url, "purge", "watch", failing, **env)
         assert code == 3
-        assert f"{final.status.failures_total} failed (first: " in stderr
-        assert f"icepurge purge report {failing}" in stderr
+        assert f"{final.status.failures_total} failed (first: " in stdout
+        assert f"icepurge purge report {failing}" in stdout
 
         code, stdout, _ = await icepurge_over_api(api_url, "purge", "list", "--table", "reported", **env)
         row = next(line for line in stdout.splitlines() if failing in line)

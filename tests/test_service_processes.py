@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.process import ServiceProcess, stop_together
 
 
 def test_a_service_caches_its_bytecode_when_the_shell_says_not_to(
@@ -27,3 +27,23 @@ def test_a_service_caches_its_bytecode_when_the_shell_says_not_to(
             break
         time.sleep(0.05)
     assert log.read_text().split() == ["False", "kept"]
+
+
+def test_a_service_with_a_grace_of_its_own_is_not_waited_for_past_it(tmp_path: Path) -> None:
+    """weed's graceful stop takes 25 s whatever the stack's grace: Ctrl-C of `make run` waited the
+    whole grace for it. A service that ignores SIGTERM is killed after its own grace; one that
+    stops at once beside it is not killed."""
+    stubborn = ServiceProcess(
+        "stubborn",
+        ["bash", "-c", "trap '' TERM; while true; do sleep 0.1; done"],
+        tmp_path / "stubborn.log",
+        stop_grace=0.3,
+    )
+    prompt = ServiceProcess("prompt", ["sleep", "60"], tmp_path / "prompt.log")
+    for service in (stubborn, prompt):
+        service.start()
+    time.sleep(0.3)
+    began = time.monotonic()
+    stop_together([stubborn, prompt], grace=30)
+    assert time.monotonic() - began < 10
+    assert not stubborn.running() and not prompt.running()

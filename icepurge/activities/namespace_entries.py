@@ -53,7 +53,7 @@ def spelled_as_listed(catalog: Catalog, levels: Sequence[str]) -> Identifier:
     """The namespace as the catalog lists it. A SQL catalog keeps a namespace as its levels
     joined by dots and lists it split at every dot: ["a.b"] is ("a", "b") there, and a walk
     from ("a.b",) would find none of its nested namespaces."""
-    if isinstance(catalog, SqlCatalog):
+    if levels and isinstance(catalog, SqlCatalog):
         return Catalog.identifier_to_tuple(".".join(levels))
     return tuple(levels)
 

@@ -82,6 +82,9 @@ class PurgeEvent(BaseModel):
     files_total: int
     files_done: int
     files_deleted: int
+    files_already_missing: int = Field(
+        0, description="Files the purge found gone (the catalog's drop may have deleted them)."
+    )
     files_failed: int
     bytes_deleted: int
     chunks_done: int
@@ -98,6 +101,9 @@ class PurgeEvent(BaseModel):
         default_factory=list,
         description="Each guard the purge runs without, and why: e.g. the live-table guard of a "
         "catalog declared snapshot-only, or one turned off by the request.",
+    )
+    outcome_note: str | None = Field(
+        None, description="A final event: what the counts don't say by themselves (files already gone, why)."
     )
 
 
@@ -132,6 +138,7 @@ def event_from(
         files_total=status.files_total,
         files_done=status.files_done,
         files_deleted=total.deleted,
+        files_already_missing=total.already_missing,
         files_failed=status.failures_total,
         bytes_deleted=total.bytes_deleted,
         chunks_done=status.chunks_done,
@@ -147,6 +154,7 @@ def event_from(
         guards_not_applied=[
             f"{guard.guard.value}: {guard.detail}" for guard in status.guards if not guard.applied
         ],
+        outcome_note=status.outcome_note,
     )
 
 

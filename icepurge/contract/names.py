@@ -66,6 +66,8 @@ SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (
 ERROR_MEMO: Final = "error"
 # What a running purge waits for (a step retried after a failed attempt); gone once it moves on.
 WAITING_MEMO: Final = "waiting"
+# What a closed purge's counts don't say by themselves (status.outcome_note).
+OUTCOME_MEMO: Final = "outcome"
 ERROR_MEMO_LIMIT: Final = 300
 ERROR_INVALID_REQUEST: Final = "InvalidPurgeRequest"
 ERROR_METADATA_NOT_FOUND: Final = "MetadataNotFound"

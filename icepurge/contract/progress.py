@@ -10,6 +10,7 @@ from typing import Protocol
 
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
+from icepurge.contract.reasons import already_gone_note
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import TERMINAL_STATES, PurgeState
 from icepurge.contract.status import FileFailure, GuardOutcome, PurgeReport, PurgeStatus, RetryingStep
@@ -145,6 +146,10 @@ class Progress:
         if state in TERMINAL_STATES:
             self.status.finished_at = now
             self.status.eta_seconds = 0.0 if state is not PurgeState.FAILED else None
+            if not self.status.dry_run:
+                self.status.outcome_note = already_gone_note(
+                    self.status.counts.total().already_missing, self.status.storage_deleted_by_catalog
+                )
             # A closed purge waits for nothing: its reason is last_error, not a retry's.
             if self.status.retrying is not None:
                 self._stop_waiting()

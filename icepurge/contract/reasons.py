@@ -21,3 +21,15 @@ def closed_start_note(purge_id: str, state: str) -> str:
         f"`icepurge purge rerun {purge_id}` (--file-io-properties FILE for fixed credentials; "
         f"HTTP: POST /v1/purges/{purge_id}/rerun)"
     )
+
+
+def already_gone_note(already_missing: int, storage_deleted_by_catalog: bool) -> str | None:
+    """What a purge's counts don't say by themselves: files it found gone, and why."""
+    if not already_missing:
+        return None
+    why = (
+        "the catalog deleted the table's storage on drop"
+        if storage_deleted_by_catalog
+        else "deleted before the purge reached them"
+    )
+    return f"{already_missing} already gone — {why}"

@@ -145,6 +145,11 @@ class PurgeStatus(BaseModel):
     undropped_note: str | None = Field(
         None, description="An UNDROPPED purge: where the table is registered again, or why not."
     )
+    outcome_note: str | None = Field(
+        None,
+        description="A closed purge: what its counts don't say by themselves, e.g. '5 already gone "
+        "— the catalog deleted the table's storage on drop'.",
+    )
     guards: list[GuardOutcome] = Field(
         default_factory=list, description="The guards applied, what they found, or why they were not."
     )

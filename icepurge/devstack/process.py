@@ -48,12 +48,20 @@ WORKER_READY = "icepurge worker polling"
 
 class ServiceProcess:
     def __init__(
-        self, name: str, command: list[str], log_path: Path, env: dict[str, str] | None = None
+        self,
+        name: str,
+        command: list[str],
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        stop_grace: float | None = None,
     ) -> None:
+        """`stop_grace`: at most this long between SIGTERM and SIGKILL, whatever the stack's
+        grace, for a service whose own graceful stop never fits in one."""
         self.name = name
         self.command = command
         self.log_path = log_path
         self.env = env
+        self.stop_grace = stop_grace
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -130,6 +138,7 @@ def stop_together(services: Sequence[ServiceProcess], grace: float) -> None:
     service's time (bounded by `grace`), not the sum of them."""
     for service in services:
         service.terminate()
-    deadline = time.monotonic() + grace
+    began = time.monotonic()
     for service in services:
-        service.wait_or_kill(deadline)
+        own = grace if service.stop_grace is None else min(grace, service.stop_grace)
+        service.wait_or_kill(began + own)

@@ -16,6 +16,12 @@ from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import ServiceFailedError, ServiceProcess
 from icepurge.stores.s3_client import s3_client
 
+# weed's graceful stop waits 15 s for its filer's gRPC streams (its own metadata subscriptions
+# among them: always open) and then 10 s for its volume server, never within a stack's grace. Its
+# acknowledged writes are in the kernel's hands (a killed process loses none of them) and its
+# filer store keeps a journal, so after a short look for an early exit it is killed.
+WEED_STOP_GRACE_SECONDS = 0.3
+
 
 @dataclass(frozen=True)
 class S3Credentials:
@@ -67,7 +73,9 @@ def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credential
         "-volume.max=200",
         "-master.telemetry=false",
     ]
-    return ServiceProcess("seaweedfs", command, state_dir / "logs" / "seaweed.log")
+    return ServiceProcess(
+        "seaweedfs", command, state_dir / "logs" / "seaweed.log", stop_grace=WEED_STOP_GRACE_SECONDS
+    )
 
 
 def s3_properties(ports: StackPorts, credentials: S3Credentials) -> dict[str, str]:

@@ -33,6 +33,7 @@ from icepurge.activities.table_holds import TableHolds
 from icepurge.connection.connect import connect
 from icepurge.contract.schemes import StoreKind, store_kind
 from icepurge.stores.s3_client import load_s3_model
+from icepurge.worker.expected_failures import ExpectedFailures
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
 from icepurge.worker.spark_session import build_spark_session, warm_up
@@ -139,7 +140,7 @@ def build_worker(
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         workflow_runner=sandboxed_runner(),
-        interceptors=interceptors,
+        interceptors=[ExpectedFailures(), *interceptors],
         # A rolling deploy's SIGTERM: stop polling, let running steps finish within the grace
         # period, then cancel them at their checkpoints so another worker retries them at once
         # instead of waiting for a heartbeat timeout.

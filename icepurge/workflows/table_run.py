@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 from icepurge.contract.events import EventCursor
-from icepurge.contract.names import ERROR_MEMO_LIMIT, WAITING_MEMO
+from icepurge.contract.names import ERROR_MEMO_LIMIT, OUTCOME_MEMO, WAITING_MEMO
 from icepurge.contract.progress import Progress, pending_status, report_at
 from icepurge.contract.reasons import waiting_reason
 from icepurge.contract.request import PurgeRequest
@@ -18,6 +18,7 @@ from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.steps import PlanSummary
 from icepurge.workflows.details import details_markdown
 from icepurge.workflows.event_stream import EventStream
+from icepurge.workflows.upgrades import OUTCOME_MEMO as OUTCOME_MEMO_PATCH
 from icepurge.workflows.upgrades import WAITING_MEMO as WAITING_MEMO_PATCH
 
 
@@ -36,6 +37,8 @@ class TablePublisher:
     def changed(self, status: PurgeStatus) -> None:
         workflow.upsert_search_attributes(progress_updates(status))
         workflow.set_current_details(details_markdown(status))
+        if status.outcome_note and workflow.patched(OUTCOME_MEMO_PATCH):
+            workflow.upsert_memo({OUTCOME_MEMO: status.outcome_note[:ERROR_MEMO_LIMIT]})
 
     def details(self, status: PurgeStatus) -> None:
         workflow.set_current_details(details_markdown(status))

@@ -30,3 +30,5 @@ DROP_WITH_PLAN: Final = "drop-with-plan"
 # A hold runs first in the purge's first workflow task (a local activity), then, if that attempt
 # failed, as an activity: a front door's answer waits for no activity dispatch and no second task.
 HOLD_IN_WORKFLOW_TASK: Final = "hold-in-workflow-task"
+# A closed purge's outcome note (files already gone, and why) goes into the memo listings read.
+OUTCOME_MEMO: Final = "outcome-memo"

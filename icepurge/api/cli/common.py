@@ -78,6 +78,12 @@ def run_or_exit(work: Coroutine[Any, Any, T], *expected: type[Exception]) -> T:
         raise typer.Exit(2) from None
 
 
+def say(text: str) -> None:
+    """A command's result, on stdout, as it is (progress, hints and errors go to stderr): what
+    `ID=$(...)`, a pipe or a redirect takes."""
+    print(text, flush=True)
+
+
 def say_error(text: str) -> None:
     """One line, whatever the terminal's width, and brackets in the text are not markup."""
     console().print(text, style="red", markup=False, highlight=False, soft_wrap=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from icepurge.api.cli.common import cli_client, console, json_argument, run_or_exit
+from icepurge.api.cli.common import cli_client, console, json_argument, run_or_exit, say
 from icepurge.api.cli.groups import purge
 from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeNotFoundError
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
@@ -43,7 +43,7 @@ def cancel(purge_id: str) -> None:
         await (await cli_client()).cancel(purge_id)
 
     run_or_exit(go(), PurgeNotFoundError)
-    console().print(f"cancel requested for {purge_id}")
+    say(f"cancel requested for {purge_id}")
 
 
 def _table_purges(client: Controllable) -> Purges:
@@ -73,11 +73,9 @@ def _control(
     current = run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
     if isinstance(current, NamespacePurgeStatus):
         done = f"{current.tables_finished} of {current.tables_total} tables finished"
-        console().print(
-            f"{purge_id} {action}; now {current.state.value}{' (paused)' if current.paused else ''}, {done}"
-        )
+        say(f"{purge_id} {action}; now {current.state.value}{' (paused)' if current.paused else ''}, {done}")
         return
-    console().print(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
+    say(f"{purge_id} {action}; now {current.state.value}, {current.files_done} files done")
 
 
 @purge.command("rerun")
@@ -97,7 +95,7 @@ def rerun(
         return await (await cli_client()).rerun(purge_id, properties)
 
     run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError, InvalidPurgeRequestError)
-    console().print(f"{purge_id} running again")
+    say(f"{purge_id} running again")
 
 
 @purge.command("pause")

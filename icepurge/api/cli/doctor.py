@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from icepurge.activities.catalogs import CatalogRegistry
-from icepurge.api.cli.common import console
+from icepurge.api.cli.common import console, say
 from icepurge.api.cli.settings import CliSettings
 from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeServiceUnavailableError
 from icepurge.api.clients.http_client import HttpPurgeClient
@@ -63,6 +63,11 @@ def print_results(results: list[CheckResult], *, as_json: bool) -> None:
             table.add_row(result.check, outcome, Text(result.detail))
         Console(width=None if sys.stdout.isatty() else 200).print(table)
     failed = [result.check for result in results if result.failed]
-    console().print(f"{len(failed)} failed: {', '.join(failed)}" if failed else "all checks passed")
+    summary = f"{len(failed)} failed: {', '.join(failed)}" if failed else "all checks passed"
+    # With --json the document is the result, and stays parseable.
+    if as_json:
+        console().print(summary, markup=False, highlight=False)
+    else:
+        say(summary)
     if failed:
         raise typer.Exit(1)

@@ -22,6 +22,8 @@ from icepurge.api.cli.common import (
     namespace_levels,
     refuse_plaintext_credentials,
     run_or_exit,
+    say,
+    say_error,
     started_saying_if_closed,
 )
 from icepurge.api.cli.groups import admin, app, purge
@@ -185,6 +187,38 @@ def purge_table(
     print(run_or_exit(go(), InvalidPurgeRequestError))
 
 
+@purge.command("id")
+def purge_id(
+    catalog: Annotated[str, typer.Argument()],
+    namespace: Annotated[
+        str,
+        typer.Argument(help='Levels joined by dots (a.b); a level holding a dot: \'["a.b","c"]\'.'),
+    ],
+    table: Annotated[str, typer.Argument()],
+    *,
+    dry_run: Annotated[bool, typer.Option(help="The id of the table's dry run.")] = False,
+    request_id: Annotated[str | None, typer.Option(help="The request id the purge was started with.")] = None,
+) -> None:
+    """Print the id of a table's purge by name: the one `purge table` starts, and the one a front
+    door's drop with purge starts (its client sees no id). Nothing is asked of any service."""
+    from icepurge.contract.purge_id import purge_id_for
+    from icepurge.contract.validation import InvalidPurgeRequestError, by_name_request
+
+    try:
+        request = by_name_request(
+            catalog,
+            namespace_levels(namespace),
+            table,
+            requested_by="icepurge-cli",
+            options={"dry_run": dry_run},
+            request_id=request_id,
+        )
+    except InvalidPurgeRequestError as error:
+        say_error(str(error))
+        raise typer.Exit(2) from None
+    say(purge_id_for(request))
+
+
 purge.command("namespace")(purge_namespace)
 purge.command("report")(report)
 
@@ -252,7 +286,7 @@ def watch(
                 current = await client.status(purge_id)
 
     final = run_or_exit(go(), PurgeNotFoundError)
-    console().print(_final_line(final))
+    say(_final_line(final))
     raise typer.Exit(EXIT_CODES.get(final.state, 1))
 
 
@@ -264,6 +298,8 @@ def _final_line(final: PurgeStatus) -> str:
     if final.state is PurgeState.CANCELLED:
         return f"CANCELLED: {final.counts.total().deleted} files deleted before it stopped"
     line = f"{final.state.value}: {final.counts.total().deleted} files deleted"
+    if final.outcome_note:
+        line += f", {final.outcome_note}"
     if final.dry_run:
         line = f"{final.state.value} (dry run): {final.files_total} files would be deleted"
     if final.failures_total:
@@ -298,7 +334,7 @@ def setup() -> None:
 
     added = run_or_exit(go(), SearchAttributeConflictError)
     namespace = settings.temporal_namespace
-    console().print(f"added to {namespace}: {', '.join(added)}" if added else f"{namespace} was ready")
+    say(f"added to {namespace}: {', '.join(added)}" if added else f"{namespace} was ready")
 
 
 @purge.command("list")

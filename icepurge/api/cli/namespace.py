@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from icepurge.api.cli.common import cli_client, console, namespace_levels, run_or_exit
+from icepurge.api.cli.common import cli_client, console, namespace_levels, run_or_exit, say
 from icepurge.api.clients.errors import PurgeNotFoundError
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def watch_namespace(purge_id: str, interval: float) -> None:
                 current = await client.status(purge_id)
 
     final = run_or_exit(go(), PurgeNotFoundError)
-    console().print(final_namespace_line(final))
+    say(final_namespace_line(final))
     raise typer.Exit(NAMESPACE_EXIT_CODES.get(final.state.value, 1))
 
 

@@ -61,7 +61,9 @@ def report(
                 )
                 first = False
             for entry in page.entries:
-                sys.stdout.write("\t".join((entry.path, entry.category or "", entry.detail or "")) + "\n")
+                # Fields left empty at the end of a line are left out with their tabs.
+                fields = "\t".join((entry.path, entry.category or "", entry.detail or ""))
+                sys.stdout.write(fields.rstrip("\t") + "\n")
             following = page.next_offset
             if not every:
                 break

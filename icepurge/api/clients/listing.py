@@ -65,23 +65,27 @@ class PurgeSummary(BaseModel):
     waiting: str | None = Field(
         None, description="What a running purge waits for: a step it retries, and why."
     )
+    outcome_note: str | None = Field(
+        None, description="A closed purge's note on what its counts don't say (files already gone, why)."
+    )
     started_at: datetime | None
     closed_at: datetime | None
     scheduled_for: datetime | None = Field(None, description="A soft delete's time to begin deleting.")
 
     @computed_field(  # type: ignore[prop-decorator]
-        description="Why it did not simply succeed: a FAILED purge's error, how many files failed; "
-        "for a running purge, what it waits for."
+        description="Why it did not simply succeed: a FAILED purge's error, how many files failed, "
+        "files it found already gone; for a running purge, what it waits for."
     )
     @property
     def reason(self) -> str | None:
         if self.state == "FAILED":
             return self.error or "failed (no reason recorded)"
         if self.state == "SUCCEEDED_WITH_ERRORS":
-            return f"{self.files_failed or 0} files failed; the purge's report lists them"
+            failed = f"{self.files_failed or 0} files failed; the purge's report lists them"
+            return f"{failed}; {self.outcome_note}" if self.outcome_note else failed
         if self.state == "CANCELLED":
             return "cancelled"
-        return self.waiting
+        return self.outcome_note if self.state == "SUCCEEDED" else self.waiting
 
 
 class PurgePage(BaseModel):

@@ -23,7 +23,7 @@ from icepurge.api.clients.errors import (
     PurgeReportUnavailableError,
     PurgeServiceUnavailableError,
 )
-from icepurge.api.server.auth import TokenVerifier
+from icepurge.api.server.auth import IgnoredTokenNotice, TokenVerifier
 from icepurge.api.server.body_limit import BodyLimit
 from icepurge.api.server.catalog_routes import router as catalog_router
 from icepurge.api.server.codec_routes import router as codec_router
@@ -128,6 +128,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.middleware("http")(same_origin_docs)
     app.state.settings = settings
     app.state.verifier = TokenVerifier.from_file(settings.api_auth_file) if settings.api_auth_file else None
+    app.state.ignored_token_notice = IgnoredTokenNotice()
     app.state.temporal = TemporalConnection(settings)
     app.state.codec = settings.payload_codec()
     app.state.catalogs = CatalogRegistry.from_pyiceberg_config()

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.roles import Role
+
+log = logging.getLogger(__name__)
 
 ANY_CATALOG = "*"
 
@@ -57,6 +61,24 @@ class Principal(BaseModel):
 
 
 INSECURE_DEV = Principal(name="insecure-dev", catalogs=frozenset({ANY_CATALOG}), roles=frozenset(Role))
+
+
+class IgnoredTokenNotice:
+    """Insecure dev mode takes every request without looking at its token: the first request that
+    brings one is told, in the log, once per process (a caller who set a token expects it to
+    count)."""
+
+    def __init__(self) -> None:
+        self._said = threading.Event()
+
+    def token_presented(self) -> None:
+        if self._said.is_set():
+            return
+        self._said.set()
+        log.warning(
+            "a request brought a token, which INSECURE DEV MODE does not check (it accepts every "
+            "request without one); set ICEPURGE_API_AUTH_FILE to have tokens checked"
+        )
 
 
 def token_hash(token: str) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Request
 
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.api.server.auth import INSECURE_DEV, Principal, TokenVerifier
+from icepurge.api.server.auth import INSECURE_DEV, IgnoredTokenNotice, Principal, TokenVerifier
 from icepurge.api.server.settings import ApiSettings
 from icepurge.api.server.temporal_connection import TemporalConnection
 from icepurge.contract.roles import Role
@@ -26,6 +26,9 @@ def principal(request: Request, authorization: Annotated[str | None, Header()] =
     settings: ApiSettings = request.app.state.settings
     verifier: TokenVerifier | None = request.app.state.verifier
     if settings.api_insecure_dev:
+        if authorization:
+            notice: IgnoredTokenNotice = request.app.state.ignored_token_notice
+            notice.token_presented()
         return INSECURE_DEV
     if verifier is None:
         raise unauthorized(

@@ -45,6 +45,8 @@ _TABLE_PATH = re.compile(
 )
 _READS = frozenset({"GET", "HEAD"})
 CONFIG_PATH = "v1/config"
+# Where the store is, which a client needs to write a table: no credential among them.
+STORE_SETTINGS_SHOWN = ("s3.endpoint", "s3.region", "s3.path-style-access", "s3.force-virtual-addressing")
 # The caller's name in pass-through mode: the upstream knows who it is, icepurge doesn't.
 UPSTREAM_AUTHORIZED = "upstream-authorized"
 
@@ -95,7 +97,8 @@ async def front_door(catalog: str, path: str, request: Request) -> Response:
         # Nothing was dropped: the purge's start is the drop's first durable step.
         return iceberg_error(503, "ServiceUnavailableException", f"{error}; retry the DELETE")
     if call.path == CONFIG_PATH and answer.status == 200:
-        answer = _kept_on_front_door(answer, str(request.base_url).rstrip("/") + f"/iceberg/{catalog}")
+        base = str(request.base_url).rstrip("/") + f"/iceberg/{catalog}"
+        answer = _kept_on_front_door(answer, base, door.catalog_properties)
     return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
 
@@ -211,10 +214,17 @@ def _with_warehouse(call: Call, upstream: Upstream) -> Call:
     return Call(call.method, call.path, query, call.headers, call.body)
 
 
-def _kept_on_front_door(answer: Forwarded, base: str) -> Forwarded:
+def _kept_on_front_door(answer: Forwarded, base: str, catalog_properties: dict[str, str]) -> Forwarded:
     """The upstream's config with `uri` overridden to the front door: a client that applies the
-    overrides stays here instead of going around it."""
+    overrides stays here instead of going around it. Where the upstream names no store endpoint
+    or region (SeaweedFS's doesn't), the front door's own for the catalog come as defaults, as a
+    catalog that knows its store hands them: a client then writes with its credentials alone.
+    Credentials never: a caller brings its own, or gets them vended per table."""
     config = json.loads(answer.body)
     config.setdefault("overrides", {})["uri"] = base
+    defaults = config.setdefault("defaults", {})
+    for key in STORE_SETTINGS_SHOWN:
+        if key in catalog_properties and key not in defaults and key not in config["overrides"]:
+            defaults[key] = catalog_properties[key]
     body = json.dumps(config).encode()
     return Forwarded(answer.status, body, {**answer.headers, "content-type": "application/json"})
