@@ -37,13 +37,12 @@ from icepurge.worker.settings import WorkerSettings
 from tests.api_server import TOKENS
 from tests.conftest import (
     HOLD_NAMESPACE,
-    PASS_THROUGH_CATALOG,
     REST_CATALOG,
-    REST_TABLE_BUCKET,
     SLOW_ANSWERS_CATALOG,
     SLOW_HOLDING_CATALOG,
     SLOW_PASS_THROUGH_CATALOG,
 )
+from tests.drop_windows import HELD_DROPS, pass_through_caller
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -226,11 +225,7 @@ async def test_front_door_and_worker_kills_during_drops_lose_nothing_and_purge_o
 HELD_SECONDS = 60.0
 
 
-@pytest.mark.parametrize(
-    ("catalog", "held_call"),
-    [(SLOW_ANSWERS_CATALOG, ("DELETE", "/tables/")), (SLOW_HOLDING_CATALOG, ("POST", "/tables/rename"))],
-    ids=["plan-first", "held"],
-)
+@HELD_DROPS
 async def test_a_retry_after_kills_inside_the_drop_window_is_never_told_no_such_table(
     catalog: str,
     held_call: tuple[str, str],
@@ -291,14 +286,7 @@ async def test_a_pass_through_retry_after_the_front_door_died_inside_the_drop_wi
     the table gone and confirms that purge. (The session's worker runs it: a worker process would
     know the pass-through catalog from the environment and have no token for it.)"""
     name = f"passing{uuid.uuid4().hex[:6]}"
-    caller = RestCatalog(
-        "crash-caller",
-        uri=f"{api_url}/iceberg/{PASS_THROUGH_CATALOG}",
-        token=TOKENS["bucket-dropper"][0],
-        warehouse=f"s3://{REST_TABLE_BUCKET}/",
-        **stack.s3_properties,
-    )
-    table = simple_table(caller, (NAMESPACE,), name, appends=2)
+    table = simple_table(pass_through_caller(api_url, stack), (NAMESPACE,), name, appends=2)
     pass_through_answers.hold_answers("DELETE", f"/tables/{name}", HELD_SECONDS)
     try:
         api, url = doors.start(worker_settings.task_queue)

@@ -18,17 +18,13 @@ from pyiceberg.catalog.rest import RestCatalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
 from icepurge.api.server.front_door.routes import PURGE_ID_HEADER
-from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import FaultPlan
 from icepurge.devstack.stack import EmbeddedStack
 from tests.api_server import TOKENS
 from tests.conftest import (
-    PASS_THROUGH_CATALOG,
-    REST_TABLE_BUCKET,
-    SLOW_ANSWERS_CATALOG,
-    SLOW_HOLDING_CATALOG,
     SLOW_PASS_THROUGH_CATALOG,
 )
+from tests.drop_windows import HELD_DROPS, pass_through_caller, purged_once
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -78,11 +74,7 @@ async def _retried_inside_the_window(url: str, held: FaultPlan, path_part: str) 
     return retried.headers[PURGE_ID_HEADER], answered.headers[PURGE_ID_HEADER]
 
 
-@pytest.mark.parametrize(
-    ("catalog", "held_call"),
-    [(SLOW_ANSWERS_CATALOG, ("DELETE", "/tables/")), (SLOW_HOLDING_CATALOG, ("POST", "/tables/rename"))],
-    ids=["plan-first", "held"],
-)
+@HELD_DROPS
 async def test_a_retry_while_the_purge_drops_the_table_is_answered_from_that_purge(
     catalog: str,
     held_call: tuple[str, str],
@@ -102,10 +94,7 @@ async def test_a_retry_while_the_purge_drops_the_table_is_answered_from_that_pur
     ids = await _retried_inside_the_window(table_url(api_url, catalog, name), upstream_answers, path_part)
 
     assert ids == (purge_id, purge_id)
-    status = (await purges.wait(purge_id)).status
-    assert status.state is PurgeState.SUCCEEDED, status
-    assert not upstream.table_exists((NAMESPACE, name))
-    assert s3.list(table.location()) == set()
+    await purged_once(purges, purge_id, upstream, table, s3)
 
 
 async def test_a_pass_through_retry_while_the_drop_is_unanswered_confirms_the_same_purge(
@@ -118,24 +107,14 @@ async def test_a_pass_through_retry_while_the_drop_is_unanswered_confirms_the_sa
     s3: S3Store,
 ) -> None:
     name = f"p{uuid.uuid4().hex[:8]}"
-    caller = RestCatalog(
-        "window-caller",
-        uri=f"{api_url}/iceberg/{PASS_THROUGH_CATALOG}",
-        token=TOKENS["bucket-dropper"][0],
-        warehouse=f"s3://{REST_TABLE_BUCKET}/",
-        **stack.s3_properties,
-    )
-    table = simple_table(caller, (NAMESPACE,), name, appends=2)
+    table = simple_table(pass_through_caller(api_url, stack), (NAMESPACE,), name, appends=2)
     pass_through_answers.hold_answers("DELETE", f"/tables/{name}", HELD_SECONDS)
 
     url = table_url(api_url, SLOW_PASS_THROUGH_CATALOG, name)
     retried_id, first_id = await _retried_inside_the_window(url, pass_through_answers, f"/tables/{name}")
 
     assert retried_id == first_id
-    status = (await purges.wait(first_id)).status
-    assert status.state is PurgeState.SUCCEEDED, status
-    assert not upstream.table_exists((NAMESPACE, name))
-    assert s3.list(table.location()) == set()
+    await purged_once(purges, first_id, upstream, table, s3)
 
 
 async def test_pass_through_drops_sent_at_once_confirm_one_purge_and_cancel_nothing(
@@ -151,14 +130,7 @@ async def test_pass_through_drops_sent_at_once_confirm_one_purge_and_cancel_noth
     answers held back): both attach to one purge of that snapshot, one drop finds the table
     gone (404). That one is the same drop, not a refusal: the purge goes on, both answer 204."""
     name = f"twice{uuid.uuid4().hex[:8]}"
-    caller = RestCatalog(
-        "window-twice",
-        uri=f"{api_url}/iceberg/{PASS_THROUGH_CATALOG}",
-        token=TOKENS["bucket-dropper"][0],
-        warehouse=f"s3://{REST_TABLE_BUCKET}/",
-        **stack.s3_properties,
-    )
-    table = simple_table(caller, (NAMESPACE,), name, appends=2)
+    table = simple_table(pass_through_caller(api_url, stack), (NAMESPACE,), name, appends=2)
     pass_through_answers.hold_answers("GET", f"/tables/{name}", 1.5)
     url = table_url(api_url, SLOW_PASS_THROUGH_CATALOG, name)
 
@@ -166,7 +138,4 @@ async def test_pass_through_drops_sent_at_once_confirm_one_purge_and_cancel_noth
 
     assert [answer.status_code for answer in both] == [204, 204], [answer.text for answer in both]
     [purge_id] = {answer.headers[PURGE_ID_HEADER] for answer in both}
-    status = (await purges.wait(purge_id)).status
-    assert status.state is PurgeState.SUCCEEDED, status
-    assert not upstream.table_exists((NAMESPACE, name))
-    assert s3.list(table.location()) == set()
+    await purged_once(purges, purge_id, upstream, table, s3)

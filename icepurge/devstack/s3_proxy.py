@@ -97,8 +97,10 @@ class FaultPlan:
         self.held: list[str] = []
 
     def hold_answers(self, method: str, path_part: str, seconds: float) -> None:
+        """Calls held before are forgotten: `answer_held` waits for one held from now on."""
         with self.lock:
             self.held_answers[(method, path_part)] = seconds
+            self.held.clear()
 
     def release_answers(self) -> None:
         with self.lock:
