@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
@@ -68,7 +69,8 @@ async def _closed(purges: PurgeClient, purge_id: str) -> None:
 
 async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCatalog, folder: Path) -> None:
     """By snapshot across continue-as-new, soft delete (undrop, expedite, cancel), the controls,
-    a failure, by name in the express lane, held (and held then undropped), and doctor's echo."""
+    a failure, a file already gone, by name in the express lane, held (and held then undropped),
+    and doctor's echo."""
     table = many_files_table(lake, ("chained",), "t", manifests=10, files=40)
     snapshot = request_for_table("tests", table, table.io.properties, "recorder")
     purge_id = await purges.start(snapshot)
@@ -102,6 +104,17 @@ async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCata
     purge_id = await purges.start(missing)
     await _closed(purges, purge_id)
     await _write(client, purge_id, folder, "table_purge_failed")
+
+    # A data file deleted before the purge (on the local disk, which tells a missing file from a
+    # deleted one): its outcome note goes into the memo.
+    warehouse = Path(tempfile.mkdtemp(prefix="icepurge-record-disk-"))
+    disk = SqlCatalog("disk", uri=lake.properties["uri"], warehouse=warehouse.as_uri())
+    table = simple_table(disk, ("gone",), "t", appends=2)
+    first = sorted(task.file.file_path for task in table.scan().plan_files())[0]
+    Path(urlsplit(first).path).unlink()
+    purge_id = await purges.start(request_for_table("tests", table, table.io.properties, "recorder"))
+    await purges.wait(purge_id)
+    await _write(client, purge_id, folder, "table_purge_already_gone")
 
     simple_table(lake, ("express",), "t", appends=2)
     purge_id = await purges.purge_by_name(CATALOG, ["express"], "t", requested_by="recorder")
