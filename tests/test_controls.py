@@ -75,8 +75,9 @@ async def test_pause_stops_the_counters_and_resume_finishes_on_a_new_budget(
         changed = await admin.set_rate_budget(purge_id, budget)
         assert changed.bucket_requests_per_second == budget
 
-        code, _, err = await icepurge(stack, "purge", "resume", purge_id)
+        code, out, err = await icepurge(stack, "purge", "resume", purge_id)
         assert code == 0, err
+        assert out.startswith(f"{purge_id} resumed; now "), (out, err)
         resumed_at = len(faults.delete_times)
         report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
         after_resume = faults.delete_times[resumed_at:]
@@ -117,8 +118,9 @@ async def test_resume_of_a_running_purge_is_rejected_and_the_cli_sets_a_budget(
         code, _, err = await icepurge(stack, "purge", "rate", purge_id)
         assert code == 2
         assert "--unlimited" in err
-        code, _, err = await icepurge(stack, "purge", "rate", purge_id, "50")
+        code, out, err = await icepurge(stack, "purge", "rate", purge_id, "50")
         assert code == 0, err
+        assert out.startswith(f"{purge_id} budget set to 50 requests/s per bucket; now "), (out, err)
         assert (await purges.status(purge_id)).bucket_requests_per_second == 50
         report = await asyncio.wait_for(purges.wait(purge_id), timeout=120)
     assert report.status.state is PurgeState.SUCCEEDED
