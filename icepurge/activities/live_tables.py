@@ -159,21 +159,16 @@ class PurgedTable:
 ScopeKey = tuple[str, OverlapScope, Identifier]
 
 
-def _also_named(own: Footprint | None, identifier: Identifier) -> Callable[[Footprint], bool]:
+def _own_elsewhere(footprint: Footprint, own: Footprint | None, identifier: Identifier) -> bool:
     """Whether a listed table is the identifier's own entry, listed under another spelling: the
     same levels joined by dots, at the same metadata file. SQL catalogs and SeaweedFS's keep
     namespaces as dotted names (`("a.b", "t")` is `("a", "b", "t")` there), and the own entry has
     been compared (or, in a preview, left out) already. Without an own entry (dropped), none is."""
-    name = ".".join(identifier)
-
-    def is_own(footprint: Footprint) -> bool:
-        return (
-            own is not None
-            and footprint.metadata_location == own.metadata_location
-            and ".".join(footprint.identifier) == name
-        )
-
-    return is_own
+    return (
+        own is not None
+        and footprint.metadata_location == own.metadata_location
+        and ".".join(footprint.identifier) == ".".join(identifier)
+    )
 
 
 @contextmanager
@@ -229,7 +224,6 @@ class LiveTableScanner:
             found.refusal = purged.refusal(own)
         if found.refusal is not None or scope is OverlapScope.TABLE:
             return found
-        elsewhere = _also_named(own, purged.identifier)
         namespace = purged.identifier[:-1] if scope is OverlapScope.NAMESPACE else ()
         listing = self._tables(catalog, [namespace] if scope is OverlapScope.NAMESPACE else None, found, beat)
         listing.pop(purged.identifier, None)
@@ -238,7 +232,7 @@ class LiveTableScanner:
             self._follow(catalog, purged, kept, listing, found=found, beat=beat)
             found.tables_compared += len(kept.index)
             for footprint in kept.index.overlapping(purged.metadata_location, purged.locations):
-                if elsewhere(footprint):
+                if _own_elsewhere(footprint, own, purged.identifier):
                     continue
                 found.refusal = purged.refusal(footprint)
                 if found.refusal is not None:

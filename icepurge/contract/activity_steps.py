@@ -125,43 +125,20 @@ FINALIZE = Step(
 )
 # Loading reads the metadata JSON too, which can be large.
 LOAD_TABLE = Step(LOAD_TABLE_ACTIVITY, TableRef, LoadedTable, timedelta(seconds=60), CATALOG_RETRY)
-DROP_TABLE = Step(
-    DROP_TABLE_ACTIVITY,
-    DropInput,
-    DropResult,
-    CATALOG_CALL_TIMEOUT,
-    CATALOG_RETRY,
-    CATALOG_STEP_HEARTBEAT,
-    pulse=True,
-)
-REGISTER_TABLE = Step(
-    REGISTER_TABLE_ACTIVITY,
-    RegisterInput,
-    RegisterResult,
-    CATALOG_CALL_TIMEOUT,
-    CATALOG_RETRY,
-    CATALOG_STEP_HEARTBEAT,
-    pulse=True,
-)
+
+
+def catalog_step(
+    name: str, input_type: type[Input], result_type: type[Result], timeout: timedelta = CATALOG_CALL_TIMEOUT
+) -> Step[Input, Result]:
+    """A step that changes a table's catalog entry: retried as a catalog is, on a pulse."""
+    return Step(name, input_type, result_type, timeout, CATALOG_RETRY, CATALOG_STEP_HEARTBEAT, pulse=True)
+
+
+DROP_TABLE = catalog_step(DROP_TABLE_ACTIVITY, DropInput, DropResult)
+REGISTER_TABLE = catalog_step(REGISTER_TABLE_ACTIVITY, RegisterInput, RegisterResult)
 # A load and a rename (and the hold namespace's creation, the first time): a few catalog calls.
-HOLD_TABLE = Step(
-    HOLD_TABLE_ACTIVITY,
-    HoldInput,
-    HeldTable,
-    timedelta(seconds=60),
-    CATALOG_RETRY,
-    CATALOG_STEP_HEARTBEAT,
-    pulse=True,
-)
-RELEASE_HELD_TABLE = Step(
-    RELEASE_HELD_TABLE_ACTIVITY,
-    ReleaseInput,
-    RegisterResult,
-    CATALOG_CALL_TIMEOUT,
-    CATALOG_RETRY,
-    CATALOG_STEP_HEARTBEAT,
-    pulse=True,
-)
+HOLD_TABLE = catalog_step(HOLD_TABLE_ACTIVITY, HoldInput, HeldTable, timedelta(seconds=60))
+RELEASE_HELD_TABLE = catalog_step(RELEASE_HELD_TABLE_ACTIVITY, ReleaseInput, RegisterResult)
 # The guard may list a whole catalog; it heartbeats per table.
 LIVE_TABLE_GUARD = Step(
     LIVE_TABLE_GUARD_ACTIVITY,
