@@ -17,9 +17,9 @@ from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
-from icepurge.activities.locations import table_locations
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner, PurgedTable
+from icepurge.catalogs.locations import table_locations
 from icepurge.connection.connect import connect
 from icepurge.contract.request import OverlapScope
 from icepurge.contract.status import GuardName

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
-from icepurge.activities.locations import table_locations
+from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner, PurgedTable
+from icepurge.catalogs.locations import table_locations
 from icepurge.contract.request import OverlapScope
 from icepurge.devstack.small_tables import SCHEMA
 

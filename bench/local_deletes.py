@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pyiceberg.io import load_file_io
 
-from icepurge.activities.chunk_deleter import group_size
-from icepurge.activities.object_store import ObjectStore
+from icepurge.activities.delete.chunk_deleter import group_size
+from icepurge.activities.delete.object_store import ObjectStore
 from icepurge.stores.fileio_deletes import FileIODeleter
 from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits

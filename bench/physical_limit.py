@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.table import Table
 
-from icepurge.activities.planner import VERSION_HINT, reach
+from icepurge.activities.plan.planner import VERSION_HINT, reach
 from icepurge.devstack.requests import request_for_table
 
 READS_IN_FLIGHT = 16

@@ -17,9 +17,9 @@ from pyiceberg.table import Table
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import table_of
-from icepurge.activities.planner import ChunkSizing, build_plan
-from icepurge.activities.state_store import StateStore
+from icepurge.activities.plan.planner import ChunkSizing, PlanBuild, build_plan
 from icepurge.devstack.requests import request_for_table
+from icepurge.state.state_store import StateStore
 
 RUNS = 5
 
@@ -28,12 +28,14 @@ def _plan_seconds(table: Table, properties: dict[str, str], state: StateStore, r
     request = request_for_table("bench", table, properties, "bench")
     started = time.perf_counter()
     plan = build_plan(
-        run,
-        request,
-        io=load_file_io(properties, table.metadata_location),
-        state=state,
-        plan_uri=state.uri(run, "plan.json"),
-        sizing=ChunkSizing(),
+        PlanBuild(
+            purge_id=run,
+            request=request,
+            io=load_file_io(properties, table.metadata_location),
+            state=state,
+            plan_uri=state.uri(run, "plan.json"),
+            sizing=ChunkSizing(),
+        )
     )
     return time.perf_counter() - started, sum(plan.content_chunks)
 

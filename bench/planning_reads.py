@@ -18,12 +18,12 @@ from pyiceberg.io import load_file_io
 from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
-from icepurge.activities.planner import ChunkSizing, build_plan
-from icepurge.activities.state_store import StateStore
+from icepurge.activities.plan.planner import ChunkSizing, PlanBuild, build_plan
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.rewrite_heavy_table import compared_shapes, rewrite_heavy_table
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.state.state_store import StateStore
 
 RUNS = 3
 ORDER = ("append_only", "rewrite_heavy")
@@ -34,12 +34,14 @@ def _plan_once(table: Table, properties: dict[str, str], state_dir: Path, run: i
     state = StateStore(f"file://{state_dir}", {})
     started = time.perf_counter()
     build_plan(
-        f"bench-{run}",
-        request,
-        io=load_file_io(properties, table.metadata_location),
-        state=state,
-        plan_uri=state.uri(f"run-{run}", "plan.json"),
-        sizing=ChunkSizing(),
+        PlanBuild(
+            purge_id=f"bench-{run}",
+            request=request,
+            io=load_file_io(properties, table.metadata_location),
+            state=state,
+            plan_uri=state.uri(f"run-{run}", "plan.json"),
+            sizing=ChunkSizing(),
+        )
     )
     return time.perf_counter() - started
 

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from icepurge.activities.finalizer import PurgeReportObject
+from icepurge.activities.finalize.finalizer import PurgeReportObject
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.report_sections import ReportSection

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from icepurge.activities.spark_engine import ROW_SCHEMA
-from icepurge.activities.spark_jobs import spark_jobs
+from icepurge.activities.delete.spark_engine import ROW_SCHEMA
+from icepurge.activities.delete.spark_jobs import spark_jobs
 from icepurge.worker.spark_session import build_spark_session, warm_up
 
 
 def _empty_tasks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    import icepurge.activities.spark_engine  # noqa: F401  # as a purge task does
+    import icepurge.activities.delete.spark_engine  # noqa: F401  # as a purge task does
 
     for batch in batches:
         for task in batch.column(0).to_pylist():

@@ -12,8 +12,8 @@ from azure.core.exceptions import ServiceRequestError
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.activities.locations import LocationGuard
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.catalogs.locations import LocationGuard
 from icepurge.contract.counts import Category, SkipReason
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.azurite import AzuriteEndpoint

@@ -10,11 +10,12 @@ import typer
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.catalog_activities import CatalogActivities, file_io_properties
-from icepurge.activities.catalog_admission import CatalogAdmission
-from icepurge.activities.catalogs import REDACTED, CatalogRegistry
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
+from icepurge.activities.catalog.catalog_activities import CatalogActivities
 from icepurge.api.cli.common import namespace_levels
+from icepurge.catalogs.admission import CatalogAdmission
+from icepurge.catalogs.configured import REDACTED, CatalogRegistry
+from icepurge.catalogs.io_properties import file_io_properties
+from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
 from icepurge.contract.catalog_steps import TableRef
 from icepurge.contract.names import ERROR_CATALOG_UNAVAILABLE
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env

@@ -11,11 +11,11 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities import catalog_activities
-from icepurge.activities.catalog_activities import CatalogActivities
-from icepurge.activities.catalog_admission import CatalogAdmission
-from icepurge.activities.catalogs import CatalogRegistry
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
+from icepurge.activities.catalog.catalog_activities import CatalogActivities
+from icepurge.catalogs.admission import CatalogAdmission
+from icepurge.catalogs.configured import CatalogRegistry
+from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
+from icepurge.catalogs.sql import SqlCatalogKind
 from icepurge.contract.catalog_steps import DropInput, TableRef
 from icepurge.contract.names import ERROR_TABLE_CHANGED
 from tests.tables import SCHEMA
@@ -26,7 +26,7 @@ def test_a_drop_takes_only_the_planned_entry_and_only_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, conditional: bool
 ) -> None:
     if not conditional:
-        monkeypatch.setattr(catalog_activities, "takes_conditional_drop", lambda _: False)
+        monkeypatch.setattr(SqlCatalogKind, "drop_if_current", lambda *_: None)
     settings = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'c.sqlite'}", "warehouse": tmp_path.as_uri()}
     registry = CatalogRegistry({"shop": settings})
     catalog = registry.catalog("shop")

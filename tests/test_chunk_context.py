@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from icepurge.activities.chunk_context import read_chunk_context
-from icepurge.activities.plan_model import ChunkContext, Plan, context_uri
-from icepurge.activities.state_store import StateStore
+from icepurge.activities.plan.chunk_context import read_chunk_context
+from icepurge.activities.plan.plan_model import ChunkContext, Plan, context_uri
+from icepurge.state.state_store import StateStore
 
 
 def _plan(gc_enabled: bool) -> Plan:

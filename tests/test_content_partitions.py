@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from icepurge.activities.content_partitions import ContentPartitioner
-from icepurge.activities.plan_model import ContentChunk, ContentFile, content_chunk_uri
-from icepurge.activities.state_store import StateStore
+from icepurge.activities.plan.content_partitions import ContentPartitioner
+from icepurge.activities.plan.plan_model import ContentChunk, ContentFile, content_chunk_uri
 from icepurge.contract.counts import Category
+from icepurge.state.state_store import StateStore
 
 
 def _listing(start: int, count: int) -> list[ContentFile]:

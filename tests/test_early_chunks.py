@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from icepurge.activities.early_chunks import EarlyChunks
-from icepurge.activities.plan_model import (
+from icepurge.activities.plan.early_chunks import EarlyChunks
+from icepurge.activities.plan.plan_model import (
     ContentChunk,
     ContentFile,
     PlanCheckpoint,
     content_chunk_uri,
     emitted_uri,
 )
-from icepurge.activities.state_store import StateStore
 from icepurge.contract.counts import Category
+from icepurge.state.state_store import StateStore
 
 
 def _listing(start: int, count: int) -> list[ContentFile]:

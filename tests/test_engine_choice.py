@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from icepurge.activities.engine_choice import AutoSparkThresholds
+from icepurge.activities.delete.engine_choice import AutoSparkThresholds
 from icepurge.contract.schemes import store_kind
 from icepurge.worker.settings import WorkerSettings
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from icepurge.activities.event_sinks import SinkConfigError, load_sink
-from icepurge.activities.webhook_sink import (
+from icepurge.activities.signals.event_sinks import SinkConfigError, load_sink
+from icepurge.activities.signals.webhook_sink import (
     WebhookRefusedError,
     WebhookSink,
     WebhookUnavailableError,

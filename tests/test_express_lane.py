@@ -13,7 +13,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.catalog_retries import catalog_retries_bounded
+from icepurge.activities.catalog.catalog_retries import catalog_retries_bounded
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract import express_steps
 from icepurge.contract.activity_steps import CATALOG_RETRY

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.activities.finalizer import PurgeReportObject
+from icepurge.activities.finalize.finalizer import PurgeReportObject
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category, SkipReason
 from icepurge.contract.states import PurgeState

@@ -13,7 +13,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.testing import ActivityEnvironment
 
 from icepurge.activities.heartbeats import SECONDS_BETWEEN, Beats, heartbeat, pulsing
-from icepurge.activities.purge_activities import PurgeActivities
+from icepurge.activities.purge.purge_activities import PurgeActivities
+from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.contract.steps import PlanInput
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.settings import WorkerSettings
@@ -94,7 +95,7 @@ def test_a_plan_beats_once_per_checkpoint_not_once_per_read(
 ) -> None:
     """Six snapshots: a metadata log, six manifest lists and their manifests, each read once."""
     table = simple_table(lake, ("beats",), "six_snapshots", appends=6)
-    purges = PurgeActivities(worker_settings.activity_settings())
+    purges = PurgeActivities(PurgeServices.build(worker_settings.activity_settings()))
     environment = ActivityEnvironment()
     sent: list[tuple[object, ...]] = []
     environment.on_heartbeat = lambda *details: sent.append(details)

@@ -1,4 +1,4 @@
-"""A purge folder held in memory (icepurge.activities.held_state) on a real local state location:
+"""A purge folder held in memory (icepurge.state.held_state) on a real local state location:
 what is held never reaches the store, the report always does, a flush writes everything held,
 and a folder that outgrows the bound flushes itself and writes through from then on."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from icepurge.activities import state_store
-from icepurge.activities.state_store import StateStore
+from icepurge.state import state_store
+from icepurge.state.state_store import StateStore
 
 
 def _store(tmp_path: Path) -> StateStore:

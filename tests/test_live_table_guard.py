@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.activities.live_tables import overlaps
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.catalogs.live_tables import overlaps
 from icepurge.contract.names import ERROR_LIVE_TABLE
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardName

@@ -12,7 +12,7 @@ from pathlib import Path
 from pyiceberg.catalog.sql import SqlCatalog
 from sqlalchemy import text
 
-from icepurge.activities.live_tables import (
+from icepurge.catalogs.live_tables import (
     FootprintCache,
     LiveTableScanner,
     PurgedTable,
@@ -20,9 +20,9 @@ from icepurge.activities.live_tables import (
     overlaps,
     read_footprint,
 )
-from icepurge.activities.location_index import Footprint, LocationIndex
-from icepurge.activities.locations import table_locations
-from icepurge.activities.sql_listing import sql_tables_with_metadata
+from icepurge.catalogs.location_index import Footprint, LocationIndex
+from icepurge.catalogs.locations import table_locations
+from icepurge.catalogs.sql import SqlCatalogKind
 from icepurge.contract.request import OverlapScope
 from icepurge.stores.addresses import normalize
 from tests.tables import SCHEMA
@@ -165,8 +165,10 @@ def test_the_sql_listing_names_each_table_with_its_metadata_file_and_leaves_view
             {"catalog": catalog.name, "namespace": NAMESPACE[0]},
         )
 
-    assert sql_tables_with_metadata(catalog, NAMESPACE) == {(*NAMESPACE, "kept"): table.metadata_location}
-    assert sql_tables_with_metadata(catalog, NAMESPACE) == dict.fromkeys(
+    assert SqlCatalogKind(catalog).tables_with_metadata(NAMESPACE) == {
+        (*NAMESPACE, "kept"): table.metadata_location
+    }
+    assert SqlCatalogKind(catalog).tables_with_metadata(NAMESPACE) == dict.fromkeys(
         [tuple(identifier) for identifier in catalog.list_tables(NAMESPACE)], table.metadata_location
     )
 

@@ -12,7 +12,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.manifest import DataFileContent
 from pyiceberg.table import Table
 
-from icepurge.activities.manifest_reader import UnparsableFileError, parse_manifest_entries
+from icepurge.activities.plan.manifest_reader import UnparsableFileError, parse_manifest_entries
 from icepurge.contract.counts import Category
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 

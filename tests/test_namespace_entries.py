@@ -7,7 +7,7 @@ from __future__ import annotations
 from pyiceberg.catalog.noop import NoopCatalog
 from pyiceberg.typedef import Identifier
 
-from icepurge.activities.namespace_drops import DropPreview, drop_if_empty
+from icepurge.catalogs.namespace_drops import DropPreview, drop_if_empty
 
 
 class OpaqueCatalog(NoopCatalog):

@@ -124,7 +124,7 @@ async def test_dry_run_deletes_nothing_and_reports_the_would_delete_set(
         Bucket=report.status.report_location.split("/")[2],
         Key=report.status.report_location.split("/", 3)[3],
     )["Body"].read()
-    from icepurge.activities.finalizer import PurgeReportObject
+    from icepurge.activities.finalize.finalizer import PurgeReportObject
 
     would_delete = set(PurgeReportObject.model_validate_json(raw).would_delete)
     assert would_delete == expected

@@ -12,8 +12,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io import load_file_io
 from temporalio.client import Client
 
-from icepurge.activities.finalizer import PurgeReportObject
-from icepurge.activities.metadata_reader import read_bytes
+from icepurge.activities.finalize.finalizer import PurgeReportObject
+from icepurge.activities.plan.metadata_reader import read_bytes
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import PLAN_ACTIVITY, STATUS_QUERY
 from icepurge.contract.states import PurgeState

@@ -13,7 +13,7 @@ from functools import partial
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from icepurge.activities.spark_engine import chunk_job_tag
+from icepurge.activities.delete.spark_engine import chunk_job_tag
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request

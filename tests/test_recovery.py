@@ -12,7 +12,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
 
-from icepurge.activities.plan_model import PlanCheckpoint
+from icepurge.activities.plan.plan_model import PlanCheckpoint
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
 from icepurge.contract.states import PurgeState

@@ -9,12 +9,12 @@ from urllib.parse import unquote
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner, PurgedTable
-from icepurge.activities.locations import table_locations
 from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeFailedError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner, PurgedTable
+from icepurge.catalogs.locations import table_locations
 from icepurge.contract.names import ERROR_STORAGE_GONE
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.request import OverlapScope

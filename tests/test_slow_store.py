@@ -13,7 +13,7 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
-from icepurge.activities import object_store
+from icepurge.activities.delete import object_store
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract import activity_steps
 from icepurge.contract.names import CHUNK_ACTIVITY

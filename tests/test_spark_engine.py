@@ -280,7 +280,7 @@ async def test_spark_python_workers_start_with_the_task_code_imported(spark_purg
         import pyarrow as pa
 
         parent = Path(f"/proc/{os.getppid()}/cmdline").read_text().replace("\0", " ")
-        inherited = "icepurge.activities.spark_engine" in sys.modules
+        inherited = "icepurge.activities.delete.spark_engine" in sys.modules
         for _ in batches:
             yield pa.RecordBatch.from_pydict({"daemon": [parent], "inherited": [inherited]})
 

@@ -7,10 +7,10 @@ import uuid
 
 import pytest
 
-from icepurge.activities.plan_model import PlanCheckpoint
-from icepurge.activities.state_store import StateStore
+from icepurge.activities.plan.plan_model import PlanCheckpoint
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
+from icepurge.state.state_store import StateStore
 from tests.store import S3Store
 
 

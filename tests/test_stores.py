@@ -19,7 +19,7 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.sweep_activities import SweepActivities
+from icepurge.activities.sweep.sweep_activities import SweepActivities
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState

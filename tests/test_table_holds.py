@@ -15,11 +15,11 @@ from pyiceberg.catalog import Catalog
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.catalog_activities import CatalogActivities
-from icepurge.activities.catalog_admission import CatalogAdmission
-from icepurge.activities.catalogs import CatalogRegistry
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
-from icepurge.activities.table_holds import TableHolds, held_ref
+from icepurge.activities.catalog.catalog_activities import CatalogActivities
+from icepurge.activities.catalog.table_holds import TableHolds, held_ref
+from icepurge.catalogs.admission import CatalogAdmission
+from icepurge.catalogs.configured import CatalogRegistry
+from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
 from icepurge.contract.catalog_steps import HoldInput, TableRef
 from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
 from tests.tables import SCHEMA

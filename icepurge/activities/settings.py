@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from icepurge.activities.engine_choice import AutoSparkThresholds
-from icepurge.activities.planner import ChunkSizing
+from icepurge.activities.delete.engine_choice import AutoSparkThresholds
+from icepurge.activities.plan.planner import ChunkSizing
+from icepurge.activities.signals.progress_signals import ProgressSignals
+from icepurge.state.state_store import StateStore
 from icepurge.stores.outcomes import DeleteTuning
 
 
@@ -18,3 +21,14 @@ class ActivitySettings:
     auto_spark: AutoSparkThresholds = field(default_factory=AutoSparkThresholds)
     # How long an unreachable store (configuration fault) is retried before the run fails.
     config_fault_seconds: float = 300.0
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """What the services of one worker share: the state store (a plan held in memory by planning
+    is read back by the chunks and finalize of the same store), the workflows' signals (None: no
+    workflow to tell, a batch's tables) and the heartbeat."""
+
+    state: StateStore
+    signals: ProgressSignals | None
+    heartbeat: Callable[..., None]

@@ -14,24 +14,26 @@ from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from icepurge import contract
-from icepurge.activities.batch_activities import BatchActivities
-from icepurge.activities.batch_table import BatchTablePurge
-from icepurge.activities.catalog_activities import CatalogActivities
-from icepurge.activities.catalog_admission import CatalogAdmission
-from icepurge.activities.catalogs import CatalogRegistry
-from icepurge.activities.event_delivery import EventDelivery
-from icepurge.activities.express_activities import ExpressActivities
-from icepurge.activities.live_tables import FootprintCache, LiveTableScanner
-from icepurge.activities.namespace_activities import NamespaceActivities
-from icepurge.activities.planned_drop import PlannedDrops
-from icepurge.activities.progress_signals import ProgressSignals
-from icepurge.activities.purge_activities import PurgeActivities
-from icepurge.activities.spark_engine import SparkEngine
-from icepurge.activities.state_store import StateStore
-from icepurge.activities.sweep_activities import SweepActivities
-from icepurge.activities.table_holds import TableHolds
+from icepurge.activities.catalog.catalog_activities import CatalogActivities
+from icepurge.activities.catalog.planned_drop import PlannedDrops
+from icepurge.activities.catalog.table_holds import TableHolds
+from icepurge.activities.delete.spark_engine import SparkEngine
+from icepurge.activities.namespace.namespace_activities import NamespaceActivities
+from icepurge.activities.purge.batch_activities import BatchActivities
+from icepurge.activities.purge.batch_table import BatchTablePurge
+from icepurge.activities.purge.express_activities import ExpressActivities
+from icepurge.activities.purge.express_finish import ExpressFinish
+from icepurge.activities.purge.purge_activities import PurgeActivities
+from icepurge.activities.purge.purge_services import PurgeServices
+from icepurge.activities.signals.event_delivery import EventDelivery
+from icepurge.activities.signals.progress_signals import ProgressSignals
+from icepurge.activities.sweep.sweep_activities import SweepActivities
+from icepurge.catalogs.admission import CatalogAdmission
+from icepurge.catalogs.configured import CatalogRegistry
+from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
 from icepurge.connection.connect import connect
 from icepurge.contract.schemes import StoreKind, store_kind
+from icepurge.state.state_store import StateStore
 from icepurge.stores.s3_client import load_s3_model
 from icepurge.worker.expected_failures import ExpectedFailures
 from icepurge.worker.settings import WorkerSettings
@@ -73,11 +75,11 @@ def build_batches(
 ) -> BatchActivities:
     """A batch's steps of their own, signalling no workflow (a batch's tables have none), on the
     worker's live-table index; its plans never go to Spark (a batch takes small plans only)."""
-    purges = PurgeActivities(settings.activity_settings(), None, None, admission)
+    services = PurgeServices.build(settings.activity_settings(), admission=admission)
     catalogs = CatalogActivities(admission, scanner)
     state = StateStore(settings.state_location, settings.state_io_properties)
     drops = PlannedDrops(catalogs, state)
-    return BatchActivities(BatchTablePurge(purges, ExpressActivities(purges, catalogs, drops), drops, state))
+    return BatchActivities(BatchTablePurge(services, ExpressFinish(services, catalogs), drops, state))
 
 
 def activity_pool(settings: WorkerSettings) -> ThreadPoolExecutor:
@@ -106,11 +108,12 @@ def build_worker(
         )
     signals = ProgressSignals(client, asyncio.get_running_loop(), settings.progress_signal_seconds)
     admission = CatalogAdmission(CatalogRegistry.from_pyiceberg_config(), settings.snapshot_only_catalogs)
-    activities = PurgeActivities(settings.activity_settings(), spark, signals, admission)
+    services = PurgeServices.build(settings.activity_settings(), spark, signals, admission)
+    activities = PurgeActivities(services, signals)
     scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
     catalogs = CatalogActivities(admission, scanner, signals)
     state = StateStore(settings.state_location, settings.state_io_properties)
-    express = ExpressActivities(activities, catalogs, PlannedDrops(catalogs, state))
+    express = ExpressActivities(services, catalogs, PlannedDrops(catalogs, state))
     holds = TableHolds(catalogs, signals)
     batches = build_batches(settings, admission, scanner)
     namespaces = NamespaceActivities(catalogs.registry, state, signals)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr, model_validator
 
-from icepurge.activities.engine_choice import STORE_KINDS, AutoSparkThresholds
-from icepurge.activities.planner import ChunkSizing
+from icepurge.activities.delete.engine_choice import STORE_KINDS, AutoSparkThresholds
+from icepurge.activities.plan.planner import ChunkSizing
 from icepurge.activities.settings import ActivitySettings
 from icepurge.connection.settings import CatalogPolicySettings, TemporalSettings
 from icepurge.stores.outcomes import DeleteTuning

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from icepurge.activities.event_sinks import LOG_SINK, WEBHOOK_SINK, EventSink, LogSink, load_sink
-from icepurge.activities.webhook_sink import WebhookSink
+from icepurge.activities.signals.event_sinks import LOG_SINK, WEBHOOK_SINK, EventSink, LogSink, load_sink
+from icepurge.activities.signals.webhook_sink import WebhookSink
 from icepurge.worker.settings import WorkerSettings
 
 

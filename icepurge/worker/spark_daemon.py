@@ -5,7 +5,7 @@ inherits it. Importing it starts no thread, so the fork is safe (pyspark.daemon'
 
 from pyspark.daemon import manager
 
-import icepurge.activities.spark_engine  # noqa: F401
+import icepurge.activities.delete.spark_engine  # noqa: F401
 
 if __name__ == "__main__":
     manager()

@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from icepurge.activities.spark_jobs import is_connect, spark_jobs
+from icepurge.activities.delete.spark_jobs import is_connect, spark_jobs
 from icepurge.extras import require_extra
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def ship_project_code(spark: SparkSession) -> None:
 
 
 def _import_task_modules(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    import icepurge.activities.spark_engine  # noqa: F401  # what every purge task imports first
+    import icepurge.activities.delete.spark_engine  # noqa: F401  # what every purge task imports first
     from icepurge.stores.s3_client import load_s3_model
 
     load_s3_model()

@@ -24,7 +24,7 @@ WAITING_MEMO: Final = "waiting-memo"
 # child itself: its start and its ending with a report are the parent's own child-workflow events.
 PARENT_SIGNALS: Final = "parent-signals"
 # A purge by name on the express lane loads, plans and drops in one activity, its plan kept in the
-# state location before the drop (icepurge.activities.planned_drop): one workflow task fewer
+# state location before the drop (icepurge.activities.catalog.planned_drop): one workflow task fewer
 # before a front door's answer.
 DROP_WITH_PLAN: Final = "drop-with-plan"
 # A hold runs first in the purge's first workflow task (a local activity), then, if that attempt

@@ -10,13 +10,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.cli.common import console, say
 from icepurge.api.cli.settings import CliSettings
 from icepurge.api.clients.errors import PurgeAccessDeniedError, PurgeServiceUnavailableError
 from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.server.doctor_checks import server_checks
 from icepurge.api.server.settings import ApiSettings
+from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.contract.doctor import CheckResult, DoctorReport, fail, ok, skipped
 
 _STYLES = {"ok": "green", "FAIL": "bold red", "skipped": "yellow"}

@@ -16,7 +16,6 @@ from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 from temporalio.service import RPCError
 
-from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.clients.errors import (
     PurgeControlRejectedError,
     PurgeNotFoundError,
@@ -36,6 +35,7 @@ from icepurge.api.server.report_routes import router as report_router
 from icepurge.api.server.routes import router
 from icepurge.api.server.settings import ApiSettings
 from icepurge.api.server.temporal_connection import TemporalConnection
+from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.connection.errors import CodecKeyError, undecodable
 from icepurge.contract.validation import InvalidPurgeRequestError
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from icepurge.activities.catalog_admission import CatalogAdmission, CatalogNotAdmittedError, unknown_catalog
-from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.api.server.auth import Principal
 from icepurge.api.server.settings import ApiSettings
+from icepurge.catalogs.admission import CatalogAdmission, CatalogNotAdmittedError, unknown_catalog
+from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.contract.roles import Role
 
 

@@ -21,10 +21,10 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest, De
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError
 
-from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.server.admin_setup import INDEXED_TYPES
 from icepurge.api.server.front_door.policy import FrontDoorAuth
 from icepurge.api.server.settings import ApiSettings
+from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.connection.connect import connect
 from icepurge.connection.errors import CodecKeyError
 from icepurge.contract.doctor import CheckResult, fail, ok, skipped

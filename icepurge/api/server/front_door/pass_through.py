@@ -14,13 +14,13 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 
-from icepurge.activities.catalog_activities import file_io_properties
 from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import DropOutcome, TableId, not_yet, wait_for_stage
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.api.server.front_door.proxy import Call, Forwarded
+from icepurge.catalogs.io_properties import file_io_properties
 from icepurge.contract.controls import DropConfirmation, Stage
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import TERMINAL_STATES, PurgeState

@@ -19,7 +19,6 @@ import httpx
 from fastapi import APIRouter, HTTPException, Request, Response
 from temporalio.service import RPCError
 
-from icepurge.activities.catalogs import CatalogRegistry
 from icepurge.api.clients.errors import PurgeServiceUnavailableError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.dependencies import principal
@@ -31,6 +30,7 @@ from icepurge.api.server.front_door.proxy import Call, Forwarded, forward
 from icepurge.api.server.front_door.upstream import Upstream, UpstreamConfigError
 from icepurge.api.server.settings import ApiSettings
 from icepurge.api.server.temporal_connection import TemporalConnection
+from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.contract.roles import Role
 
 PURGE_ID_HEADER = "X-Icepurge-Purge-Id"

@@ -1,0 +1,137 @@
+"""Deduplicates a table's content files into chunk objects with bounded memory, for tables whose
+manifest entries exceed planning's memory budget (below it, `EarlyChunks` cuts chunks as
+manifests arrive, so deletes start before planning ends).
+
+Real tables list one file in many manifests (copy-on-write rewrites, merge-append, manifest
+rewrites), so manifest entries are not files. Planning hashes every entry by path into buckets;
+a bucket is a dict, so a second listing of a file is dropped where it arrives. When the entries
+held pass the memory budget, every bucket is spilled to the state location, and at the end each
+bucket is merged back alone. Memory stays near the budget whatever the table's size, and each
+distinct file lands in exactly one chunk object.
+
+Why here and not in the engines: once planning has done it, chunks share nothing. The local
+engine needs no set across chunks or worker restarts, and a Spark task only reads its own slice
+of a chunk object: no shuffle, no driver-side set, no state shared between executors.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from icepurge.activities.plan.plan_model import (
+    ContentChunk,
+    ContentFile,
+    PlanCheckpoint,
+    UnreadableFile,
+    content_chunk_uri,
+)
+from icepurge.contract.counts import Category
+from icepurge.state.state_store import StateStore
+
+
+@dataclass
+class ContentSummary:
+    chunk_sizes: list[int] = field(default_factory=list)
+    by_category: dict[Category, int] = field(default_factory=dict)
+
+
+class ContentPartitioner:
+    def __init__(
+        self,
+        state: StateStore,
+        plan_uri: str,
+        *,
+        expected_entries: int,
+        memory_files: int,
+        chunk_files: int,
+        beat: Callable[[], None],
+        resumed: PlanCheckpoint | None = None,
+    ) -> None:
+        """`resumed` is the checkpoint of an earlier attempt, whose spilled parts this one merges."""
+        self._state = state
+        self._plan_uri = plan_uri
+        self._spill_dir = f"{plan_uri.rsplit('/', 1)[0]}/spill"
+        self._memory_files = memory_files
+        self._chunk_files = chunk_files
+        self._beat = beat
+        # The manifest lists' counts bound the entries, so one bucket fits the budget unless
+        # those counts are wrong; then buckets grow past it but stay correct.
+        count = max(1, math.ceil(expected_entries / memory_files))
+        self._buckets: list[dict[str, ContentFile]] = [{} for _ in range(count)]
+        self._held = 0
+        self.resumed = resumed or PlanCheckpoint(reach_saved=True)
+        self.spills = self.resumed.spills
+
+    def add(self, files: Iterable[ContentFile]) -> None:
+        buckets = self._buckets
+        for file in files:
+            bucket = buckets[zlib.crc32(file.path.encode()) % len(buckets)]
+            if file.path not in bucket:
+                bucket[file.path] = file
+                self._held += 1
+        if self._held > self._memory_files and len(buckets) > 1:
+            self.spill()
+
+    def boundary(
+        self, manifests_done: int, unreadable: list[UnreadableFile], due: bool
+    ) -> PlanCheckpoint | None:
+        """After manifest `manifests_done - 1`: spills when a checkpoint is due, and returns it."""
+        if not due:
+            return None
+        self.spill()
+        return PlanCheckpoint(
+            reach_saved=True, manifests_done=manifests_done, spills=self.spills, unreadable=list(unreadable)
+        )
+
+    def finish(self) -> ContentSummary:
+        """Writes the chunk objects, bucket by bucket, and removes the spilled parts."""
+        summary = ContentSummary()
+        pending: list[ContentFile] = []
+        for index in range(len(self._buckets)):
+            merged = self._buckets[index]
+            self._buckets[index] = {}
+            for part in range(self.spills):
+                raw = self._state.read(self._part_uri(index, part))
+                for file in ContentChunk.model_validate_json(raw).files() if raw else []:
+                    merged.setdefault(file.path, file)
+                self._beat()
+            for path in sorted(merged):
+                file = merged[path]
+                summary.by_category[file.category] = summary.by_category.get(file.category, 0) + 1
+                pending.append(file)
+                if len(pending) == self._chunk_files:
+                    self._write_chunk(summary, pending)
+                    pending = []
+        if pending:
+            self._write_chunk(summary, pending)
+        for index in range(len(self._buckets)):
+            for part in range(self.spills):
+                self._state.delete(self._part_uri(index, part))
+        return summary
+
+    def _write_chunk(self, summary: ContentSummary, files: list[ContentFile]) -> None:
+        uri = content_chunk_uri(self._plan_uri, len(summary.chunk_sizes))
+        self._state.write(uri, ContentChunk.of(files), compress=True)
+        summary.chunk_sizes.append(len(files))
+        self._beat()
+
+    def spill(self) -> None:
+        """Writes every bucket to the state location: a checkpoint, and a bound on memory.
+
+        An empty bucket writes nothing; a part an earlier, crashed attempt left under that name
+        then stays and is merged too, which is harmless: it holds files of manifests this
+        attempt reads anyway."""
+        for index, bucket in enumerate(self._buckets):
+            if bucket:
+                files = list(bucket.values())
+                self._state.write(self._part_uri(index, self.spills), ContentChunk.of(files), compress=True)
+                bucket.clear()
+            self._beat()
+        self.spills += 1
+        self._held = 0
+
+    def _part_uri(self, bucket: int, part: int) -> str:
+        return f"{self._spill_dir}/{bucket:05d}-{part:05d}.json"

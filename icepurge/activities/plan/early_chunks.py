@@ -1,0 +1,167 @@
+"""Content chunks handed out while planning still reads manifests, so deletes start early.
+
+When the table's manifest entries fit planning's memory budget, one set of seen paths
+deduplicates them and chunks are cut in the order manifests are read: after a manifest, once a
+chunk's worth of new files is pending (or a checkpoint is due), they are written as chunk
+objects, then recorded in the emitted object, and only then announced to the workflow.
+
+Deleting beside planning costs CPU that planning's decoding needs (on a small host the store
+shares it too), so the first chunk is cut early only when the manifests left would take planning
+long enough to pay for it: projected from how fast the entries read so far went, at least
+`overlap_min_seconds`. Otherwise chunks are cut when planning ends, as if there were no overlap.
+
+A retried attempt resumes from that record, not from its heartbeat: every chunk a workflow may
+have started is in it. The attempt rebuilds the seen paths from the chunk objects recorded and
+never rewrites one, so a chunk already deleting keeps its files and each distinct file stays in
+exactly one chunk. Chunks written after the record (by an attempt that died before recording
+them) were never announced, and are written again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate
+
+from temporalio.exceptions import ApplicationError
+
+from icepurge.activities.plan.content_partitions import ContentSummary
+from icepurge.activities.plan.plan_model import (
+    ContentChunk,
+    ContentFile,
+    PlanCheckpoint,
+    UnreadableFile,
+    content_chunk_uri,
+    emitted_uri,
+)
+from icepurge.contract.names import ERROR_STATE_LOCATION
+from icepurge.state.state_store import StateStore
+
+
+class EarlyChunks:
+    def __init__(
+        self,
+        state: StateStore,
+        plan_uri: str,
+        *,
+        chunk_files: int,
+        beat: Callable[[], None],
+        announce: Callable[[int], None],
+        last_pieces: int = 1,
+        manifest_entries: Sequence[int] = (),
+        overlap_min_seconds: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`announce` hears how many chunk objects are ready, each time there are more. What is
+        pending when planning ends is cut in at least `last_pieces`, so the chunk window fills.
+        `manifest_entries` are the entries each manifest lists, in the order they are read."""
+        self._state = state
+        self._plan_uri = plan_uri
+        self._chunk_files = chunk_files
+        self._beat = beat
+        self._announce = announce
+        self._last_pieces = last_pieces
+        saved = state.read(emitted_uri(plan_uri))
+        self.resumed = (
+            PlanCheckpoint.model_validate_json(saved) if saved else PlanCheckpoint(reach_saved=True)
+        )
+        self._summary = ContentSummary()
+        self._seen: set[str] = set()
+        self._pending: list[ContentFile] = []
+        self._manifests_done = self.resumed.manifests_done
+        self._unreadable = list(self.resumed.unreadable)
+        for index in range(self.resumed.chunks_emitted):
+            self._take_back(index)
+        self._entries_before = [0, *accumulate(manifest_entries)]
+        self._overlap_min_seconds = overlap_min_seconds
+        self._clock = clock
+        self._started = clock()
+
+    def add(self, files: Iterable[ContentFile]) -> None:
+        seen = self._seen
+        for file in files:
+            if file.path not in seen:
+                seen.add(file.path)
+                self._pending.append(file)
+
+    def boundary(
+        self, manifests_done: int, unreadable: list[UnreadableFile], due: bool
+    ) -> PlanCheckpoint | None:
+        """After manifest `manifests_done - 1`: cuts the pending files into chunks when a chunk's
+        worth is pending (a quarter for the first: the store waits idle until it comes, and only
+        when planning has long enough left) or a checkpoint is due; returns the checkpoint when it
+        recorded one."""
+        self._manifests_done = manifests_done
+        self._unreadable = list(unreadable)
+        if due:
+            return self._emit()
+        first = not self._summary.chunk_sizes
+        worth = max(1, self._chunk_files // 4) if first else self._chunk_files
+        if len(self._pending) < worth:
+            return None
+        if first and self.seconds_left() < self._overlap_min_seconds:
+            return None
+        return self._emit()
+
+    def seconds_left(self) -> float:
+        """Planning's time still to come, projected from the entries read since this attempt
+        began; 0 when the manifests' entry counts are unknown or none were read yet."""
+        counts = self._entries_before
+        done = min(self._manifests_done, len(counts) - 1)
+        start = min(self.resumed.manifests_done, done)
+        read = counts[done] - counts[start]
+        if read == 0:
+            return 0.0
+        return (self._clock() - self._started) * (counts[-1] - counts[done]) / read
+
+    def finish(self) -> ContentSummary:
+        """Writes the last chunks. The record stays until finalize removes the plan's objects:
+        an attempt retried after this one finished must find every chunk it announced."""
+        self._emit(self._last_pieces)
+        return self._summary
+
+    def _emit(self, least_pieces: int = 1) -> PlanCheckpoint:
+        before = len(self._summary.chunk_sizes)
+        pending = sorted(self._pending, key=lambda file: file.path)
+        # Even pieces of at most 1.5 chunks: a sliver left over would cost a chunk activity of
+        # its own for a handful of files.
+        pieces = min(len(pending), max(least_pieces, round(len(pending) / self._chunk_files)))
+        for piece in range(pieces):
+            self._write_chunk(pending[piece * len(pending) // pieces : (piece + 1) * len(pending) // pieces])
+        self._pending = []
+        record = PlanCheckpoint(
+            reach_saved=True,
+            manifests_done=self._manifests_done,
+            unreadable=self._unreadable,
+            chunks_emitted=len(self._summary.chunk_sizes),
+        )
+        self._state.write(emitted_uri(self._plan_uri), record)
+        if record.chunks_emitted > before:
+            self._announce(record.chunks_emitted)
+        return record
+
+    def _write_chunk(self, files: list[ContentFile]) -> None:
+        uri = content_chunk_uri(self._plan_uri, len(self._summary.chunk_sizes))
+        self._state.write(uri, ContentChunk.of(files), compress=True)
+        self._count(files)
+        self._beat()
+
+    def _take_back(self, index: int) -> None:
+        uri = content_chunk_uri(self._plan_uri, index)
+        raw = self._state.read(uri)
+        if raw is None:
+            raise ApplicationError(
+                f"chunk object missing at {uri} while planning resumed; was the state location cleaned?",
+                type=ERROR_STATE_LOCATION,
+                non_retryable=True,
+            )
+        files = ContentChunk.model_validate_json(raw).files()
+        self._seen.update(file.path for file in files)
+        self._count(files)
+        self._beat()
+
+    def _count(self, files: list[ContentFile]) -> None:
+        summary = self._summary
+        summary.chunk_sizes.append(len(files))
+        for file in files:
+            summary.by_category[file.category] = summary.by_category.get(file.category, 0) + 1

@@ -1,0 +1,182 @@
+"""Planning a purge: the plan built from the table's metadata, kept in the state location (or
+held in memory for a plan the express finish takes at once), and the engine its chunks run on.
+The plan step, the express lane and a batch's tables all plan here."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from contextlib import AbstractContextManager, nullcontext
+
+# Every plan opens the table's FileIO, which for s3:// and file:// is PyArrow's: imported with the
+# worker rather than inside its first purge's planning (0.6 s, measured in bench.compare_engines).
+import pyiceberg.io.pyarrow  # noqa: F401
+from pyiceberg.io import FileIO, load_file_io
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from icepurge.activities.catalog.catalog_calls import admitted
+from icepurge.activities.delete.engine import ChunkEngines
+from icepurge.activities.plan.config_faults import configuration_faults_bounded
+from icepurge.activities.plan.plan_model import Plan, PlanCheckpoint
+from icepurge.activities.plan.planner import PlanBuild, ReadyChunks, build_plan
+from icepurge.activities.settings import ActivitySettings, StepContext
+from icepurge.activities.signals.attempt_reports import reporting_failed_attempts
+from icepurge.catalogs.admission import CatalogAdmission
+from icepurge.catalogs.locations import parent_dir
+from icepurge.contract.counts import Category, FileCounts, SkipReason
+from icepurge.contract.express_steps import finishes_at_once
+from icepurge.contract.names import ERROR_STATE_LOCATION, PLAN_ACTIVITY
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.status import PlannedTotals
+from icepurge.contract.steps import ChunksReady, PlanInput, PlanSummary
+from icepurge.state.held_state import HeldFolder
+
+log = logging.getLogger(__name__)
+
+
+def _table_io(request: PurgeRequest) -> FileIO:
+    return load_file_io(request.file_io_properties, request.snapshot_location())
+
+
+class Planning:
+    def __init__(
+        self,
+        settings: ActivitySettings,
+        context: StepContext,
+        engines: ChunkEngines,
+        admission: CatalogAdmission | None,
+    ) -> None:
+        self._settings = settings
+        self._engines = engines
+        self._signals = context.signals
+        # None: every catalog name is taken (tools that plan without a worker).
+        self._admission = admission
+        self._heartbeat = context.heartbeat
+        self._state = context.state
+
+    def plan(self, step: PlanInput) -> PlanSummary:
+        """The plan step's: resumed from its checkpoint, chunks announced as they are ready."""
+        with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
+            return self._plan(step)
+
+    def plan_quietly(self, step: PlanInput) -> PlanSummary:
+        """Planning for a purge that deletes only once its plan is done: no chunk is announced
+        early (each announcement is a signal, an event in the purge's history). A plan the
+        express finish takes at once is held in memory and handed over in the summary (`held`);
+        a bigger one reaches the state location. An attempt after one that checkpointed resumes
+        from the objects that checkpoint names, so it holds nothing."""
+        with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
+            if activity.info().heartbeat_details:
+                return self._plan(step, announcing=False)
+            return self.plan_held(step)
+
+    def plan_held(self, step: PlanInput) -> PlanSummary:
+        """plan_quietly from the start, never from a checkpoint: for a caller whose heartbeats
+        are not this plan's alone (a batch of tables)."""
+        with self._state.holding(self.plan_folder(step.purge_id)) as held:
+            summary = self._plan(step, announcing=False, held=held, resuming=False)
+            if held.flushed or not finishes_at_once(summary):
+                self._state.flush(held)
+                return summary
+            return summary.model_copy(update={"held": held.encoded()})
+
+    def holding_plan(self, plan: PlanSummary) -> AbstractContextManager[object]:
+        """Within the block, the plan's folder is the one `plan.held` carries (but its report)."""
+        if plan.held is None:
+            return nullcontext()
+        return self._state.holding(parent_dir(plan.plan_location), plan.held)
+
+    def plan_folder(self, purge_id: str) -> str:
+        # One folder per run chain: a later purge of the same snapshot never reads this one's objects.
+        info = activity.info()
+        return self._state.uri(purge_id, info.workflow_run_id or info.activity_id)
+
+    def _plan(
+        self,
+        step: PlanInput,
+        announcing: bool = True,
+        held: HeldFolder | None = None,
+        resuming: bool = True,
+    ) -> PlanSummary:
+        request = step.request
+        if self._admission is not None:
+            # Before anything is read: a snapshot from a catalog this worker neither knows nor
+            # was told to take would run without its live-table guard.
+            admitted(self._admission, request.catalog)
+        log.info("planning %s (%s)", step.purge_id, request.table_name)
+        details = activity.info().heartbeat_details if resuming else ()
+        plan_uri = f"{self.plan_folder(step.purge_id)}/plan.json"
+
+        def beat(*checkpoint: object) -> None:
+            # A checkpoint naming held objects would outlive them: none until they are flushed.
+            self._heartbeat(*(checkpoint if held is None or held.flushed else ()))
+
+        with configuration_faults_bounded(self._settings.config_fault_seconds):
+            plan = build_plan(
+                PlanBuild(
+                    purge_id=step.purge_id,
+                    request=request,
+                    io=_table_io(request),
+                    state=self._state,
+                    plan_uri=plan_uri,
+                    sizing=self._settings.sizing,
+                    checkpoint=PlanCheckpoint.model_validate(details[0]) if details else None,
+                    heartbeat=beat,
+                    announce=lambda ready: self._announce(request, ready) if announcing else None,
+                )
+            )
+        try:
+            self._state.write(plan_uri, plan, compress=True)
+        except OSError as error:
+            raise ApplicationError(
+                f"cannot write the plan to the state location {self._state.location}: {type(error).__name__}",
+                type=ERROR_STATE_LOCATION,
+            ) from None
+        return PlanSummary(
+            plan_location=plan_uri,
+            chunk_count=len(plan.content_chunks),
+            planned=_totals(plan),
+            gc_enabled=plan.gc_enabled,
+            engine=self._engines.choose(request.options.engine, plan.content_entries, plan.metadata_location),
+            planning_counts=_foreign_counts(plan),
+            unreadable_files=len(plan.unreadable),
+            locations=plan.locations,
+        )
+
+    def _announce(self, request: PurgeRequest, ready: ReadyChunks) -> None:
+        if self._signals is None:
+            return
+        engine = self._engines.choose(
+            request.options.engine, ready.content_entries, request.snapshot_location()
+        )
+        self._signals.chunks_ready(
+            ChunksReady(
+                plan_location=ready.plan_location,
+                chunks=ready.chunks,
+                engine=engine,
+                locations=ready.context.locations,
+            )
+        )
+
+
+def _totals(plan: Plan) -> PlannedTotals:
+    """Distinct files by kind, the foreign ones (skipped at planning) included."""
+    foreign = Counter(Category(file.category) for file in plan.foreign_files)
+    return PlannedTotals(
+        content_files=sum(plan.content_chunks),
+        manifests=len(plan.manifests) + foreign[Category.MANIFESTS],
+        manifest_lists=len(plan.manifest_lists) + foreign[Category.MANIFEST_LISTS],
+        metadata_files=len(plan.previous_metadata_files)
+        + (1 if plan.current_metadata_file else 0)
+        + foreign[Category.METADATA_FILES],
+        statistics_files=len(plan.statistics_files) + foreign[Category.STATISTICS_FILES],
+    )
+
+
+def _foreign_counts(plan: Plan) -> FileCounts:
+    counts = FileCounts()
+    for file in plan.foreign_files:
+        bucket = counts.of(Category(file.category))
+        bucket.skipped[SkipReason.FOREIGN_LOCATION] = bucket.skipped.get(SkipReason.FOREIGN_LOCATION, 0) + 1
+    return counts

@@ -1,0 +1,83 @@
+"""The express lane's finish, once the table is dropped: the live-table guard, the chunks and
+finalize back to back in one activity (finish_small_purge), or for a table of a batch."""
+
+from __future__ import annotations
+
+from temporalio import activity
+
+from icepurge.activities.catalog.catalog_activities import CatalogActivities
+from icepurge.activities.catalog.catalog_retries import bounded
+from icepurge.activities.purge.purge_services import PurgeServices
+from icepurge.contract.catalog_steps import GuardInput, TableRef, guard_not_applied
+from icepurge.contract.express_steps import ExpressSteps, FinishInput, FinishResult
+from icepurge.contract.request import Engine, PurgeRequest
+from icepurge.contract.status import GuardOutcome
+from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, FinalizeInput
+
+
+class ExpressFinish:
+    def __init__(self, services: PurgeServices, catalogs: CatalogActivities) -> None:
+        self._services = services
+        self._catalogs = catalogs
+
+    def finish(self, step: FinishInput) -> FinishResult:
+        plan = step.plan
+        # Only a retry can find a finish that completed before it.
+        recorded = (
+            self._services.finalizing.express_record(plan.plan_location)
+            if activity.info().attempt > 1
+            else None
+        )
+        if recorded is not None:
+            return recorded
+        request = step.request
+        guard = bounded(lambda: self._guard(step.purge_id, request, step.plan.locations))
+        if not guard.passed:
+            return FinishResult(guard=guard)
+        with self._services.planning.holding_plan(plan):
+            return self._delete_and_finalize(step, guard)
+
+    def _delete_and_finalize(self, step: FinishInput, guard: GuardOutcome) -> FinishResult:
+        plan, request = step.plan, step.request
+        counts = plan.planning_counts.model_copy(deep=True)
+        chunks = []
+        for index in range(plan.chunk_count):
+            chunk = self._services.chunks.delete_chunk_from(
+                ChunkInput(
+                    purge_id=step.purge_id,
+                    request=request,
+                    plan_location=plan.plan_location,
+                    chunk_index=index,
+                    engine=Engine.LOCAL,
+                ),
+                ChunkCheckpoint(),
+                signalling=False,
+            )
+            counts.add(chunk.counts)
+            chunks.append(chunk)
+        steps = ExpressSteps(guard=guard, chunks=chunks)
+        finalize = self._services.finalizing.finalize(
+            FinalizeInput(
+                purge_id=step.purge_id,
+                request=request,
+                plan_location=plan.plan_location,
+                chunk_count=plan.chunk_count,
+                keep_metadata_chain=any(chunk.failures_total for chunk in chunks),
+                counts_so_far=counts,
+                guards=[*step.guards, guard],
+            ),
+            steps,
+        )
+        return FinishResult(**steps.model_dump(), finalize=finalize)
+
+    def _guard(self, purge_id: str, request: PurgeRequest, locations: list[str]) -> GuardOutcome:
+        if not request.options.live_table_guard:
+            return guard_not_applied("turned off by options.live_table_guard")
+        return self._catalogs.check_live_tables(
+            GuardInput(
+                table=TableRef.of(purge_id, request),
+                metadata_location=request.snapshot_location(),
+                locations=locations,
+                scope=request.options.overlap_scope,
+            )
+        )
