@@ -23,6 +23,7 @@ from icepurge.stores.azure_client import safe_message
 from icepurge.stores.azure_deletes import AZURE_BATCH, AzureBatchDeleter
 from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.store import Deletes
 from tests.azure_parity import assert_azure_parity
 from tests.blob_store import BlobStore
 from tests.expected import drop_table_data_set, history_set
@@ -41,7 +42,7 @@ def test_batch_deletes_take_256_blobs_a_request_and_count_gone_ones_as_missing(
         for uri in uris[:550]:
             blobs.put(uri)
         limits = BucketRateLimits(None)
-        deleter = AzureBatchDeleter(blobs.properties, pool, limits, DeleteTuning())
+        deleter = AzureBatchDeleter(blobs.properties, Deletes(pool, limits, DeleteTuning(), concurrency=14))
         first = deleter.delete(uris)
         again = deleter.delete(uris[:10])
         limits.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from icepurge.activities.plan.chunk_output import ChunkOutput
 from icepurge.activities.plan.content_partitions import ContentPartitioner
 from icepurge.activities.plan.plan_model import ContentChunk, ContentFile, content_chunk_uri
 from icepurge.contract.counts import Category
@@ -44,7 +45,7 @@ def test_spilled_buckets_merge_into_distinct_chunks(tmp_path: Path) -> None:
         _listing(100, 100),
     ]
     partitioner = ContentPartitioner(
-        state, plan_uri, expected_entries=700, memory_files=60, chunk_files=70, beat=lambda: None
+        ChunkOutput(state, plan_uri, lambda: None), expected_entries=700, memory_files=60, chunk_files=70
     )
     for listing in manifests:
         partitioner.add(listing)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from icepurge.activities.plan.early_chunks import EarlyChunks
+from icepurge.activities.plan.chunk_output import ChunkOutput
+from icepurge.activities.plan.early_chunks import EarlyChunks, EarlyPacing
 from icepurge.activities.plan.plan_model import (
     ContentChunk,
     ContentFile,
@@ -48,7 +49,7 @@ def _cutter(state: StateStore, plan_uri: str, announced: list[int]) -> EarlyChun
         assert _recorded(state, plan_uri).chunks_emitted >= ready
         announced.append(ready)
 
-    return EarlyChunks(state, plan_uri, chunk_files=70, beat=lambda: None, announce=announce)
+    return EarlyChunks(ChunkOutput(state, plan_uri, lambda: None), chunk_files=70, announce=announce)
 
 
 def _read(cutter: EarlyChunks, manifests: range, stop_after: int | None = None) -> None:
@@ -137,7 +138,10 @@ def test_what_is_left_when_planning_ends_fills_the_chunk_window(tmp_path: Path) 
     state = StateStore(tmp_path.as_uri(), {})
     plan_uri = state.uri("purge", "run", "plan.json")
     cutter = EarlyChunks(
-        state, plan_uri, chunk_files=70, beat=lambda: None, announce=lambda _: None, last_pieces=2
+        ChunkOutput(state, plan_uri, lambda: None),
+        chunk_files=70,
+        announce=lambda _: None,
+        pacing=EarlyPacing(last_pieces=2),
     )
     cutter.add(_listing(0, 20))
     cutter.boundary(1, [], due=False)
@@ -171,14 +175,11 @@ class _Clock:
 
 def _timed_cutter(state: StateStore, plan_uri: str, announced: list[int], clock: _Clock) -> EarlyChunks:
     return EarlyChunks(
-        state,
-        plan_uri,
+        ChunkOutput(state, plan_uri, lambda: None),
         chunk_files=70,
-        beat=lambda: None,
         announce=announced.append,
         manifest_entries=[len(listing) for listing in MANIFESTS],
-        overlap_min_seconds=0.5,
-        clock=clock,
+        pacing=EarlyPacing(overlap_min_seconds=0.5, clock=clock),
     )
 
 

@@ -198,6 +198,17 @@ class _Scope:
         self.listed.pop(identifier, None)
 
 
+@dataclass(frozen=True)
+class _ScanRun:
+    """One scan under way: the catalog it reads, the table it guards, what it has found so far,
+    and the heartbeat its waits and loads keep alive."""
+
+    catalog: Catalog
+    purged: PurgedTable
+    found: GuardScan
+    beat: Callable[[], None]
+
+
 class LiveTableScanner:
     def __init__(self, cache: FootprintCache, concurrency: int) -> None:
         self._cache = cache
@@ -228,7 +239,7 @@ class LiveTableScanner:
         listing.pop(purged.identifier, None)
         kept = self._scope((purged.catalog, scope, namespace))
         with _held(kept.lock, beat):
-            self._follow(catalog, purged, kept, listing, found=found, beat=beat)
+            self._follow(_ScanRun(catalog, purged, found, beat), kept, listing)
             found.tables_compared += len(kept.index)
             for footprint in kept.index.overlapping(purged.metadata_location, purged.locations):
                 if _own_elsewhere(footprint, own, purged.identifier):
@@ -248,19 +259,11 @@ class LiveTableScanner:
             self._scopes.move_to_end(key)
             return kept
 
-    def _follow(
-        self,
-        catalog: Catalog,
-        purged: PurgedTable,
-        kept: _Scope,
-        listing: dict[Identifier, str | None],
-        *,
-        found: GuardScan,
-        beat: Callable[[], None],
-    ) -> None:
+    def _follow(self, run: _ScanRun, kept: _Scope, listing: dict[Identifier, str | None]) -> None:
         """The index brought up to the listing: tables gone leave it; tables listed at a metadata
         file other than the one indexed, or listed without one, are read (from the cache where it
         has them) and replace their entry."""
+        catalog, purged, found = run.catalog, run.purged, run.found
         for gone in kept.listed.keys() - listing.keys():
             kept.forget(gone)
         unknown = self._kept_or_unknown(purged.catalog, kept, listing)
@@ -271,7 +274,7 @@ class LiveTableScanner:
                 lambda identifier: self._footprint(catalog, purged, identifier, listing[identifier]), unknown
             )
             for identifier, footprint in zip(unknown, loads, strict=True):
-                beat()
+                run.beat()
                 found.catalog_calls += 1
                 if isinstance(footprint, Exception):
                     kept.forget(identifier)

@@ -60,15 +60,7 @@ class AzureStore:
 
     def delete_many(self, uris: list[str]) -> DeleteOutcome:
         if self._deleter is None:
-            bulk = self._context.bulk()
-            self._deleter = AzureBatchDeleter(
-                self._context.properties,
-                bulk.pool,
-                bulk.limits,
-                bulk.tuning,
-                bulk.observer,
-                max_connections=bulk.concurrency + 2,
-            )
+            self._deleter = AzureBatchDeleter(self._context.properties, self._context.bulk())
         return self._deleter.delete(uris)
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:

@@ -7,7 +7,6 @@ sent again after a jittered wait, counted, and waits for the purge's rate budget
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from azure.core.exceptions import AzureError, HttpResponseError, ServiceRequestError, ServiceResponseError
@@ -22,8 +21,8 @@ from icepurge.stores.bulk_rounds import (
     delete_in_rounds,
     in_batches,
 )
-from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
-from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.outcomes import DeleteOutcome
+from icepurge.stores.store import Deletes
 
 # The Blob Batch API's limit on sub-requests per batch.
 AZURE_BATCH = 256
@@ -49,23 +48,15 @@ def _error_text(error: AzureError) -> str:
 
 
 class AzureBatchDeleter:
-    def __init__(
-        self,
-        properties: dict[str, str],
-        pool: ThreadPoolExecutor,
-        limits: BucketRateLimits,
-        tuning: DeleteTuning,
-        observer: LatencyObserver = None,
-        *,
-        max_connections: int = 16,
-    ) -> None:
+    def __init__(self, properties: dict[str, str], deletes: Deletes) -> None:
         self._properties = properties
-        self._pool = pool
-        self._limits = limits
-        self._max_attempts = tuning.max_attempts
-        self._batch = min(tuning.batch_files, AZURE_BATCH)
-        self._observer = observer
-        self._max_connections = max_connections
+        self._pool = deletes.pool
+        self._limits = deletes.limits
+        self._max_attempts = deletes.tuning.max_attempts
+        self._batch = min(deletes.tuning.batch_files, AZURE_BATCH)
+        self._observer = deletes.observer
+        # A connection per request slot, and two for the single-object calls beside them.
+        self._max_connections = deletes.concurrency + 2
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         by_container: dict[tuple[str | None, str], list[tuple[str, str]]] = defaultdict(list)

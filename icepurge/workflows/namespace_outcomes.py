@@ -4,7 +4,7 @@ purge would: failed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.exceptions import ApplicationError, CancelledError, ChildWorkflowError
@@ -13,7 +13,7 @@ from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_PROTECTED, ERROR_TAB
 from icepurge.contract.namespace_status import FileTotals, SkipKind, SkippedEntry, TableFailure
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport
-from icepurge.workflows.namespace_progress import TableEnd, files_of, skipped_table
+from icepurge.workflows.namespace_progress import TableEnd, TableOutcome, files_of, skipped_table
 
 # What a table purge's failure type means to the namespace purge: left alone, not failed.
 _SKIP_REASONS = {ERROR_PROTECTED: "protected", ERROR_TABLE_NOT_FOUND: "gone"}
@@ -21,21 +21,6 @@ _ERROR_LIMIT = 500
 # A dry run remembers this many tables its previews would not purge, for its preview of which
 # namespaces would be dropped; beyond, it makes no such preview (the list would outgrow a payload).
 KEPT_TABLES_LIMIT = 20_000
-
-
-@dataclass(frozen=True)
-class TableOutcome:
-    end: TableEnd
-    files: FileTotals | None = None
-    failure: TableFailure | None = None
-    skipped: SkippedEntry | None = None
-    # A dry run that met a refusal: the real purge would drop the table before its guard refused.
-    dropped_first: bool = False
-
-    @property
-    def table_stays(self) -> bool:
-        """Whether the real purge leaves the table in its catalog."""
-        return self.end is not TableEnd.DONE and not self.dropped_first
 
 
 def outcome_of_report(purge_id: str, table: str, report: PurgeReport) -> TableOutcome:

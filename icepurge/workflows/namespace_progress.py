@@ -4,6 +4,7 @@ ones' latest counts (from the events they signal), rate and ETA."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
@@ -51,6 +52,21 @@ def files_of_event(event: PurgeEvent) -> FileTotals:
         failed=event.files_failed,
         bytes_deleted=event.bytes_deleted,
     )
+
+
+@dataclass(frozen=True)
+class TableOutcome:
+    end: TableEnd
+    files: FileTotals | None = None
+    failure: TableFailure | None = None
+    skipped: SkippedEntry | None = None
+    # A dry run that met a refusal: the real purge would drop the table before its guard refused.
+    dropped_first: bool = False
+
+    @property
+    def table_stays(self) -> bool:
+        """Whether the real purge leaves the table in its catalog."""
+        return self.end is not TableEnd.DONE and not self.dropped_first
 
 
 class NamespaceProgress:
@@ -116,19 +132,11 @@ class NamespaceProgress:
             running.files = files_of_event(event)
             self._refresh(now)
 
-    def finished(
-        self,
-        purge_id: str,
-        end: TableEnd,
-        now: datetime,
-        *,
-        files: FileTotals | None = None,
-        failure: TableFailure | None = None,
-        skipped: SkippedEntry | None = None,
-    ) -> None:
+    def finished(self, purge_id: str, outcome: TableOutcome, now: datetime) -> None:
         """Without `files` (a failed or cancelled purge has no report), its latest event's stand."""
+        end, failure = outcome.end, outcome.failure
         running = self._running.pop(purge_id, None)
-        self._settled.add(files or (running.files if running else FileTotals()))
+        self._settled.add(outcome.files or (running.files if running else FileTotals()))
         status = self.status
         if end is TableEnd.DONE:
             status.tables_done += 1
@@ -138,7 +146,7 @@ class NamespaceProgress:
                 status.failure_sample.append(failure)
         elif end is TableEnd.SKIPPED:
             status.tables_skipped += 1
-            self.skip(skipped)
+            self.skip(outcome.skipped)
         else:
             status.tables_cancelled += 1
         self._refresh(now)

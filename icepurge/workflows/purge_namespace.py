@@ -56,7 +56,6 @@ from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import namespace_updates, start_attributes
 from icepurge.contract.status import PurgeReport
-from icepurge.contract.validation import InvalidPurgeRequestError
 from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
 from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
 from icepurge.workflows.event_stream import EventStream
@@ -70,14 +69,14 @@ from icepurge.workflows.namespace_details import namespace_details_markdown
 from icepurge.workflows.namespace_events import NamespaceEvents
 from icepurge.workflows.namespace_outcomes import (
     KeptTables,
-    TableOutcome,
     already_started,
     drops_not_previewed,
     outcome_of_batch,
     outcome_of_failure,
     outcome_of_report,
 )
-from icepurge.workflows.namespace_progress import NamespaceProgress
+from icepurge.workflows.namespace_progress import NamespaceProgress, TableOutcome
+from icepurge.workflows.run_start import start_run
 from icepurge.workflows.step_outcomes import (
     cancel_all,
     error_memo,
@@ -134,19 +133,11 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
         self._in_batches: set[str] = set()
         self._invalid: str | None = None
         self._run: NamespaceRun | None = None
-        try:
-            parsed = parse_namespace_request(request)
-        except InvalidPurgeRequestError as error:
-            self._invalid = str(error)
+        start = start_run(request, parse_namespace_request, carried, _new_status, NamespaceEvents)
+        if isinstance(start, str):
+            self._invalid = start
             return
-        status = carried.status if carried else _new_status(parsed)
-        events = EventStream.for_run(
-            NamespaceEvents(status),
-            carried.events if carried else None,
-            parsed.options.progress_event_seconds,
-            parsed.notify_workflow_id,
-        )
-        self._run = NamespaceRun(parsed, NamespaceProgress(status, _publish), events)
+        self._run = NamespaceRun(start.request, NamespaceProgress(start.status, _publish), start.events)
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> NamespacePurgeStatus:
@@ -433,14 +424,7 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
     def _table_finished(
         self, request: NamespacePurgeRequest, index: int, purge_id: str, outcome: TableOutcome
     ) -> None:
-        self._namespace_run().progress.finished(
-            purge_id,
-            outcome.end,
-            workflow.now(),
-            files=outcome.files,
-            failure=outcome.failure,
-            skipped=outcome.skipped,
-        )
+        self._namespace_run().progress.finished(purge_id, outcome, workflow.now())
         if request.options.dry_run and outcome.table_stays:
             self._kept.keep(index)
 

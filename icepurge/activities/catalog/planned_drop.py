@@ -7,7 +7,7 @@ small-table batch."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.exceptions import ApplicationError
@@ -53,6 +53,19 @@ class TableChangedError(Exception):
 
 
 @dataclass(frozen=True)
+class DropAttempt:
+    """One attempt at a table's plan and drop. `folder`: the run's own plan folder, where the plan
+    and the drop are kept; `ancestry`: what namespaces said of protection, shared by loads moments
+    apart (a batch's tables)."""
+
+    ref: TableRef
+    request: PurgeRequest
+    folder: str
+    retried: bool
+    ancestry: Ancestry = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class DroppedTable:
     """`request`: resolved to the loaded snapshot, and checking existence when the catalog took
     the storage."""
@@ -68,18 +81,10 @@ class PlannedDrops:
         self._catalogs = catalogs
         self._state = state
 
-    def run(
-        self,
-        ref: TableRef,
-        request: PurgeRequest,
-        folder: str,
-        *,
-        retried: bool,
-        ancestry: Ancestry,
-        plan: Callable[[PlanInput], PlanSummary],
-    ) -> DroppedTable:
-        """`folder`: the run's own plan folder, where the plan and the drop are kept. `plan` may
-        refuse a plan by raising before anything is dropped."""
+    def run(self, attempt: DropAttempt, plan: Callable[[PlanInput], PlanSummary]) -> DroppedTable:
+        """`plan` may refuse a plan by raising before anything is dropped."""
+        ref, request, folder = attempt.ref, attempt.request, attempt.folder
+        retried, ancestry = attempt.retried, attempt.ancestry
         kept_uri = f"{folder}/kept-plan.json"
         kept = self._kept(kept_uri) if retried else None
         found = self._load(ref, ancestry, dropped_before=kept is not None)

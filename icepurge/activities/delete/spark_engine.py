@@ -97,6 +97,16 @@ def chunk_job_tag(purge_id: str, plan_location: str, chunk_index: int) -> str:
     return f"{purge_id}-{run}-chunk-{chunk_index}"
 
 
+@dataclass(frozen=True)
+class JobWatch:
+    """What the driver does while a job runs: heartbeats, looks for the activity's cancellation,
+    and reports progress (every PROGRESS_SECONDS)."""
+
+    heartbeat: Callable[..., None]
+    is_cancelled: Callable[[], bool]
+    progress: Callable[[], None] | None = None
+
+
 class SparkEngine:
     def __init__(
         self,
@@ -154,9 +164,7 @@ class SparkEngine:
             _task_function(specs),
             len(specs),
             tag,
-            heartbeat=work.heartbeat,
-            is_cancelled=work.is_cancelled,
-            progress=lambda: work.report(self._tasks_progress(specs)),
+            JobWatch(work.heartbeat, work.is_cancelled, lambda: work.report(self._tasks_progress(specs))),
         )
         merged = merge([ChunkOutcome.model_validate_json(row["outcome"]) for row in rows])
         merged.checkpoint.next_file = files
@@ -187,10 +195,7 @@ class SparkEngine:
         function: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
         count: int,
         tag: str,
-        *,
-        heartbeat: Callable[..., None],
-        is_cancelled: Callable[[], bool],
-        progress: Callable[[], None] | None = None,
+        watch: JobWatch,
         schema: str = ROW_SCHEMA,
     ) -> list[Any]:
         """`count` tasks of `function` (each gets its index), one job tagged `tag`: heartbeats
@@ -198,21 +203,21 @@ class SparkEngine:
         jobs = self._jobs
         finished = threading.Event()
 
-        def watch() -> None:
+        def watching() -> None:
             """Heartbeats and reports progress while the job runs; cancels it when the
             activity is cancelled."""
             next_report = time.monotonic() + PROGRESS_SECONDS
             while not finished.wait(POLL_SECONDS):
-                heartbeat()
-                if is_cancelled():
+                watch.heartbeat()
+                if watch.is_cancelled():
                     jobs.cancel(tag)
                     return
-                if progress is not None and time.monotonic() >= next_report:
-                    progress()
+                if watch.progress is not None and time.monotonic() >= next_report:
+                    watch.progress()
                     next_report = time.monotonic() + PROGRESS_SECONDS
 
         # The watcher needs the activity's context to heartbeat and to see cancellation.
-        watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), daemon=True)
+        watcher = threading.Thread(target=contextvars.copy_context().run, args=(watching,), daemon=True)
         jobs.tag(tag)
         watcher.start()
         try:

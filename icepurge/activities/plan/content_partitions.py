@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from icepurge.activities.plan.chunk_output import ChunkOutput
 from icepurge.activities.plan.plan_model import (
     ContentChunk,
     ContentFile,
@@ -29,7 +30,6 @@ from icepurge.activities.plan.plan_model import (
     content_chunk_uri,
 )
 from icepurge.contract.counts import Category
-from icepurge.state.state_store import StateStore
 
 
 @dataclass
@@ -41,22 +41,20 @@ class ContentSummary:
 class ContentPartitioner:
     def __init__(
         self,
-        state: StateStore,
-        plan_uri: str,
+        output: ChunkOutput,
         *,
         expected_entries: int,
         memory_files: int,
         chunk_files: int,
-        beat: Callable[[], None],
         resumed: PlanCheckpoint | None = None,
     ) -> None:
         """`resumed` is the checkpoint of an earlier attempt, whose spilled parts this one merges."""
-        self._state = state
-        self._plan_uri = plan_uri
+        self._state = output.state
+        self._plan_uri = plan_uri = output.plan_uri
         self._spill_dir = f"{plan_uri.rsplit('/', 1)[0]}/spill"
         self._memory_files = memory_files
         self._chunk_files = chunk_files
-        self._beat = beat
+        self._beat = output.beat
         # The manifest lists' counts bound the entries, so one bucket fits the budget unless
         # those counts are wrong; then buckets grow past it but stay correct.
         count = max(1, math.ceil(expected_entries / memory_files))

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from itertools import accumulate
 
 from temporalio.exceptions import ApplicationError
 
+from icepurge.activities.plan.chunk_output import ChunkOutput
 from icepurge.activities.plan.content_partitions import ContentSummary
 from icepurge.activities.plan.plan_model import (
     ContentChunk,
@@ -35,32 +37,38 @@ from icepurge.activities.plan.plan_model import (
     emitted_uri,
 )
 from icepurge.contract.names import ERROR_STATE_LOCATION
-from icepurge.state.state_store import StateStore
+
+
+@dataclass(frozen=True)
+class EarlyPacing:
+    """What is pending when planning ends is cut in at least `last_pieces`, so the chunk window
+    fills; chunks are cut early only when planning projects `overlap_min_seconds` still to read."""
+
+    last_pieces: int = 1
+    overlap_min_seconds: float = 0.0
+    clock: Callable[[], float] = time.monotonic
 
 
 class EarlyChunks:
     def __init__(
         self,
-        state: StateStore,
-        plan_uri: str,
+        output: ChunkOutput,
         *,
         chunk_files: int,
-        beat: Callable[[], None],
         announce: Callable[[int], None],
-        last_pieces: int = 1,
         manifest_entries: Sequence[int] = (),
-        overlap_min_seconds: float = 0.0,
-        clock: Callable[[], float] = time.monotonic,
+        pacing: EarlyPacing | None = None,
     ) -> None:
-        """`announce` hears how many chunk objects are ready, each time there are more. What is
-        pending when planning ends is cut in at least `last_pieces`, so the chunk window fills.
+        """`announce` hears how many chunk objects are ready, each time there are more.
         `manifest_entries` are the entries each manifest lists, in the order they are read."""
+        state, plan_uri = output.state, output.plan_uri
+        pacing = pacing or EarlyPacing()
         self._state = state
         self._plan_uri = plan_uri
         self._chunk_files = chunk_files
-        self._beat = beat
+        self._beat = output.beat
         self._announce = announce
-        self._last_pieces = last_pieces
+        self._last_pieces = pacing.last_pieces
         saved = state.read(emitted_uri(plan_uri))
         self.resumed = (
             PlanCheckpoint.model_validate_json(saved) if saved else PlanCheckpoint(reach_saved=True)
@@ -73,9 +81,9 @@ class EarlyChunks:
         for index in range(self.resumed.chunks_emitted):
             self._take_back(index)
         self._entries_before = [0, *accumulate(manifest_entries)]
-        self._overlap_min_seconds = overlap_min_seconds
-        self._clock = clock
-        self._started = clock()
+        self._overlap_min_seconds = pacing.overlap_min_seconds
+        self._clock = pacing.clock
+        self._started = pacing.clock()
 
     def add(self, files: Iterable[ContentFile]) -> None:
         seen = self._seen

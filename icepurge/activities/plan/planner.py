@@ -18,8 +18,9 @@ from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestFile
 from pyiceberg.table.metadata import TableMetadata
 
+from icepurge.activities.plan.chunk_output import ChunkOutput
 from icepurge.activities.plan.content_partitions import ContentPartitioner
-from icepurge.activities.plan.early_chunks import EarlyChunks
+from icepurge.activities.plan.early_chunks import EarlyChunks, EarlyPacing
 from icepurge.activities.plan.manifest_reader import (
     UnparsableFileError,
     fetch,
@@ -201,29 +202,22 @@ def build_plan(build: PlanBuild) -> Plan:
     """Reads the metadata, writes the content chunk objects beside `plan_uri` and returns the
     plan (which the caller writes at `plan_uri`), resuming from `checkpoint`. When the entries fit
     the memory budget, chunks are handed out (`announce`) as they are written, before the plan."""
-    purge_id, request, io, state, plan_uri = (
-        build.purge_id,
-        build.request,
-        build.io,
-        build.state,
-        build.plan_uri,
-    )
-    sizing, checkpoint, heartbeat, announce = build.sizing, build.checkpoint, build.heartbeat, build.announce
-    beat = _Heartbeat(checkpoint or PlanCheckpoint(), heartbeat)
+    request, io, state, plan_uri = build.request, build.io, build.state, build.plan_uri
+    beat = _Heartbeat(build.checkpoint or PlanCheckpoint(), build.heartbeat)
     current_raw = read_bytes(io, request.snapshot_location(), beat)
     current = parse_metadata(current_raw, request.snapshot_location())
     guard = LocationGuard(
         table_locations(current.location, current.properties), request.options.location_guard
     )
     context = ChunkContext(
-        purge_id=purge_id,
+        purge_id=build.purge_id,
         gc_enabled=current.properties.get(GC_ENABLED, "true").strip().lower() != "false",
         locations=guard.prefixes,
     )
     state.write(context_uri(plan_uri), context)
     saved = state.read(reach_uri(plan_uri)) if beat.checkpoint.reach_saved else None
     if saved is None:
-        reachable = reach(io, current, request, sizing.readers, beat)
+        reachable = reach(io, current, request, build.sizing.readers, beat)
         state.write(reach_uri(plan_uri), reachable, compress=True)
         beat.save(PlanCheckpoint(reach_saved=True))
     else:
@@ -231,16 +225,13 @@ def build_plan(build: PlanBuild) -> Plan:
 
     entries = sum(reachable.manifests.values())
     chunks = _chunk_cutter(
-        state,
-        plan_uri,
-        list(reachable.manifests.values()),
-        sizing,
+        build,
         beat,
-        announce=lambda ready: announce(ReadyChunks(plan_uri, ready, entries, context)),
-        window=request.options.chunk_window,
+        list(reachable.manifests.values()),
+        lambda ready: build.announce(ReadyChunks(plan_uri, ready, entries, context)),
     )
     unreadable_manifests = _enumerate_content(
-        io, list(reachable.manifests), chunks=chunks, readers=sizing.readers, beat=beat
+        io, list(reachable.manifests), chunks=chunks, readers=build.sizing.readers, beat=beat
     )
     content = chunks.finish()
     state.delete(reach_uri(plan_uri))
@@ -262,7 +253,7 @@ def build_plan(build: PlanBuild) -> Plan:
     previous = owned(reachable.metadata, Category.METADATA_FILES)
     current_file = owned({request.snapshot_location(): None}, Category.METADATA_FILES)
     return Plan(
-        purge_id=purge_id,
+        purge_id=build.purge_id,
         metadata_location=request.snapshot_location(),
         gc_enabled=context.gc_enabled,
         locations=context.locations,
@@ -291,36 +282,28 @@ class ReadyChunks:
 
 
 def _chunk_cutter(
-    state: StateStore,
-    plan_uri: str,
-    manifest_entries: list[int],
-    sizing: ChunkSizing,
-    beat: _Heartbeat,
-    *,
-    announce: Callable[[int], None],
-    window: int,
+    build: PlanBuild, beat: _Heartbeat, manifest_entries: list[int], announce: Callable[[int], None]
 ) -> EarlyChunks | ContentPartitioner:
     """Early chunks while the seen paths fit the budget; above it, hashed buckets, spilled and
     merged at the end (no chunk exists before every manifest is read)."""
+    sizing = build.sizing
+    output = ChunkOutput(build.state, build.plan_uri, beat)
     entries = sum(manifest_entries)
     if entries <= sizing.memory_files:
         return EarlyChunks(
-            state,
-            plan_uri,
+            output,
             chunk_files=sizing.target_files,
-            beat=beat,
             announce=announce,
-            last_pieces=window,
             manifest_entries=manifest_entries,
-            overlap_min_seconds=sizing.overlap_min_seconds,
+            pacing=EarlyPacing(
+                last_pieces=build.request.options.chunk_window, overlap_min_seconds=sizing.overlap_min_seconds
+            ),
         )
     return ContentPartitioner(
-        state,
-        plan_uri,
+        output,
         expected_entries=entries,
         memory_files=sizing.memory_files,
         chunk_files=sizing.target_files,
-        beat=beat,
         resumed=beat.checkpoint,
     )
 

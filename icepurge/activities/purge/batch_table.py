@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog.catalog_activities import Ancestry
-from icepurge.activities.catalog.planned_drop import KeptPlan, PlannedDrops, TableChangedError
+from icepurge.activities.catalog.planned_drop import DropAttempt, KeptPlan, PlannedDrops, TableChangedError
 from icepurge.activities.purge.express_finish import ExpressFinish
 from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.contract.batch_steps import BatchTable, BatchTableOutcome, table_record_path
@@ -89,14 +89,14 @@ class BatchTablePurge:
         purge_id = table.purge_id
         progress.move_to(PurgeState.LOADING, _now())
         try:
-            dropped = self._drops.run(
+            attempt = DropAttempt(
                 TableRef.of(purge_id, table.request),
                 table.request,
                 self._planning.plan_folder(purge_id),
-                retried=retried,
-                ancestry=ancestry,
-                plan=self._held_plan,
+                retried,
+                ancestry,
             )
+            dropped = self._drops.run(attempt, self._held_plan)
         except TableChangedError as changed:
             raise HandedBackError(changed.why) from None
         except ApplicationError as error:

@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog.catalog_activities import CatalogActivities
 from icepurge.activities.catalog.catalog_retries import bounded
-from icepurge.activities.catalog.planned_drop import PlannedDrops, TableChangedError
+from icepurge.activities.catalog.planned_drop import DropAttempt, PlannedDrops, TableChangedError
 from icepurge.activities.purge.express_finish import ExpressFinish
 from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.activities.step_definition import implements
@@ -49,14 +49,13 @@ class ExpressActivities:
         (the front door's answer waits for both). An attempt after one that kept its plan and
         dropped the table goes on from what it kept."""
         try:
-            dropped = self._drops.run(
+            attempt = DropAttempt(
                 step.held_at or TableRef.of(step.purge_id, step.request),
                 step.request,
                 self._planning.plan_folder(step.purge_id),
                 retried=activity.info().attempt > 1,
-                ancestry={},
-                plan=self._planning.plan_quietly,
             )
+            dropped = self._drops.run(attempt, self._planning.plan_quietly)
         except TableChangedError as changed:
             raise ApplicationError(
                 f"{changed.why}; nothing was dropped or deleted: purge it by name again",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.api.clients.listing import PurgeFilter
@@ -99,27 +99,32 @@ async def awaiting_purge(purges: PurgeClient, table: TableId) -> tuple[str, bool
     return None
 
 
-Send = Callable[[Call], Awaitable[Forwarded]]
+class CallersDoor(Protocol):
+    """The front door's side of a caller's call: the catalog's policy and properties, and the
+    upstream it forwards to."""
+
+    @property
+    def policy(self) -> FrontDoorPolicy: ...
+
+    @property
+    def catalog_properties(self) -> dict[str, str]: ...
+
+    async def send(self, call: Call) -> Forwarded: ...
 
 
 async def drop_as_caller(
-    purges: PurgeClient,
-    send: Send,
-    call: Call,
-    *,
-    table: TableId,
-    catalog_properties: dict[str, str],
-    policy: FrontDoorPolicy,
+    purges: PurgeClient, door: CallersDoor, call: Call, table: TableId
 ) -> tuple[Forwarded | DropOutcome, str | None]:
     """The upstream's own answer when it refuses the caller (with the purge's id once there is
     one), or the drop's outcome."""
+    send, policy = door.send, door.policy
     loaded = await send(Call("GET", call.path, headers=call.headers))
     if loaded.status == 404:
         return await _retried(purges, table, loaded)
     snapshot = loaded_table(loaded)
     if snapshot is None:
         return loaded, None
-    request = snapshot_request(table, snapshot, catalog_properties, policy)
+    request = snapshot_request(table, snapshot, door.catalog_properties, policy)
     purge_id = await purges.start(request)
     if not policy.upstream_keeps_storage:
         unplanned = await planned(purges, purge_id, policy)

@@ -195,9 +195,7 @@ async def _drop_as_service(purges: PurgeClient, door: Door, call: Call, table: T
 
 async def _drop_as_caller(purges: PurgeClient, door: Door, call: Call, table: TableId) -> Response:
     """Pass-through: the upstream's refusal comes back as it is, with nothing dropped or deleted."""
-    outcome, purge_id = await drop_as_caller(
-        purges, door.send, call, table=table, catalog_properties=door.catalog_properties, policy=door.policy
-    )
+    outcome, purge_id = await drop_as_caller(purges, door, call, table)
     headers = {PURGE_ID_HEADER: purge_id} if purge_id else {}
     if isinstance(outcome, Forwarded):
         return Response(outcome.body, status_code=outcome.status, headers={**outcome.headers, **headers})
