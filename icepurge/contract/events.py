@@ -10,6 +10,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from icepurge.contract.identity import RequestIdentity, identity_of
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
@@ -58,7 +59,7 @@ class TableTally(BaseModel):
     namespaces_dropped: int
 
 
-class PurgeEvent(BaseModel):
+class PurgeEvent(RequestIdentity):
     """Counters and identity only: the request's FileIO properties never get here."""
 
     model_config = ConfigDict(extra="forbid")
@@ -73,11 +74,7 @@ class PurgeEvent(BaseModel):
     kind: EventKind
     purge_id: str
     run_id: str
-    catalog: str
-    namespace: list[str]
     table: str
-    requested_by: str
-    request_id: str | None
     state: PurgeState | NamespacePurgeState
     files_total: int
     files_done: int
@@ -127,13 +124,10 @@ def event_from(
         event_id=f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
         sequence=cursor.next_sequence,
         kind=kind,
+        **identity_of(status),
         purge_id=status.purge_id,
         run_id=run_id,
-        catalog=status.catalog,
-        namespace=status.namespace,
         table=status.table,
-        requested_by=status.requested_by,
-        request_id=status.request_id,
         state=status.state,
         files_total=status.files_total,
         files_done=status.files_done,

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Protocol
 
 from icepurge.contract.counts import FileCounts
+from icepurge.contract.identity import identity_of
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
 from icepurge.contract.reasons import already_gone_note
 from icepurge.contract.request import PurgeRequest
@@ -21,14 +22,11 @@ from icepurge.contract.sweep_steps import SweepOutcome
 def pending_status(purge_id: str, request: PurgeRequest, now: datetime) -> PurgeStatus:
     """A purge's status before its first step."""
     return PurgeStatus(
+        **identity_of(request),
         purge_id=purge_id,
         state=PurgeState.PENDING,
-        catalog=request.catalog,
-        namespace=request.namespace,
         table=request.table,
         metadata_location=request.metadata_location,
-        requested_by=request.requested_by,
-        request_id=request.request_id,
         dry_run=request.options.dry_run,
         by_name=request.by_name,
         engine=request.options.engine.value,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from icepurge.contract.events import EventCursor, EventKind, PurgeEvent, PurgeKind, TableTally
+from icepurge.contract.identity import identity_of
 from icepurge.contract.namespace_status import NamespacePurgeStatus
 
 
@@ -23,13 +24,10 @@ class NamespaceEvents:
             sequence=cursor.next_sequence,
             kind=kind,
             purge_kind=PurgeKind.NAMESPACE,
+            **identity_of(status),
             purge_id=status.purge_id,
             run_id=run_id,
-            catalog=status.catalog,
-            namespace=status.namespace,
             table="",
-            requested_by=status.requested_by,
-            request_id=status.request_id,
             state=status.state,
             files_total=files.planned,
             files_done=files.done,

@@ -9,32 +9,26 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import workflow
-from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
-    ChildWorkflowError,
     FailureError,
-    WorkflowAlreadyStartedError,
 )
 
-from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE, PURGE_TABLE_BATCH, TABLE_PAGE
-from icepurge.contract.batch_steps import BatchTable, TableBatchInput, takes_batches
-from icepurge.contract.controls import TableControl
+from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE
 from icepurge.contract.events import EventCursor, EventKind, PurgeEvent
+from icepurge.contract.identity import identity_of
 from icepurge.contract.names import (
     ERROR_INVALID_REQUEST,
     EVENT_SIGNAL,
     NAMESPACE_CONTROL_SIGNAL,
     NAMESPACE_WORKFLOW_TYPE,
     STATUS_QUERY,
-    WORKFLOW_TYPE,
 )
 from icepurge.contract.namespace_request import NamespacePurgeRequest, parse_namespace_request
 from icepurge.contract.namespace_status import (
@@ -43,24 +37,15 @@ from icepurge.contract.namespace_status import (
     NamespacePurgeStatus,
 )
 from icepurge.contract.namespace_steps import (
-    TABLE_PAGE_SIZE,
     DropNamespacesInput,
     DropNamespacesResult,
     EnumerateInput,
     EnumerationSummary,
     TableName,
-    TablePage,
-    TablePageInput,
 )
-from icepurge.contract.purge_id import purge_id_for
-from icepurge.contract.request import PurgeRequest
-from icepurge.contract.search_attributes import namespace_updates, start_attributes
-from icepurge.contract.status import PurgeReport
-from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
+from icepurge.contract.search_attributes import namespace_updates
 from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
-from icepurge.workflows.event_stream import EventStream
 from icepurge.workflows.namespace_controls import (
-    budget_share,
     check_namespace_budget,
     check_namespace_pause,
     check_namespace_resume,
@@ -69,25 +54,18 @@ from icepurge.workflows.namespace_details import namespace_details_markdown
 from icepurge.workflows.namespace_events import NamespaceEvents
 from icepurge.workflows.namespace_outcomes import (
     KeptTables,
-    already_started,
     drops_not_previewed,
-    outcome_of_batch,
-    outcome_of_failure,
-    outcome_of_report,
 )
-from icepurge.workflows.namespace_progress import NamespaceProgress, TableOutcome
+from icepurge.workflows.namespace_progress import NamespaceProgress
+from icepurge.workflows.namespace_tables import NamespaceRun, NamespaceTables
 from icepurge.workflows.run_start import start_run
 from icepurge.workflows.step_outcomes import (
-    cancel_all,
     error_memo,
     failure_reason,
     failure_type,
 )
 from icepurge.workflows.steps_runner import run_step
 from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE
-
-# Between a namespace purge's id and its run chain in its table purges' request ids.
-CHILD_REQUEST_SEPARATOR = "@"
 
 
 class CarriedNamespaceState(BaseModel):
@@ -112,17 +90,8 @@ def _publish(status: NamespacePurgeStatus) -> None:
     workflow.set_current_details(namespace_details_markdown(status))
 
 
-@dataclass
-class NamespaceRun:
-    """A valid request and everything built from it, from the first instant of the run."""
-
-    request: NamespacePurgeRequest
-    progress: NamespaceProgress
-    events: EventStream
-
-
 @workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
-class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
+class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStatus]):
     @workflow.init
     def __init__(self, request: dict[str, Any], carried: CarriedNamespaceState | None = None) -> None:
         self._page: list[TableName] = []
@@ -163,11 +132,6 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
         progress.budget(requests_per_second)
         await self._control_running()
         progress.publish()
-
-    def _table_control(self) -> TableControl:
-        status = self.status()
-        share = budget_share(status.bucket_requests_per_second, status.max_concurrent_tables)
-        return TableControl(paused=status.paused, bucket_requests_per_second=share)
 
     async def _control_running(self) -> None:
         control = self._table_control()
@@ -227,13 +191,6 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
             await self._stop_cancelled()
             raise
 
-    def _namespace_run(self) -> NamespaceRun:
-        if self._run is None:
-            raise ApplicationError(
-                f"the namespace purge's request is invalid: {self._invalid}", non_retryable=True
-            )
-        return self._run
-
     async def _close(self, final: EventKind) -> None:
         """The last event, delivered; then no handler is left half-way when the run ends."""
         events = self._namespace_run().events
@@ -276,162 +233,6 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
         progress.enumerated(tree)
         return tree
 
-    async def _purge_tables(
-        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
-    ) -> int:
-        """A sliding window, so a small table never waits behind a giant one: of table purges, or
-        with `batch_tables` of batches of small tables, each counted as its tables (a table a batch
-        hands back gets its own purge, counted as one). Returns the first table not yet started:
-        below the total when the run should continue as new (the window drains first, so no child
-        outlives the run that awaits it)."""
-        progress, events = self._namespace_run().progress, self._namespace_run().events
-        progress.move_to(NamespacePurgeState.PURGING, workflow.now())
-        batch = request.batch_tables if takes_batches(request.options, request.batch_tables) else 1
-        in_flight: dict[asyncio.Task[list[int]], int] = {}
-
-        def room() -> bool:
-            return sum(in_flight.values()) < request.max_concurrent_tables
-
-        try:
-            while True:
-                suggested = workflow.info().is_continue_as_new_suggested()
-                while (
-                    room() and next_table < tree.tables_total and not suggested and not progress.status.paused
-                ):
-                    count = min(batch, tree.tables_total - next_table)
-                    names = [
-                        await self._table_at(tree, index) for index in range(next_table, next_table + count)
-                    ]
-                    if batch > 1:
-                        work = self._purge_batch(request, next_table, names, progress)
-                    else:
-                        work = self._purge_table(request, next_table, names[0], progress)
-                    in_flight[asyncio.ensure_future(work)] = count
-                    next_table += count
-                more = next_table < tree.tables_total and not suggested
-                if not in_flight and (not more or not progress.status.paused):
-                    return next_table
-                # A running purge ends, or (paused) the resume comes.
-
-                def ready(more: bool = more) -> bool:
-                    return any(task.done() for task in in_flight) or (
-                        more and room() and not progress.status.paused
-                    )
-
-                await workflow.wait_condition(ready)
-                for task in [task for task in in_flight if task.done()]:
-                    del in_flight[task]
-                    for index in task.result():
-                        # Handed back by its batch: a table purge of its own.
-                        name = await self._table_at(tree, index)
-                        in_flight[
-                            asyncio.ensure_future(self._purge_table(request, index, name, progress))
-                        ] = 1
-                progress.publish()
-                events.progress()
-        except asyncio.CancelledError:
-            await cancel_all(list(in_flight))
-            raise
-
-    async def _table_at(self, tree: EnumerationSummary, index: int) -> TableName:
-        if not self._page_offset <= index < self._page_offset + len(self._page):
-            page: TablePage = await run_step(
-                TABLE_PAGE,
-                TablePageInput(tree_location=tree.tree_location, offset=index, limit=TABLE_PAGE_SIZE),
-            )
-            self._page, self._page_offset = page.tables, index
-        return self._page[index - self._page_offset]
-
-    def _table_request(self, request: NamespacePurgeRequest, name: TableName) -> PurgeRequest:
-        parent_id = self.status().purge_id
-        # The parent's id and run chain as request id: one purge per table per namespace purge,
-        # whatever retries, replays or continue-as-new happen, and a new one when the namespace
-        # is purged again after this purge closed.
-        chain = self._run_chain()
-        share = self._table_control().bucket_requests_per_second
-        return PurgeRequest(
-            catalog=request.catalog,
-            namespace=name.namespace,
-            table=name.table,
-            requested_by=request.requested_by,
-            request_id=f"{parent_id}{CHILD_REQUEST_SEPARATOR}{chain}" if chain else parent_id,
-            notify_workflow_id=parent_id,
-            options=request.options.model_copy(update={"bucket_requests_per_second": share}),
-        )
-
-    async def _purge_table(
-        self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress
-    ) -> list[int]:
-        parent_id = progress.status.purge_id
-        child = self._table_request(request, name)
-        child_id = purge_id_for(child)
-        progress.started(child_id, child.table_name, workflow.now())
-        try:
-            report: PurgeReport = await workflow.execute_child_workflow(
-                WORKFLOW_TYPE,
-                child.model_dump(mode="json"),
-                id=child_id,
-                result_type=PurgeReport,
-                task_queue=workflow.info().task_queue,
-                # A terminated namespace purge must not stop a table purge whose table is dropped.
-                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
-                cancellation_type=workflow.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                static_summary=f"purge {child.table_name} (namespace purge {parent_id})",
-                search_attributes=start_attributes(child, parent_id),
-                task_timeout=TABLE_PURGE_TASK_TIMEOUT,
-            )
-            outcome = outcome_of_report(child_id, child.table_name, report)
-        except ChildWorkflowError as error:
-            outcome = outcome_of_failure(child_id, child.table_name, error)
-        except WorkflowAlreadyStartedError:
-            outcome = already_started(child_id, child.table_name)
-        self._table_finished(request, index, child_id, outcome)
-        return []
-
-    async def _purge_batch(
-        self,
-        request: NamespacePurgeRequest,
-        first: int,
-        names: list[TableName],
-        progress: NamespaceProgress,
-    ) -> list[int]:
-        """Small tables in one activity; returns the places of those it handed back untouched."""
-        tables = []
-        for name in names:
-            child = self._table_request(request, name)
-            tables.append(BatchTable(purge_id=purge_id_for(child), request=child))
-            progress.started(tables[-1].purge_id, child.table_name, workflow.now())
-            self._in_batches.add(tables[-1].purge_id)
-        result = await run_step(
-            PURGE_TABLE_BATCH,
-            TableBatchInput(tables=tables),
-            summary=f"purge {len(tables)} small tables",
-            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-        )
-        self._in_batches.difference_update(table.purge_id for table in tables)
-        reports = {outcome.purge_id: outcome.report for outcome in result.outcomes}
-        handed_back = []
-        for index, table in enumerate(tables, start=first):
-            report = reports.get(table.purge_id)
-            if report is None:
-                handed_back.append(index)
-                continue
-            outcome = outcome_of_batch(table.purge_id, table.request.table_name, report)
-            self._table_finished(request, index, table.purge_id, outcome)
-        return handed_back
-
-    def _table_finished(
-        self, request: NamespacePurgeRequest, index: int, purge_id: str, outcome: TableOutcome
-    ) -> None:
-        self._namespace_run().progress.finished(purge_id, outcome, workflow.now())
-        if request.options.dry_run and outcome.table_stays:
-            self._kept.keep(index)
-
-    def _run_chain(self) -> str | None:
-        """What tells this purge's state from an earlier or later purge under the same id."""
-        return workflow.info().first_execution_run_id if self._run_scoped else None
-
     async def _drop_namespaces(
         self,
         request: NamespacePurgeRequest,
@@ -461,13 +262,10 @@ class PurgeNamespaceWorkflow(ControlHandlers[NamespacePurgeStatus]):
 def _new_status(request: NamespacePurgeRequest) -> NamespacePurgeStatus:
     now = workflow.now()
     return NamespacePurgeStatus(
+        **identity_of(request),
         purge_id=workflow.info().workflow_id,
         state=NamespacePurgeState.PENDING,
-        catalog=request.catalog,
-        namespace=request.namespace,
         recursive=request.walks_nested,
-        requested_by=request.requested_by,
-        request_id=request.request_id,
         dry_run=request.options.dry_run,
         max_concurrent_tables=request.max_concurrent_tables,
         bucket_requests_per_second=request.options.bucket_requests_per_second,

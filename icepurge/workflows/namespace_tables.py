@@ -1,0 +1,253 @@
+"""The PurgeNamespace workflow's table purges: the enumerated tables read a page at a time and
+purged within the window of concurrent tables, each by a child PurgeTable workflow or, for small
+tables, in batches; each one's outcome counted once. The workflow class (purge_namespace.py)
+holds the handlers, the run, enumeration and the namespaces' drops.
+
+Deterministic: no I/O, only the contract models; every side effect is an activity or a child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from temporalio import workflow
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import (
+    ApplicationError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
+
+from icepurge.contract.activity_steps import PURGE_TABLE_BATCH, TABLE_PAGE
+from icepurge.contract.batch_steps import BatchTable, TableBatchInput, takes_batches
+from icepurge.contract.controls import TableControl
+from icepurge.contract.names import (
+    WORKFLOW_TYPE,
+)
+from icepurge.contract.namespace_request import NamespacePurgeRequest
+from icepurge.contract.namespace_status import (
+    NamespacePurgeState,
+)
+from icepurge.contract.namespace_steps import (
+    TABLE_PAGE_SIZE,
+    EnumerationSummary,
+    TableName,
+    TablePage,
+    TablePageInput,
+)
+from icepurge.contract.purge_id import purge_id_for
+from icepurge.contract.request import PurgeRequest
+from icepurge.contract.search_attributes import start_attributes
+from icepurge.contract.status import PurgeReport
+from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
+from icepurge.workflows.event_stream import EventStream
+from icepurge.workflows.namespace_controls import (
+    budget_share,
+)
+from icepurge.workflows.namespace_outcomes import (
+    KeptTables,
+    already_started,
+    outcome_of_batch,
+    outcome_of_failure,
+    outcome_of_report,
+)
+from icepurge.workflows.namespace_progress import NamespaceProgress, TableOutcome
+from icepurge.workflows.step_outcomes import (
+    cancel_all,
+)
+from icepurge.workflows.steps_runner import run_step
+
+# Between a namespace purge's id and its run chain in its table purges' request ids.
+CHILD_REQUEST_SEPARATOR = "@"
+
+
+@dataclass
+class NamespaceRun:
+    """A valid request and everything built from it, from the first instant of the run."""
+
+    request: NamespacePurgeRequest
+    progress: NamespaceProgress
+    events: EventStream
+
+
+class NamespaceTables:
+    """Set by the workflow's `@workflow.init`: the run (None for an invalid request, `_invalid`
+    saying why), the page of table names read last, and what the tables' purges left."""
+
+    _run: NamespaceRun | None
+    _invalid: str | None
+    _page: list[TableName]
+    _page_offset: int
+    _run_scoped: bool
+    _kept: KeptTables
+    # Tables purged inside a batch: no workflow of theirs to signal a control to.
+    _in_batches: set[str]
+
+    def _namespace_run(self) -> NamespaceRun:
+        if self._run is None:
+            raise ApplicationError(
+                f"the namespace purge's request is invalid: {self._invalid}", non_retryable=True
+            )
+        return self._run
+
+    def _table_control(self) -> TableControl:
+        status = self._namespace_run().progress.status
+        share = budget_share(status.bucket_requests_per_second, status.max_concurrent_tables)
+        return TableControl(paused=status.paused, bucket_requests_per_second=share)
+
+    async def _purge_tables(
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
+    ) -> int:
+        """A sliding window, so a small table never waits behind a giant one: of table purges, or
+        with `batch_tables` of batches of small tables, each counted as its tables (a table a batch
+        hands back gets its own purge, counted as one). Returns the first table not yet started:
+        below the total when the run should continue as new (the window drains first, so no child
+        outlives the run that awaits it)."""
+        progress, events = self._namespace_run().progress, self._namespace_run().events
+        progress.move_to(NamespacePurgeState.PURGING, workflow.now())
+        batch = request.batch_tables if takes_batches(request.options, request.batch_tables) else 1
+        in_flight: dict[asyncio.Task[list[int]], int] = {}
+
+        def room() -> bool:
+            return sum(in_flight.values()) < request.max_concurrent_tables
+
+        try:
+            while True:
+                suggested = workflow.info().is_continue_as_new_suggested()
+                while (
+                    room() and next_table < tree.tables_total and not suggested and not progress.status.paused
+                ):
+                    count = min(batch, tree.tables_total - next_table)
+                    names = [
+                        await self._table_at(tree, index) for index in range(next_table, next_table + count)
+                    ]
+                    if batch > 1:
+                        work = self._purge_batch(request, next_table, names, progress)
+                    else:
+                        work = self._purge_table(request, next_table, names[0], progress)
+                    in_flight[asyncio.ensure_future(work)] = count
+                    next_table += count
+                more = next_table < tree.tables_total and not suggested
+                if not in_flight and (not more or not progress.status.paused):
+                    return next_table
+                # A running purge ends, or (paused) the resume comes.
+
+                def ready(more: bool = more) -> bool:
+                    return any(task.done() for task in in_flight) or (
+                        more and room() and not progress.status.paused
+                    )
+
+                await workflow.wait_condition(ready)
+                for task in [task for task in in_flight if task.done()]:
+                    del in_flight[task]
+                    for index in task.result():
+                        # Handed back by its batch: a table purge of its own.
+                        name = await self._table_at(tree, index)
+                        in_flight[
+                            asyncio.ensure_future(self._purge_table(request, index, name, progress))
+                        ] = 1
+                progress.publish()
+                events.progress()
+        except asyncio.CancelledError:
+            await cancel_all(list(in_flight))
+            raise
+
+    async def _table_at(self, tree: EnumerationSummary, index: int) -> TableName:
+        if not self._page_offset <= index < self._page_offset + len(self._page):
+            page: TablePage = await run_step(
+                TABLE_PAGE,
+                TablePageInput(tree_location=tree.tree_location, offset=index, limit=TABLE_PAGE_SIZE),
+            )
+            self._page, self._page_offset = page.tables, index
+        return self._page[index - self._page_offset]
+
+    def _table_request(self, request: NamespacePurgeRequest, name: TableName) -> PurgeRequest:
+        parent_id = self._namespace_run().progress.status.purge_id
+        # The parent's id and run chain as request id: one purge per table per namespace purge,
+        # whatever retries, replays or continue-as-new happen, and a new one when the namespace
+        # is purged again after this purge closed.
+        chain = self._run_chain()
+        share = self._table_control().bucket_requests_per_second
+        return PurgeRequest(
+            catalog=request.catalog,
+            namespace=name.namespace,
+            table=name.table,
+            requested_by=request.requested_by,
+            request_id=f"{parent_id}{CHILD_REQUEST_SEPARATOR}{chain}" if chain else parent_id,
+            notify_workflow_id=parent_id,
+            options=request.options.model_copy(update={"bucket_requests_per_second": share}),
+        )
+
+    async def _purge_table(
+        self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress
+    ) -> list[int]:
+        parent_id = progress.status.purge_id
+        child = self._table_request(request, name)
+        child_id = purge_id_for(child)
+        progress.started(child_id, child.table_name, workflow.now())
+        try:
+            report: PurgeReport = await workflow.execute_child_workflow(
+                WORKFLOW_TYPE,
+                child.model_dump(mode="json"),
+                id=child_id,
+                result_type=PurgeReport,
+                task_queue=workflow.info().task_queue,
+                # A terminated namespace purge must not stop a table purge whose table is dropped.
+                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+                cancellation_type=workflow.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=f"purge {child.table_name} (namespace purge {parent_id})",
+                search_attributes=start_attributes(child, parent_id),
+                task_timeout=TABLE_PURGE_TASK_TIMEOUT,
+            )
+            outcome = outcome_of_report(child_id, child.table_name, report)
+        except ChildWorkflowError as error:
+            outcome = outcome_of_failure(child_id, child.table_name, error)
+        except WorkflowAlreadyStartedError:
+            outcome = already_started(child_id, child.table_name)
+        self._table_finished(request, index, child_id, outcome)
+        return []
+
+    async def _purge_batch(
+        self,
+        request: NamespacePurgeRequest,
+        first: int,
+        names: list[TableName],
+        progress: NamespaceProgress,
+    ) -> list[int]:
+        """Small tables in one activity; returns the places of those it handed back untouched."""
+        tables = []
+        for name in names:
+            child = self._table_request(request, name)
+            tables.append(BatchTable(purge_id=purge_id_for(child), request=child))
+            progress.started(tables[-1].purge_id, child.table_name, workflow.now())
+            self._in_batches.add(tables[-1].purge_id)
+        result = await run_step(
+            PURGE_TABLE_BATCH,
+            TableBatchInput(tables=tables),
+            summary=f"purge {len(tables)} small tables",
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+        self._in_batches.difference_update(table.purge_id for table in tables)
+        reports = {outcome.purge_id: outcome.report for outcome in result.outcomes}
+        handed_back = []
+        for index, table in enumerate(tables, start=first):
+            report = reports.get(table.purge_id)
+            if report is None:
+                handed_back.append(index)
+                continue
+            outcome = outcome_of_batch(table.purge_id, table.request.table_name, report)
+            self._table_finished(request, index, table.purge_id, outcome)
+        return handed_back
+
+    def _table_finished(
+        self, request: NamespacePurgeRequest, index: int, purge_id: str, outcome: TableOutcome
+    ) -> None:
+        self._namespace_run().progress.finished(purge_id, outcome, workflow.now())
+        if request.options.dry_run and outcome.table_stays:
+            self._kept.keep(index)
+
+    def _run_chain(self) -> str | None:
+        """What tells this purge's state from an earlier or later purge under the same id."""
+        return workflow.info().first_execution_run_id if self._run_scoped else None
