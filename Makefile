@@ -16,7 +16,7 @@ AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
 ICEBERG_JS_DIR := tests/iceberg_js
 ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
 
-.PHONY: install azurite lock run test lint schemas bench chaos browser browser-for-tests clean
+.PHONY: install azurite lock run test test-fast lint schemas bench chaos browser browser-for-tests clean
 
 install: $(INSTALLED) azurite
 
@@ -70,10 +70,17 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 
-# Two processes, each with its own embedded stack on its own ports (a test file stays in one
-# process, in order): the suite is mostly waiting on services, so two fit on two cores.
-test: install lint browser-for-tests
-	$(PY) -m pytest -n 2 --dist loadfile
+# The fast tier: no stack, no process of the service's (the contract and its schemas, replay of
+# every recorded history, workflow logic on an in-memory dev server of its own, import rules,
+# planners and models on local files), in well under a minute. Tiers: tests/conftest.py.
+test-fast: install
+	$(PY) -m pytest -m fast -q
+
+# The fast tier first, so a broken contract fails in seconds; then lint, then the rest on two
+# processes, each with its own embedded stack on its own ports (a test file stays in one process,
+# in order): the suite is mostly waiting on services, so two fit on two cores.
+test: install test-fast lint browser-for-tests
+	$(PY) -m pytest -n 2 --dist loadfile -m "not fast"
 
 # The full chaos run: 50 worker kills, a Temporal server restart, store faults; its output is kept.
 chaos: install

@@ -76,6 +76,46 @@ TEST_CHUNK_FILES = 40
 LISTENER_QUEUE = "icepurge-listener"
 
 
+# What marks a test file as the system tier: it starts the service's own processes (the API, a
+# worker, the CLI), a browser or a container.
+_PROCESS_MARKS = (
+    "subprocess",
+    "ServiceProcess",
+    "start_dying_worker",
+    "tests.cli_runner",
+    "tests.api_server",
+)
+TIERS = ("fast", "integration", "system", "chaos")
+
+
+def _tier(item: pytest.Item, source: str) -> str:
+    """fast: no stack and no process (replay, workflow logic on an in-memory dev server of its
+    own, import rules, models, planners on local files); integration: the embedded stack (Temporal,
+    SeaweedFS, the SQLite catalog) with the worker in the test's own process; system: the service's
+    processes, a browser or a container; chaos: kills and faults."""
+    if item.get_closest_marker("chaos"):
+        return "chaos"
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if (
+        item.get_closest_marker("docker")
+        or item.get_closest_marker("browser")
+        or "_api_and_answers" in fixtures
+        or any(mark in source for mark in _PROCESS_MARKS)
+    ):
+        return "system"
+    return "integration" if "_stack_and_answers" in fixtures else "fast"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test gets its tier's marker (`-m fast`, `make test-fast`), from what it needs."""
+    sources: dict[Path, str] = {}
+    for item in items:
+        path = Path(str(item.path))
+        if path not in sources:
+            sources[path] = path.read_text()
+        item.add_marker(_tier(item, sources[path]))
+
+
 def _disk_properties(stack: EmbeddedStack) -> dict[str, str]:
     warehouse = stack.state_dir / "disk-warehouse"
     warehouse.mkdir(exist_ok=True)
