@@ -81,17 +81,17 @@ class CatalogActivities(CatalogCalls):
         batch's tables share their namespaces). `held_at`: where the table is held for its purge
         (options.hold_namespace), loaded from there; its protection is still its own name's."""
         with self._step(LOAD_TABLE_ACTIVITY):
-            catalog = self._catalog(ref.catalog)
+            kind = self._kind(ref.catalog)
             identifier = (held_at or ref).identifier
             try:
-                table = catalog.load_table(identifier)
+                table = kind.load(identifier)
             except NoSuchTableError:
                 raise ApplicationError(
                     f"catalog {ref.catalog!r} has no table {'.'.join(identifier)}",
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None
-            protection = self._protection(catalog, ref, table.properties, ancestry)
+            protection = self._protection(kind.catalog, ref, table.properties, ancestry)
             return LoadedTable(
                 metadata_location=table.metadata_location,
                 file_io_properties=file_io_properties(table.io.properties),
@@ -216,12 +216,12 @@ class CatalogActivities(CatalogCalls):
                     note=f"catalog {step.table.catalog!r} is not configured here: register {name} at "
                     f"{step.metadata_location} yourself",
                 )
-            catalog = self._catalog(step.table.catalog)
+            kind = self._kind(step.table.catalog)
             try:
-                catalog.register_table(step.table.identifier, step.metadata_location)
+                kind.register(step.table.identifier, step.metadata_location)
             except TableAlreadyExistsError:
                 try:
-                    current = catalog.load_table(step.table.identifier).metadata_location
+                    current = kind.load(step.table.identifier).metadata_location
                 except NoSuchTableError:
                     current = None
                 if current == step.metadata_location:

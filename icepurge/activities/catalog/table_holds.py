@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import (
     NoSuchNamespaceError,
     NoSuchTableError,
@@ -22,6 +21,7 @@ from icepurge.activities.catalog.catalog_calls import CatalogCalls
 from icepurge.activities.catalog.catalog_retries import bounded
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.activities.step_definition import implements
+from icepurge.catalogs.kind import CatalogKind
 from icepurge.contract.activity_steps import HOLD_TABLE, RELEASE_HELD_TABLE
 from icepurge.contract.catalog_steps import (
     HeldTable,
@@ -70,7 +70,7 @@ class TableHolds(CatalogCalls):
         try:
             loaded = bounded(lambda: self._catalogs.load(step.table, Ancestry()))
             with self._step(HOLD_TABLE_ACTIVITY):
-                _rename_into(self._catalog(step.table.catalog), step.table, held)
+                _rename_into(self._kind(step.table.catalog), step.table, held)
         except ApplicationError as error:
             # A timed-out attempt's rename may land while this one runs.
             if error.type != ERROR_TABLE_NOT_FOUND or (landed := self._held_before(step.table, held)) is None:
@@ -91,9 +91,9 @@ class TableHolds(CatalogCalls):
     @implements(RELEASE_HELD_TABLE)
     def release_held_table(self, step: ReleaseInput) -> RegisterResult:
         with self._step(RELEASE_HELD_TABLE_ACTIVITY):
-            catalog = self._catalog(step.table.catalog)
+            kind = self._kind(step.table.catalog)
             try:
-                catalog.rename_table(step.held.identifier, step.table.identifier)
+                kind.rename(step.held.identifier, step.table.identifier)
             except TableAlreadyExistsError:
                 raise ApplicationError(
                     f"{step.table.name} is taken by another table meanwhile; rename or drop it, then "
@@ -102,7 +102,7 @@ class TableHolds(CatalogCalls):
                     non_retryable=True,
                 ) from None
             except NoSuchTableError:
-                if _current(catalog, step.table) != step.metadata_location:
+                if _current(kind, step.table) != step.metadata_location:
                     raise ApplicationError(
                         f"the held table {'.'.join(step.held.identifier)} is gone from catalog "
                         f"{step.table.catalog!r}: nothing to move back",
@@ -115,26 +115,26 @@ class TableHolds(CatalogCalls):
             )
 
 
-def _rename_into(catalog: Catalog, table: TableRef, held: TableRef) -> None:
+def _rename_into(kind: CatalogKind, table: TableRef, held: TableRef) -> None:
     """The hold namespace is made by the first hold that misses it (a REST catalog says so as a
     missing table: 404); every later hold costs the rename alone."""
     for attempt in (1, 2):
         try:
-            catalog.rename_table(table.identifier, held.identifier)
+            kind.rename(table.identifier, held.identifier)
             return
         except (NoSuchTableError, NoSuchNamespaceError):
-            if attempt == 2 or catalog.namespace_exists(held.namespace[0]):
+            if attempt == 2 or kind.catalog.namespace_exists(held.namespace[0]):
                 raise ApplicationError(
                     f"catalog {table.catalog!r} has no table {'.'.join(table.identifier)}",
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None
             # PyIceberg answers a namespace made meanwhile by another hold as made.
-            catalog.create_namespace_if_not_exists((held.namespace[0],))
+            kind.catalog.create_namespace_if_not_exists((held.namespace[0],))
 
 
-def _current(catalog: Catalog, table: TableRef) -> str | None:
+def _current(kind: CatalogKind, table: TableRef) -> str | None:
     try:
-        return catalog.load_table(table.identifier).metadata_location
+        return kind.load(table.identifier).metadata_location
     except NoSuchTableError:
         return None
