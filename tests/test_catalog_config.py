@@ -11,6 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from icepurge.activities.catalog.catalog_activities import CatalogActivities
+from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.api.cli.common import namespace_levels
 from icepurge.catalogs.admission import CatalogAdmission
 from icepurge.catalogs.configured import REDACTED, CatalogRegistry
@@ -87,7 +88,7 @@ def test_a_failing_catalog_is_retried_with_its_credentials_redacted(tmp_path: Pa
         "credential": f"client:{SECRET}",
     }
     admission = CatalogAdmission(CatalogRegistry({"leaky": leaky}), [])
-    activities = CatalogActivities(admission, LiveTableScanner(FootprintCache(0), 1))
+    activities = CatalogActivities(TableCatalog(admission, LiveTableScanner(FootprintCache(0), 1)))
     ref = TableRef(purge_id="p", catalog="leaky", namespace=["a"], table="t")
     with pytest.raises(ApplicationError) as failed:
         ActivityEnvironment().run(activities.load_table, ref)

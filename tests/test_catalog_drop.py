@@ -12,6 +12,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from icepurge.activities.catalog.catalog_activities import CatalogActivities
+from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.catalogs.admission import CatalogAdmission
 from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
@@ -35,7 +36,9 @@ def test_a_drop_takes_only_the_planned_entry_and_only_once(
     with catalog.load_table(("sales", "orders")).transaction() as change:
         change.set_properties({"committed": "after the plan"})
     current = catalog.load_table(("sales", "orders")).metadata_location
-    activities = CatalogActivities(CatalogAdmission(registry, []), LiveTableScanner(FootprintCache(0), 1))
+    activities = CatalogActivities(
+        TableCatalog(CatalogAdmission(registry, []), LiveTableScanner(FootprintCache(0), 1))
+    )
     ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
     run = ActivityEnvironment().run
 

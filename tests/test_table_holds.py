@@ -15,7 +15,7 @@ from pyiceberg.catalog import Catalog
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.catalog.catalog_activities import CatalogActivities
+from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.catalog.table_holds import TableHolds, held_ref
 from icepurge.catalogs.admission import CatalogAdmission
 from icepurge.catalogs.configured import CatalogRegistry
@@ -31,7 +31,7 @@ HOLD_NAMESPACE = "held"
 def _holds(tmp_path: Path) -> tuple[TableHolds, Catalog]:
     settings = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'c.sqlite'}", "warehouse": tmp_path.as_uri()}
     registry = CatalogRegistry({"shop": settings})
-    catalogs = CatalogActivities(CatalogAdmission(registry, []), LiveTableScanner(FootprintCache(0), 1))
+    catalogs = TableCatalog(CatalogAdmission(registry, []), LiveTableScanner(FootprintCache(0), 1))
     return TableHolds(catalogs), registry.catalog("shop")
 
 

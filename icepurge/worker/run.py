@@ -16,6 +16,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from icepurge import contract
 from icepurge.activities.catalog.catalog_activities import CatalogActivities
 from icepurge.activities.catalog.planned_drop import PlannedDrops
+from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.catalog.table_holds import TableHolds
 from icepurge.activities.delete.spark_engine import SparkEngine
 from icepurge.activities.namespace.namespace_activities import NamespaceActivities
@@ -76,7 +77,7 @@ def build_batches(
     """A batch's steps of their own, signalling no workflow (a batch's tables have none), on the
     worker's live-table index; its plans never go to Spark (a batch takes small plans only)."""
     services = PurgeServices.build(settings.activity_settings(), admission=admission)
-    catalogs = CatalogActivities(admission, scanner)
+    catalogs = TableCatalog(admission, scanner)
     state = StateStore(settings.state_location, settings.state_io_properties)
     drops = PlannedDrops(catalogs, state)
     return BatchActivities(BatchTablePurge(services, ExpressFinish(services, catalogs), drops, state))
@@ -111,7 +112,8 @@ def build_worker(
     services = PurgeServices.build(settings.activity_settings(), spark, signals, admission)
     activities = PurgeActivities(services, signals)
     scanner = LiveTableScanner(FootprintCache(settings.guard_cache_seconds), settings.guard_concurrency)
-    catalogs = CatalogActivities(admission, scanner, signals)
+    catalogs = TableCatalog(admission, scanner, signals)
+    catalog_steps = CatalogActivities(catalogs)
     state = StateStore(settings.state_location, settings.state_io_properties)
     express = ExpressActivities(services, catalogs, PlannedDrops(catalogs, state))
     holds = TableHolds(catalogs, signals)
@@ -125,7 +127,7 @@ def build_worker(
         workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, EchoWorkflow],
         activities=[
             *activities.all,
-            *catalogs.all,
+            *catalog_steps.all,
             *holds.all,
             *express.all,
             *batches.all,

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 from temporalio.exceptions import ApplicationError
 
-from icepurge.activities.catalog.catalog_activities import Ancestry, CatalogActivities
 from icepurge.activities.catalog.catalog_retries import catalog_retries_bounded
+from icepurge.activities.catalog.table_catalog import Ancestry, TableCatalog
 from icepurge.contract.catalog_steps import DropInput, LoadedTable, TableRef, checking_existence, resolved
 from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
 from icepurge.contract.request import PurgeRequest
@@ -77,7 +77,7 @@ class DroppedTable:
 
 
 class PlannedDrops:
-    def __init__(self, catalogs: CatalogActivities, state: StateStore) -> None:
+    def __init__(self, catalogs: TableCatalog, state: StateStore) -> None:
         self._catalogs = catalogs
         self._state = state
 
@@ -156,4 +156,4 @@ class PlannedDrops:
     def _drop(self, drop: DropInput) -> bool:
         """A table changed since the plan stays in its catalog: ERROR_TABLE_CHANGED."""
         with catalog_retries_bounded():
-            return self._catalogs.drop_table(drop).storage_gone
+            return self._catalogs.drop(drop).storage_gone

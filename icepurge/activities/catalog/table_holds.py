@@ -16,9 +16,9 @@ from pyiceberg.exceptions import (
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from icepurge.activities.catalog.catalog_activities import Ancestry, CatalogActivities
 from icepurge.activities.catalog.catalog_calls import CatalogCalls
 from icepurge.activities.catalog.catalog_retries import bounded
+from icepurge.activities.catalog.table_catalog import Ancestry, TableCatalog
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.activities.step_definition import implements
 from icepurge.catalogs.kind import CatalogKind
@@ -48,7 +48,7 @@ def held_ref(table: TableRef, hold_namespace: str, run_id: str) -> TableRef:
 
 
 class TableHolds(CatalogCalls):
-    def __init__(self, catalogs: CatalogActivities, signals: ProgressSignals | None = None) -> None:
+    def __init__(self, catalogs: TableCatalog, signals: ProgressSignals | None = None) -> None:
         super().__init__(catalogs.registry, signals)
         self._catalogs = catalogs
 

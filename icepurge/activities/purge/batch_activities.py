@@ -13,7 +13,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from icepurge.activities.catalog.catalog_activities import Ancestry
+from icepurge.activities.catalog.table_catalog import Ancestry
 from icepurge.activities.heartbeats import start_batch_beats
 from icepurge.activities.purge.batch_table import BatchTablePurge
 from icepurge.activities.step_definition import implements

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 
 from temporalio.exceptions import ApplicationError
 
-from icepurge.activities.catalog.catalog_activities import Ancestry
 from icepurge.activities.catalog.planned_drop import DropAttempt, KeptPlan, PlannedDrops, TableChangedError
+from icepurge.activities.catalog.table_catalog import Ancestry
 from icepurge.activities.purge.express_finish import ExpressFinish
 from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.contract.batch_steps import BatchTable, BatchTableOutcome, table_record_path

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from icepurge.activities.catalog.catalog_activities import CatalogActivities
 from icepurge.activities.catalog.catalog_retries import bounded
 from icepurge.activities.catalog.planned_drop import DropAttempt, PlannedDrops, TableChangedError
+from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.purge.express_finish import ExpressFinish
 from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.activities.step_definition import implements
@@ -33,7 +33,7 @@ from icepurge.contract.steps import PlanInput
 
 
 class ExpressActivities:
-    def __init__(self, services: PurgeServices, catalogs: CatalogActivities, drops: PlannedDrops) -> None:
+    def __init__(self, services: PurgeServices, catalogs: TableCatalog, drops: PlannedDrops) -> None:
         self._planning = services.planning
         self._catalogs = catalogs
         self._drops = drops
@@ -71,7 +71,7 @@ class ExpressActivities:
         loaded = None
         if request.by_name:
             ref = TableRef.of(step.purge_id, request)
-            loaded = bounded(lambda: self._catalogs.load_table(ref))
+            loaded = bounded(lambda: self._catalogs.load(ref, {}))
             request = resolved(request, loaded)
         plan = self._planning.plan_quietly(PlanInput(purge_id=step.purge_id, request=request))
         return LoadedPlan(loaded=loaded, plan=plan)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from icepurge.activities.catalog.catalog_activities import CatalogActivities
 from icepurge.activities.catalog.catalog_retries import bounded
+from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.contract.catalog_steps import GuardInput, TableRef, guard_not_applied
 from icepurge.contract.express_steps import ExpressSteps, FinishInput, FinishResult
@@ -16,7 +16,7 @@ from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, FinalizeInput
 
 
 class ExpressFinish:
-    def __init__(self, services: PurgeServices, catalogs: CatalogActivities) -> None:
+    def __init__(self, services: PurgeServices, catalogs: TableCatalog) -> None:
         self._services = services
         self._catalogs = catalogs
 
@@ -73,7 +73,7 @@ class ExpressFinish:
     def _guard(self, purge_id: str, request: PurgeRequest, locations: list[str]) -> GuardOutcome:
         if not request.options.live_table_guard:
             return guard_not_applied("turned off by options.live_table_guard")
-        return self._catalogs.check_live_tables(
+        return self._catalogs.guard(
             GuardInput(
                 table=TableRef.of(purge_id, request),
                 metadata_location=request.snapshot_location(),
