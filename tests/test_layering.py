@@ -74,3 +74,23 @@ def test_every_package_has_its_rules() -> None:
     api_parts = {f"api.{path.name}" for path in (ROOT / "api").iterdir() if (path / "__init__.py").exists()}
     modules = {path.stem for path in ROOT.glob("*.py")} - {"__init__"}
     assert (packages - {"api"}) | api_parts | modules == set(ALLOWED)
+
+
+# The activities' rooms, each importing only those before it (and the modules at the top of
+# activities/: the step definition, heartbeats, settings). The purge room composes the others.
+ACTIVITY_ROOMS = ("signals", "catalog", "plan", "delete", "finalize", "sweep", "namespace", "purge")
+
+
+def test_each_activities_room_imports_only_the_rooms_before_it() -> None:
+    wrong: list[str] = []
+    rooms = ROOT / "activities"
+    assert {path.name for path in rooms.iterdir() if (path / "__init__.py").exists()} == set(ACTIVITY_ROOMS)
+    for index, room in enumerate(ACTIVITY_ROOMS):
+        for path in (rooms / room).rglob("*.py"):
+            for module in _imports(path):
+                names = module.split(".")
+                if names[:2] != ["icepurge", "activities"] or len(names) < 4:
+                    continue
+                if names[2] != room and names[2] not in ACTIVITY_ROOMS[:index]:
+                    wrong.append(f"{path.relative_to(ROOT.parent)} imports {module}")
+    assert not wrong, "\n".join(sorted(wrong))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 # Every plan opens the table's FileIO, which for s3:// and file:// is PyArrow's: imported with the
@@ -16,7 +17,6 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog.catalog_calls import admitted
-from icepurge.activities.delete.engine import ChunkEngines
 from icepurge.activities.plan.config_faults import configuration_faults_bounded
 from icepurge.activities.plan.plan_model import Plan, PlanCheckpoint
 from icepurge.activities.plan.planner import PlanBuild, ReadyChunks, build_plan
@@ -27,12 +27,13 @@ from icepurge.catalogs.locations import parent_dir
 from icepurge.contract.counts import Category, FileCounts, SkipReason
 from icepurge.contract.express_steps import finishes_at_once
 from icepurge.contract.names import ERROR_STATE_LOCATION, PLAN_ACTIVITY
-from icepurge.contract.request import PurgeRequest
+from icepurge.contract.request import Engine, PurgeRequest
 from icepurge.contract.status import PlannedTotals
 from icepurge.contract.steps import ChunksReady, PlanInput, PlanSummary
 from icepurge.state.held_state import HeldFolder
 
 log = logging.getLogger(__name__)
+EngineChoice = Callable[[Engine, int, str], Engine]
 
 
 def _table_io(request: PurgeRequest) -> FileIO:
@@ -44,11 +45,13 @@ class Planning:
         self,
         settings: ActivitySettings,
         context: StepContext,
-        engines: ChunkEngines,
+        choose_engine: EngineChoice,
         admission: CatalogAdmission | None,
     ) -> None:
+        """`choose_engine`: the engine a plan's chunks run on, from the requested one, the
+        manifest lists' entry count and the table's location (the worker's ChunkEngines.choose)."""
         self._settings = settings
-        self._engines = engines
+        self._choose_engine = choose_engine
         self._signals = context.signals
         # None: every catalog name is taken (tools that plan without a worker).
         self._admission = admission
@@ -138,7 +141,7 @@ class Planning:
             chunk_count=len(plan.content_chunks),
             planned=_totals(plan),
             gc_enabled=plan.gc_enabled,
-            engine=self._engines.choose(request.options.engine, plan.content_entries, plan.metadata_location),
+            engine=self._choose_engine(request.options.engine, plan.content_entries, plan.metadata_location),
             planning_counts=_foreign_counts(plan),
             unreadable_files=len(plan.unreadable),
             locations=plan.locations,
@@ -147,7 +150,7 @@ class Planning:
     def _announce(self, request: PurgeRequest, ready: ReadyChunks) -> None:
         if self._signals is None:
             return
-        engine = self._engines.choose(
+        engine = self._choose_engine(
             request.options.engine, ready.content_entries, request.snapshot_location()
         )
         self._signals.chunks_ready(

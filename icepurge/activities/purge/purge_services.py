@@ -43,7 +43,7 @@ class PurgeServices:
         engines = ChunkEngines(LocalEngine(context.state, settings.tuning), spark, settings.auto_spark)
         chunks = ChunkDeletes(context, engines)
         return cls(
-            planning=Planning(settings, context, engines, admission),
+            planning=Planning(settings, context, engines.choose, admission),
             chunks=chunks,
             finalizing=Finalizing(settings, context, chunks),
         )
