@@ -8,12 +8,21 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
+from icepurge.contract.events import PurgeEvent
+from icepurge.contract.identity import RequestIdentity
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
-from icepurge.contract.namespace_request import namespace_purge_id_for, parse_namespace_request
+from icepurge.contract.namespace_request import (
+    NamespacePurgeRequest,
+    namespace_purge_id_for,
+    parse_namespace_request,
+)
+from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.schemas import contract_schemas, render
+from icepurge.contract.status import PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,3 +107,12 @@ def test_a_namespace_purge_holds_no_table() -> None:
                 "options": {"hold_namespace": "held"},
             }
         )
+
+
+@pytest.mark.parametrize(
+    "model", [PurgeRequest, NamespacePurgeRequest, PurgeStatus, NamespacePurgeStatus, PurgeEvent]
+)
+def test_every_model_that_carries_the_identity_declares_all_of_it(model: type[BaseModel]) -> None:
+    """identity_of carries RequestIdentity's fields from model to model: each declares them all."""
+    for name, field in RequestIdentity.model_fields.items():
+        assert model.model_fields[name].annotation == field.annotation, f"{model.__name__}.{name}"

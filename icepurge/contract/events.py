@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from icepurge.contract.identity import RequestIdentity, identity_of
+from icepurge.contract.identity import identity_of
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
@@ -59,7 +59,7 @@ class TableTally(BaseModel):
     namespaces_dropped: int
 
 
-class PurgeEvent(RequestIdentity):
+class PurgeEvent(BaseModel):
     """Counters and identity only: the request's FileIO properties never get here."""
 
     model_config = ConfigDict(extra="forbid")
@@ -74,7 +74,11 @@ class PurgeEvent(RequestIdentity):
     kind: EventKind
     purge_id: str
     run_id: str
+    catalog: str
+    namespace: list[str]
     table: str
+    requested_by: str
+    request_id: str | None
     state: PurgeState | NamespacePurgeState
     files_total: int
     files_done: int

@@ -1,11 +1,15 @@
-"""Who asked to purge what: the request's identity, carried unchanged from a request to its
-status, its report and its events (a table purge's table and metadata file are the table's own)."""
+"""Who asked to purge what: a request's identity, carried unchanged from the request to its status
+and from a status to its events. Each of those models declares the identity's fields in its own
+place (their JSON and schemas read as they always have: a status starts with its purge id and
+state); `RequestIdentity` is the one definition of what the identity is, and `identity_of` carries
+it as one value, so a new identity field is added here and in each model's declaration (a contract
+test holds them to it), never copied field by field."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class Identified(Protocol):
@@ -23,7 +27,7 @@ class Identified(Protocol):
 
 
 class RequestIdentity(BaseModel):
-    """The fields a status and an event share with the request they come from."""
+    model_config = ConfigDict(extra="forbid")
 
     catalog: str
     namespace: list[str]
@@ -32,5 +36,5 @@ class RequestIdentity(BaseModel):
 
 
 def identity_of(source: Identified) -> dict[str, Any]:
-    """The identity fields of a request, a status or an event, for the next model built from it."""
-    return {name: getattr(source, name) for name in RequestIdentity.model_fields}
+    """The identity of a request, a status or an event, as the next model's fields."""
+    return RequestIdentity.model_validate(source, from_attributes=True).model_dump()

@@ -8,8 +8,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from icepurge.contract.identity import RequestIdentity
-
 
 class NamespacePurgeState(StrEnum):
     PENDING = "PENDING"
@@ -89,12 +87,16 @@ class RunningTable(BaseModel):
     files: FileTotals = Field(default_factory=FileTotals)
 
 
-class NamespacePurgeStatus(RequestIdentity):
+class NamespacePurgeStatus(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     purge_id: str
     state: NamespacePurgeState
+    catalog: str
+    namespace: list[str]
     recursive: bool
+    requested_by: str
+    request_id: str | None = None
     dry_run: bool = False
     max_concurrent_tables: int
     tables_total: int = Field(0, description="Iceberg tables found, protected ones included.")

@@ -8,7 +8,6 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.counts import FileCounts
-from icepurge.contract.identity import RequestIdentity
 from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepOutcome
 
@@ -73,15 +72,19 @@ class RetryingStep(BaseModel):
     next_attempt_at: datetime | None = None
 
 
-class PurgeStatus(RequestIdentity):
+class PurgeStatus(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     purge_id: str
     state: PurgeState
+    catalog: str
+    namespace: list[str]
     table: str
     metadata_location: str | None = Field(
         None, description="The purged snapshot's metadata; a purge by name knows it once loaded."
     )
+    requested_by: str
+    request_id: str | None = None
     dry_run: bool = False
     by_name: bool = Field(
         False, description="Started by name: icepurge loads the table and (unless a dry run) drops it."

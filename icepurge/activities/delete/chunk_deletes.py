@@ -9,7 +9,6 @@ import time
 from collections import OrderedDict
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.delete.chunk_deleter import chunk_outcome_uri
 from icepurge.activities.delete.engine import ChunkEngines, ChunkWork
@@ -24,7 +23,8 @@ from icepurge.activities.plan.plan_model import (
 from icepurge.activities.settings import StepContext
 from icepurge.activities.signals.progress_signals import ProgressReport
 from icepurge.activities.signals.request_metrics import RequestMetrics
-from icepurge.contract.names import ERROR_STATE_LOCATION, FAILURE_SAMPLE_SIZE
+from icepurge.activities.state_objects import missing_state_object
+from icepurge.contract.names import FAILURE_SAMPLE_SIZE
 from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, ChunkResult
 
 _CONTEXT_CACHE_SIZE = 8
@@ -88,11 +88,7 @@ class ChunkDeletes:
         uri = content_chunk_uri(plan_uri, chunk_index)
         raw = self._state.read(uri)
         if raw is None:
-            raise ApplicationError(
-                f"chunk object missing at {uri}; was the state location cleaned?",
-                type=ERROR_STATE_LOCATION,
-                non_retryable=True,
-            )
+            raise missing_state_object("chunk object", uri)
         return ContentChunk.model_validate_json(raw).files()
 
     def _context(self, plan_uri: str) -> ChunkContext:
@@ -102,12 +98,7 @@ class ChunkDeletes:
                 return self._contexts[plan_uri]
         context = read_chunk_context(self._state, plan_uri)
         if context is None:
-            raise ApplicationError(
-                f"neither chunk context nor plan object at {context_uri(plan_uri)}; "
-                "was the state location cleaned?",
-                type=ERROR_STATE_LOCATION,
-                non_retryable=True,
-            )
+            raise missing_state_object("chunk context and plan object", context_uri(plan_uri))
         with self._contexts_lock:
             self._contexts[plan_uri] = context
             while len(self._contexts) > _CONTEXT_CACHE_SIZE:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from temporalio.exceptions import ApplicationError
-
 from icepurge.activities.delete.chunk_deletes import ChunkDeletes
 from icepurge.activities.delete.object_store import ObjectStore
 from icepurge.activities.finalize.finalizer import FinalizeWork, finalize, finalized_before, written_report
@@ -15,8 +13,9 @@ from icepurge.activities.plan.plan_model import Plan
 from icepurge.activities.settings import ActivitySettings, StepContext
 from icepurge.activities.signals.attempt_reports import reporting_failed_attempts
 from icepurge.activities.signals.request_metrics import RequestMetrics
+from icepurge.activities.state_objects import missing_state_object
 from icepurge.contract.express_steps import ExpressSteps, FinishResult
-from icepurge.contract.names import ERROR_STATE_LOCATION, FINALIZE_ACTIVITY
+from icepurge.contract.names import FINALIZE_ACTIVITY
 from icepurge.contract.steps import FinalizeInput, FinalizeResult
 
 
@@ -43,11 +42,7 @@ class Finalizing:
         if raw is None:
             done = finalized_before(self._state, step.plan_location)
             if done is None:
-                raise ApplicationError(
-                    f"plan object missing at {step.plan_location}; was the state location cleaned?",
-                    type=ERROR_STATE_LOCATION,
-                    non_retryable=True,
-                )
+                raise missing_state_object("plan object", step.plan_location)
             return done
         plan = Plan.model_validate_json(raw)
         options = step.request.options

@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from temporalio.exceptions import ApplicationError
-
 from icepurge.activities.plan.chunk_output import ChunkOutput
 from icepurge.activities.plan.content_partitions import ContentSummary
 from icepurge.activities.plan.plan_model import (
@@ -36,7 +34,7 @@ from icepurge.activities.plan.plan_model import (
     content_chunk_uri,
     emitted_uri,
 )
-from icepurge.contract.names import ERROR_STATE_LOCATION
+from icepurge.activities.state_objects import missing_state_object
 
 
 @dataclass(frozen=True)
@@ -158,11 +156,7 @@ class EarlyChunks:
         uri = content_chunk_uri(self._plan_uri, index)
         raw = self._state.read(uri)
         if raw is None:
-            raise ApplicationError(
-                f"chunk object missing at {uri} while planning resumed; was the state location cleaned?",
-                type=ERROR_STATE_LOCATION,
-                non_retryable=True,
-            )
+            raise missing_state_object("chunk object (planning resumed)", uri)
         files = ContentChunk.model_validate_json(raw).files()
         self._seen.update(file.path for file in files)
         self._count(files)
