@@ -16,7 +16,7 @@ AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
 ICEBERG_JS_DIR := tests/iceberg_js
 ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
 
-.PHONY: install azurite lock run test test-fast lint schemas bench chaos browser browser-for-tests clean
+.PHONY: install azurite lock run test test-fast lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests clean
 
 install: $(INSTALLED) azurite
 
@@ -79,7 +79,7 @@ test-fast: install
 # The fast tier first, so a broken contract fails in seconds; then lint, then the rest on two
 # processes, each with its own embedded stack on its own ports (a test file stays in one process,
 # in order): the suite is mostly waiting on services, so two fit on two cores.
-test: install test-fast lint browser-for-tests
+test: install test-fast lint browser-for-tests nginx-for-tests
 	$(PY) -m pytest -n 2 --dist loadfile -m "not fast"
 
 # The full chaos run: 50 worker kills, a Temporal server restart, store faults; its output is kept.
@@ -109,6 +109,20 @@ browser-for-tests:
 		echo "installing Debian's chromium for the browser tier"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else echo "no chromium, and not root with apt-get to install it: the browser tier will skip"; fi
+
+# The secured-Temporal tier's TLS-terminating gRPC proxy (Debian's nginx; needs root). Without it
+# that tier skips and says why.
+nginx:
+	@command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx; }
+	nginx -v
+
+# `make test` installs it where it can (as root, with apt: CI), as it does the browser.
+nginx-for-tests:
+	@if command -v nginx >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's nginx for the secured-Temporal tier"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; \
+	else echo "no nginx, and not root with apt-get to install it: the secured-Temporal tier will skip"; fi
 
 clean:
 	rm -rf .state .pytest_cache .mypy_cache .ruff_cache

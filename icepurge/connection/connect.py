@@ -10,8 +10,9 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
-from icepurge.connection.errors import TemporalUnreachableError
+from icepurge.connection.connect_failures import connect_failure
 from icepurge.connection.settings import TemporalSettings
+from icepurge.connection.temporal_target import temporal_target
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +31,16 @@ async def connect(
     codec = settings.payload_codec()
     if codec is None and warn_plaintext:
         log.warning("ICEPURGE_CODEC_KEYS unset: FileIO credentials sit in Temporal history unencrypted")
+    target = temporal_target(settings)
     try:
         return await Client.connect(
-            settings.temporal_address,
-            namespace=settings.temporal_namespace,
+            target.address,
+            namespace=target.namespace,
             data_converter=dataclasses.replace(pydantic_data_converter, payload_codec=codec),
             runtime=runtime,
+            tls=target.tls,
+            api_key=target.api_key,
+            rpc_metadata=dict(target.rpc_metadata),
         )
     except RuntimeError as error:
-        refused = "refused" if "Connection refused" in str(error) else "not answering"
-        raise TemporalUnreachableError(
-            f"Temporal {refused} at {settings.temporal_address}: start it (`make run`) or set "
-            "ICEPURGE_TEMPORAL_ADDRESS (and ICEPURGE_TEMPORAL_NAMESPACE) to your cluster's"
-        ) from None
+        raise connect_failure(target, str(error)) from None

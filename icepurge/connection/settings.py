@@ -14,8 +14,14 @@ from icepurge.contract.names import TASK_QUEUE
 class TemporalSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ICEPURGE_", env_file=".env", extra="ignore")
 
-    temporal_address: str = Field("127.0.0.1:7233", description="Temporal frontend host:port.")
-    temporal_namespace: str = "default"
+    temporal_address: str = Field(
+        "127.0.0.1:7233",
+        description="Temporal frontend host:port. Where unset, Temporal's own configuration decides "
+        "(TEMPORAL_ADDRESS, TEMPORAL_PROFILE; icepurge/connection/temporal_target.py), else this.",
+    )
+    temporal_namespace: str = Field(
+        "default", description="Where unset, TEMPORAL_NAMESPACE (or its profile) decides, else this."
+    )
     task_queue: str = TASK_QUEUE
     codec_keys: dict[str, SecretStr] = Field(
         default_factory=dict,

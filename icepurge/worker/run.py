@@ -167,6 +167,10 @@ async def serve(settings: WorkerSettings) -> None:
     with activity_pool(settings) as pool:
         worker = build_worker(client, settings, pool)
         async with worker:
-            log.info("icepurge worker polling %s on %s", settings.task_queue, settings.temporal_address)
+            log.info(
+                "icepurge worker polling %s on %s",
+                settings.task_queue,
+                client.service_client.config.target_host,
+            )
             await stop.wait()
             log.info("icepurge worker stopping")

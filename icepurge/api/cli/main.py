@@ -75,13 +75,12 @@ EXIT_CODES = {
 @app.command()
 def worker() -> None:
     """Run a worker (configured by ICEPURGE_* environment variables) until SIGINT/SIGTERM."""
-    import asyncio
 
     from icepurge.worker.run import serve
     from icepurge.worker.settings import WorkerSettings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(serve(WorkerSettings()))
+    run_or_exit(serve(WorkerSettings()))
 
 
 @app.command()

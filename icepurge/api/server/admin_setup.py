@@ -9,6 +9,7 @@ from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 
+from icepurge.connection.rpc_retry import once_more_if_cut
 from icepurge.contract.names import SEARCH_ATTRIBUTES
 
 INDEXED_TYPES = {
@@ -23,7 +24,12 @@ class SearchAttributeConflictError(RuntimeError):
 
 
 async def ensure_search_attributes(client: Client, namespace: str) -> list[str]:
-    """Adds the missing attributes to `namespace`; returns their names (empty when none were)."""
+    """Adds the missing attributes to `namespace`; returns their names (empty when none were).
+    Idempotent, so sent once more whole if its connection was cut."""
+    return await once_more_if_cut(lambda: _ensure(client, namespace))
+
+
+async def _ensure(client: Client, namespace: str) -> list[str]:
     listed = await client.operator_service.list_search_attributes(
         ListSearchAttributesRequest(namespace=namespace)
     )

@@ -168,8 +168,9 @@ def create_app(settings: ApiSettings) -> FastAPI:
 
     @app.get("/readyz", responses={503: {"model": Problem}})
     async def readyz() -> JSONResponse:
-        if await app.state.temporal.ready():
+        why = await app.state.temporal.unready()
+        if why is None:
             return JSONResponse({"status": "ready"})
-        return _problem(503, "Temporal is unreachable", {"Retry-After": "5"})
+        return _problem(503, why, {"Retry-After": "5"})
 
     return app

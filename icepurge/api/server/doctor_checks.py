@@ -26,7 +26,8 @@ from icepurge.api.server.front_door.policy import FrontDoorAuth
 from icepurge.api.server.settings import ApiSettings
 from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.connection.connect import connect
-from icepurge.connection.errors import CodecKeyError
+from icepurge.connection.errors import CodecKeyError, TemporalUnreachableError
+from icepurge.connection.rpc_retry import once_more_if_cut
 from icepurge.contract.doctor import CheckResult, fail, ok, skipped
 from icepurge.contract.names import SEARCH_ATTRIBUTES
 from icepurge.stores.registry import open_store
@@ -40,6 +41,9 @@ async def server_checks(settings: ApiSettings, catalogs: CatalogRegistry) -> lis
     results: list[CheckResult] = []
     try:
         client = await asyncio.wait_for(connect(settings, warn_plaintext=False), STEP_SECONDS)
+    except TemporalUnreachableError as error:
+        results.append(fail("temporal", str(error)))
+        results += [skipped(name, "needs Temporal") for name in ("search attributes", "workers and codec")]
     except (RuntimeError, OSError, TimeoutError) as error:
         results.append(
             fail(
@@ -62,9 +66,8 @@ async def server_checks(settings: ApiSettings, catalogs: CatalogRegistry) -> lis
 
 
 async def _search_attributes(client: Client, namespace: str) -> CheckResult:
-    listed = await client.operator_service.list_search_attributes(
-        ListSearchAttributesRequest(namespace=namespace)
-    )
+    request = ListSearchAttributesRequest(namespace=namespace)
+    listed = await once_more_if_cut(lambda: client.operator_service.list_search_attributes(request))
     existing = dict(listed.custom_attributes)
     missing = [name for name, _ in SEARCH_ATTRIBUTES if name not in existing]
     wrong = [
@@ -89,13 +92,12 @@ def _type_name(value: IndexedValueType.ValueType) -> str:
 async def _workers_and_codec(client: Client, settings: ApiSettings) -> CheckResult:
     name = "workers and codec"
     queue = settings.task_queue
-    described = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=settings.temporal_namespace,
-            task_queue=TaskQueue(name=queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
+    request = DescribeTaskQueueRequest(
+        namespace=settings.temporal_namespace,
+        task_queue=TaskQueue(name=queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     )
+    described = await once_more_if_cut(lambda: client.workflow_service.describe_task_queue(request))
     if not described.pollers:
         return fail(name, f"no worker polls task queue {queue!r}: start one (`icepurge worker`)")
     probe = f"doctor-{uuid.uuid4()}"
