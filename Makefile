@@ -101,14 +101,18 @@ browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
 	chromium --version
 
-# `make test` installs it where it can (as root, with apt: CI), so the browser tier runs there on
-# every run; anywhere else it says why the tier will skip.
-browser-for-tests:
-	@if command -v chromium >/dev/null; then :; \
+# `make test` installs Debian's package $(1) for the $(2) tier where it can (as root, with apt: CI),
+# so the tier runs there on every run; anywhere else it says why the tier will skip.
+define debian_for_tests
+	@if command -v $(1) >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing Debian's chromium for the browser tier"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	else echo "no chromium, and not root with apt-get to install it: the browser tier will skip"; fi
+		echo "installing Debian's $(1) for the $(2) tier"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null; \
+	else echo "no $(1), and not root with apt-get to install it: the $(2) tier will skip"; fi
+endef
+
+browser-for-tests:
+	$(call debian_for_tests,chromium,browser)
 
 # The secured-Temporal tier's TLS-terminating gRPC proxy (Debian's nginx; needs root). Without it
 # that tier skips and says why.
@@ -116,13 +120,8 @@ nginx:
 	@command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx; }
 	nginx -v
 
-# `make test` installs it where it can (as root, with apt: CI), as it does the browser.
 nginx-for-tests:
-	@if command -v nginx >/dev/null; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing Debian's nginx for the secured-Temporal tier"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; \
-	else echo "no nginx, and not root with apt-get to install it: the secured-Temporal tier will skip"; fi
+	$(call debian_for_tests,nginx,secured-Temporal)
 
 clean:
 	rm -rf .state .pytest_cache .mypy_cache .ruff_cache
