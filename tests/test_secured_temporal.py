@@ -13,13 +13,16 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server import temporal_connection
 from icepurge.api.server.admin_setup import ensure_search_attributes
 from icepurge.api.server.app import create_app
 from icepurge.api.server.doctor_checks import server_checks
@@ -65,7 +68,7 @@ def proxies(stack: EmbeddedStack, tmp_path_factory: pytest.TempPathFactory) -> I
         keyed = running.enter_context(
             grpc_tls_proxy(directory / "api-key", upstream, files, ProxyChecks(api_key=API_KEY))
         )
-        yield Proxies(files, tls.address, mutual.address, keyed.address)
+        yield Proxies(files, tls, mutual, keyed)
 
 
 def _environments(proxies: Proxies) -> dict[str, tuple[str, dict[str, str]]]:
@@ -184,6 +187,12 @@ async def test_each_misconfiguration_is_one_line_naming_the_fix_everywhere(
     tmp_path: Path,
 ) -> None:
     addresses = {way: address for way, (address, _) in _environments(proxies).items()}
+    attempts: list[TemporalSettings] = []
+
+    async def counted(settings: TemporalSettings, *args: Any, **kwargs: Any) -> Client:
+        attempts.append(settings)
+        return await connect(settings, *args, **kwargs)
+
     for case, (way, env, line) in _misconfigurations(proxies.files).items():
         with monkeypatch.context() as scoped:
             for name, value in env.items():
@@ -198,13 +207,17 @@ async def test_each_misconfiguration_is_one_line_naming_the_fix_everywhere(
             api_settings = _api_settings(stack, addresses[way], tmp_path)
             (temporal, *_) = await server_checks(api_settings, CatalogRegistry({}))
             assert (temporal.check, temporal.outcome, temporal.detail) == ("temporal", "FAIL", message), case
-            # The API starts, and /readyz answers 503 with it.
+            # The API starts, and /readyz answers 503 with it; asked again at once, it answers from
+            # the refusal it kept instead of connecting again.
+            attempts.clear()
+            scoped.setattr(temporal_connection, "connect", counted)
             app = create_app(api_settings)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://api") as api:
-                answer = await api.get("/readyz")
-            assert answer.status_code == 503, case
-            assert answer.json()["detail"] == message, case
+                answers = [await api.get("/readyz"), await api.get("/readyz")]
+            assert [answer.status_code for answer in answers] == [503, 503], case
+            assert [answer.json()["detail"] for answer in answers] == [message, message], case
+            assert len(attempts) == 1, case
         # The worker's start: the line on stderr, exit code 2, no traceback.
         code, _, stderr = await run_cli(
             ("worker",),

@@ -15,9 +15,6 @@ from urllib.parse import urlsplit
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.utils.config import Config
 
-from icepurge.catalogs.kind import CatalogKind
-from icepurge.catalogs.registry import kind_of
-
 _SECRET_KEY = re.compile(
     r"secret|password|token|credential|session|private|signature|account-key|connection-string",
     re.IGNORECASE,
@@ -95,10 +92,6 @@ class CatalogRegistry:
         opened = load_catalog(key, **properties)
         with self._lock:
             return self._open.setdefault(key, opened)
-
-    def kind(self, name: str) -> CatalogKind:
-        """The catalog, served by its kind (icepurge/catalogs/registry.py)."""
-        return kind_of(self.catalog(name))
 
     def redact(self, text: str) -> str:
         """The message with every configured catalog secret replaced."""

@@ -2,7 +2,7 @@
 serves any catalog through PyIceberg's generic `Catalog` (REST, Hive, Glue, DynamoDB, S3 Tables,
 …); a kind whose catalog can do better (the SQL catalog: a conditional drop in one statement, a
 listing with each table's metadata file, every row of a namespace whoever wrote it) overrides the
-methods its capabilities name (icepurge/catalogs/sql.py). `registry.kind_of` picks the kind."""
+methods concerned (icepurge/catalogs/sql.py). `registry.kind_of` picks the kind."""
 
 from __future__ import annotations
 
@@ -19,16 +19,13 @@ from icepurge.catalogs.entries import VIEW, Entry, NamespaceEntries
 
 @dataclass(frozen=True)
 class Capabilities:
-    # Drops an entry only while it points at a given metadata file, in one call.
-    conditional_drop: bool = False
+    """What callers and the generic methods decide on; what a kind does better it says by
+    overriding the method (`drop_if_current`, `tables_with_metadata`, `namespace_entries`)."""
+
     # A plain drop leaves the table's files in place (no need to look whether they went).
     keeps_storage_on_drop: bool = False
-    # Its table listing names each table's current metadata file.
-    lists_metadata: bool = False
     # Refuses to drop a namespace that holds anything (views, other engines' entries).
     refuses_non_empty_drop: bool = False
-    # Lists every entry a namespace holds, whoever wrote it.
-    lists_every_entry: bool = False
     # Keeps a nested namespace as its levels joined by dots, and lists it split at every dot.
     dotted_namespaces: bool = False
 

@@ -28,9 +28,7 @@ from icepurge.catalogs.kind import Capabilities, CatalogKind
 
 
 class SqlCatalogKind(CatalogKind):
-    capabilities = Capabilities(
-        keeps_storage_on_drop=True, lists_metadata=True, lists_every_entry=True, dotted_namespaces=True
-    )
+    capabilities = Capabilities(keeps_storage_on_drop=True, dotted_namespaces=True)
 
     def __init__(self, catalog: SqlCatalog) -> None:
         super().__init__(catalog)

@@ -29,12 +29,6 @@ def nginx_missing() -> str | None:
 
 
 @dataclass(frozen=True)
-class ProxyEndpoint:
-    address: str
-    error_log: Path
-
-
-@dataclass(frozen=True)
 class ProxyChecks:
     """mutual: a client certificate the test CA signed is required; api_key: every call must carry
     it."""
@@ -76,8 +70,8 @@ http {{
 @contextmanager
 def grpc_tls_proxy(
     directory: Path, upstream: str, files: TlsFiles, checks: ProxyChecks | None = None
-) -> Iterator[ProxyEndpoint]:
-    """`upstream`: the Temporal frontend's host:port, spoken to in plaintext."""
+) -> Iterator[str]:
+    """The proxy's host:port; `upstream`: the Temporal frontend's, spoken to in plaintext."""
     directory.mkdir(parents=True, exist_ok=True)
     (port,) = free_ports(1)
     config = directory / "nginx.conf"
@@ -89,7 +83,7 @@ def grpc_tls_proxy(
     )
     try:
         _wait_for(port, process)
-        yield ProxyEndpoint(f"127.0.0.1:{port}", directory / "error.log")
+        yield f"127.0.0.1:{port}"
     finally:
         process.terminate()
         process.wait(timeout=10)
