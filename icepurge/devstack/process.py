@@ -84,12 +84,12 @@ class ServiceProcess:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def wait_for_port(self, port: int, timeout: float = 60.0) -> None:
+    def wait_for_port(self, port: int, timeout: float = 60.0, host: str = "127.0.0.1") -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.running():
                 raise ServiceFailedError(f"{self.name} exited early; see {self.log_path}")
-            if port_open(port):
+            if port_open(port, host):
                 return
             time.sleep(0.2)
         raise ServiceFailedError(
@@ -103,6 +103,11 @@ class ServiceProcess:
             if time.monotonic() > deadline or not self.running():
                 raise ServiceFailedError(f"{self.name} did not start; see {self.log_path}")
             time.sleep(0.5)
+
+    def signal(self, signum: int) -> None:
+        """Sends `signum` to the service's own process (a test's pause or thaw)."""
+        if self.running() and self._process is not None:
+            os.kill(self._process.pid, signum)
 
     def kill(self) -> None:
         """SIGKILL the whole process group at once: a crash, for fault-injection tests."""

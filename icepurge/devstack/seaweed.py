@@ -29,7 +29,9 @@ class S3Credentials:
     secret_key: str = "icepurge-dev-secret"  # noqa: S105  # the loopback dev store's own identity
 
 
-def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credentials) -> ServiceProcess:
+def seaweed_server(
+    state_dir: Path, ports: StackPorts, credentials: S3Credentials, host: str = "127.0.0.1"
+) -> ServiceProcess:
     data_dir = state_dir / "seaweed"
     data_dir.mkdir(parents=True, exist_ok=True)
     identities = state_dir / "seaweed-identities.json"
@@ -52,8 +54,8 @@ def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credential
         binary("weed"),
         "server",
         f"-dir={data_dir}",
-        "-ip=127.0.0.1",
-        "-ip.bind=127.0.0.1",
+        f"-ip={host}",
+        f"-ip.bind={host}",
         f"-master.port={ports.weed_master}",
         f"-master.port.grpc={ports.weed_master_grpc}",
         f"-volume.port={ports.weed_volume}",
@@ -78,10 +80,10 @@ def seaweed_server(state_dir: Path, ports: StackPorts, credentials: S3Credential
     )
 
 
-def s3_properties(ports: StackPorts, credentials: S3Credentials) -> dict[str, str]:
+def s3_properties(ports: StackPorts, credentials: S3Credentials, host: str = "127.0.0.1") -> dict[str, str]:
     """PyIceberg FileIO properties for the embedded store."""
     return {
-        "s3.endpoint": f"http://127.0.0.1:{ports.s3}",
+        "s3.endpoint": f"http://{host}:{ports.s3}",
         "s3.access-key-id": credentials.access_key,
         "s3.secret-access-key": credentials.secret_key,
         "s3.region": "us-east-1",

@@ -29,6 +29,15 @@ WAREHOUSE_BUCKET = "warehouse"
 STATE_BUCKET = "icepurge-state"
 
 
+@dataclass(frozen=True)
+class StackHosts:
+    """The addresses Temporal and the store listen on: loopback, or a services host's own address
+    that other hosts (a test's network namespaces) reach."""
+
+    temporal: str = "127.0.0.1"
+    store: str = "127.0.0.1"
+
+
 @dataclass
 class EmbeddedStack:
     state_dir: Path
@@ -37,15 +46,16 @@ class EmbeddedStack:
     credentials: S3Credentials = field(default_factory=S3Credentials)
     # Catalogs its workers and API take snapshot purges from without knowing them ("*": any).
     snapshot_only_catalogs: tuple[str, ...] = ()
+    hosts: StackHosts = field(default_factory=StackHosts)
     _services: list[ServiceProcess] = field(default_factory=list, init=False)
 
     @property
     def temporal_address(self) -> str:
-        return f"127.0.0.1:{self.ports.temporal}"
+        return f"{self.hosts.temporal}:{self.ports.temporal}"
 
     @property
     def s3_properties(self) -> dict[str, str]:
-        return s3_properties(self.ports, self.credentials)
+        return s3_properties(self.ports, self.credentials, self.hosts.store)
 
     @cached_property
     def codec_keys(self) -> dict[str, str]:
@@ -106,13 +116,13 @@ class EmbeddedStack:
     def start(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         try:
-            temporal = temporal_server(self.state_dir, self.ports, self.codec_endpoint, self.dynamic_config)
-            seaweed = seaweed_server(self.state_dir, self.ports, self.credentials)
+            temporal = self._temporal_server()
+            seaweed = seaweed_server(self.state_dir, self.ports, self.credentials, self.hosts.store)
             for service in (temporal, seaweed):
                 service.start()
                 self._services.append(service)
-            temporal.wait_for_port(self.ports.temporal)
-            seaweed.wait_for_port(self.ports.s3)
+            temporal.wait_for_port(self.ports.temporal, host=self.hosts.temporal)
+            seaweed.wait_for_port(self.ports.s3, host=self.hosts.store)
             create_buckets(self.s3_properties, [WAREHOUSE_BUCKET, STATE_BUCKET])
         except BaseException:
             self.stop()
@@ -122,10 +132,15 @@ class EmbeddedStack:
         """Stops the Temporal server and starts it again on the same database (the chaos run)."""
         old = next(service for service in self._services if service.name == "temporal")
         old.stop()
-        new = temporal_server(self.state_dir, self.ports, self.codec_endpoint, self.dynamic_config)
+        new = self._temporal_server()
         new.start()
         self._services[self._services.index(old)] = new
-        new.wait_for_port(self.ports.temporal)
+        new.wait_for_port(self.ports.temporal, host=self.hosts.temporal)
+
+    def _temporal_server(self) -> ServiceProcess:
+        return temporal_server(
+            self.state_dir, self.ports, self.codec_endpoint, self.dynamic_config, self.hosts.temporal
+        )
 
     def stop(self, grace: float = 10.0, *also: ServiceProcess) -> None:
         """Stops the stack's services and `also` (its worker, its API) together."""

@@ -17,13 +17,20 @@ SQLITE_PRAGMAS = ("--sqlite-pragma", "journal_mode=WAL", "--sqlite-pragma", "syn
 
 
 def temporal_server(
-    state_dir: Path, ports: StackPorts, codec_endpoint: str, dynamic_config: dict[str, str] | None = None
+    state_dir: Path,
+    ports: StackPorts,
+    codec_endpoint: str,
+    dynamic_config: dict[str, str] | None = None,
+    host: str = "127.0.0.1",
 ) -> ServiceProcess:
+    """`host`: where clients reach it. The dev server dials its own history and matching services at
+    127.0.0.1 whatever `--ip` says, so another address is served by binding every address."""
     command = [
         binary("temporal"),
         "server",
         "start-dev",
-        "--ip", "127.0.0.1",
+        "--ip", host if host == "127.0.0.1" else "0.0.0.0",  # noqa: S104
+        "--ui-ip", "127.0.0.1",
         "--port", str(ports.temporal),
         "--ui-port", str(ports.temporal_ui),
         "--http-port", str(ports.temporal_http),

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from icepurge.state.attempt_fence import AttemptFences
 from icepurge.state.held_state import HOLD_LIMIT_BYTES, HeldFolder, HeldFolders
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
@@ -28,6 +29,7 @@ class StateStore:
         self.location = location.rstrip("/")
         self._store = open_store(self.location, StoreContext(properties, _CONNECTIONS, _ATTEMPTS))
         self._held = HeldFolders()
+        self._fences = AttemptFences(self._read_plain, self._store.write, self.uri)
 
     def uri(self, *parts: str) -> str:
         return "/".join([self.location, *parts])
@@ -48,6 +50,7 @@ class StateStore:
         with self._held.lock:
             if held.flushed:
                 return
+            self._fences.before_change()
             for name, data in held.objects.items():
                 self._store.write(f"{held.folder}/{name}", data)
             held.flushed = True
@@ -67,6 +70,7 @@ class StateStore:
                 if held.size() > HOLD_LIMIT_BYTES:
                     self.flush(held)
                 return
+        self._fences.before_change()
         self._store.write(uri, data)
 
     def read(self, uri: str) -> bytes | None:
@@ -75,10 +79,8 @@ class StateStore:
             found = self._held.find(uri)
             raw = found[0].objects.get(found[1]) if found is not None else None
         if found is None:
-            try:
-                raw = self._store.read(uri)
-            except FileNotFoundError:
-                return None
+            self._fences.before_read()
+            raw = self._read_plain(uri)
         if raw is None:
             return None
         return gzip.decompress(raw) if raw[:2] == _GZIP_MAGIC else raw
@@ -89,4 +91,11 @@ class StateStore:
             if found is not None:
                 found[0].objects.pop(found[1], None)
                 return
+        self._fences.before_change()
         self._store.delete(uri)
+
+    def _read_plain(self, uri: str) -> bytes | None:
+        try:
+            return self._store.read(uri)
+        except FileNotFoundError:
+            return None

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from temporalio.exceptions import ApplicationError, CancelledError
 
 from icepurge.activities.signals.progress_signals import ProgressSignals
+from icepurge.state.attempt_fence import StaleAttemptError
 
 
 @contextmanager
@@ -16,7 +17,8 @@ def reporting_failed_attempts(signals: ProgressSignals | None, step: str) -> Ite
     doesn't, and without this its error would stay invisible until the retries ran out."""
     try:
         yield
-    except CancelledError:
+    except (CancelledError, StaleAttemptError):
+        # A superseded attempt has nothing to report: the newer one is the step now.
         raise
     except ApplicationError as error:
         if not error.non_retryable and signals is not None:
