@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 def _ip(*arguments: str, namespace: str | None = None) -> None:
@@ -96,6 +97,25 @@ class NetHosts:
             _ip("link", "set", inside, "up", namespace=host.name)
             _local_routing(inside, host.name)
         return host
+
+    def python_processes(self, host: Host) -> list[int]:
+        """The Python processes running on the host (a Spark executor's Python workers)."""
+        listed = subprocess.run(
+            ["ip", "netns", "pids", host.name], check=True, capture_output=True, text=True, timeout=30
+        )
+        found = []
+        for pid in listed.stdout.split():
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if Path(command.decode(errors="replace")).name.startswith("python"):
+                found.append(int(pid))
+        return found
+
+    def address(self, host: Host) -> str:
+        """The host's address on Temporal's network, which is also the hosts' own network."""
+        return f"127.{self.subnet}.0.{10 + self.hosts.index(host) + 1}"
 
     def cut(self, host: Host, *, store_too: bool = False) -> None:
         """Takes the host's link to Temporal down (and to the store, with `store_too`): its

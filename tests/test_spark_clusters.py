@@ -56,7 +56,7 @@ def standalone(stack: EmbeddedStack) -> Iterator[tuple[str, Path]]:
     master_port, master_ui, worker_ui = free_ports(3)
     directory = stack.state_dir / "spark-standalone"
     master = standalone_master(directory, master_port, master_ui)
-    worker = standalone_worker(directory, master_port, worker_ui, cores=2)
+    worker = standalone_worker(directory, f"spark://127.0.0.1:{master_port}", worker_ui, cores=2)
     try:
         master.start()
         master.wait_for_port(master_port, timeout=120)

@@ -1,10 +1,12 @@
 """Spark services started from PySpark's own scripts: a standalone Master and Worker
 (`spark-class`), and a Spark Connect server (`spark-submit` of SparkConnectServer). Loopback
-only; for trying the cluster set-ups on one machine (README: "Spark engine")."""
+by default; for trying the cluster set-ups on one machine (README: "Spark engine"), or on a test's
+own hosts, each bound to its host's address."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from icepurge.devstack.process import ServiceProcess
@@ -19,39 +21,66 @@ def _spark_script(name: str) -> str:
     return str(Path(pyspark.__file__).parent / "bin" / name)
 
 
-def _environment(work_dir: Path) -> dict[str, str]:
+def _environment(work_dir: Path, host: str = "127.0.0.1") -> dict[str, str]:
     return {
         # Executors and the Connect server start their Python workers with this interpreter.
         "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOCAL_IP": host,
         "SPARK_LOG_DIR": str(work_dir / "logs"),
         "SPARK_WORKER_DIR": str(work_dir / "work"),
     }
 
 
-def standalone_master(work_dir: Path, port: int, ui_port: int) -> ServiceProcess:
+@dataclass(frozen=True)
+class SparkHost:
+    """Where a standalone service runs: its address, and the command prefix that puts it on its
+    host (none: this one)."""
+
+    address: str = "127.0.0.1"
+    prefix: tuple[str, ...] = ()
+
+
+def standalone_master(
+    work_dir: Path, port: int, ui_port: int, host: SparkHost = SparkHost(), master_opts: str = ""
+) -> ServiceProcess:
+    """`master_opts`: SPARK_MASTER_OPTS (`-Dspark.worker.timeout=…`)."""
     command = [
+        *host.prefix,
         _spark_script("spark-class"),
         "org.apache.spark.deploy.master.Master",
-        "--host", "127.0.0.1",
+        "--host", host.address,
         "--port", str(port),
         "--webui-port", str(ui_port),
     ]  # fmt: skip
-    return ServiceProcess("spark-master", command, work_dir / "logs" / "master.log", _environment(work_dir))
+    environment = {**_environment(work_dir, host.address), "SPARK_MASTER_OPTS": master_opts}
+    return ServiceProcess("spark-master", command, work_dir / "logs" / "master.log", environment)
 
 
-def standalone_worker(work_dir: Path, master_port: int, ui_port: int, cores: int) -> ServiceProcess:
+def standalone_worker(
+    work_dir: Path,
+    master: str,
+    ui_port: int,
+    cores: int,
+    host: SparkHost = SparkHost(),
+) -> ServiceProcess:
+    """`master`: its spark:// URL."""
     command = [
+        *host.prefix,
         _spark_script("spark-class"),
         "org.apache.spark.deploy.worker.Worker",
-        f"spark://127.0.0.1:{master_port}",
-        "--host", "127.0.0.1",
+        master,
+        "--host", host.address,
         "--cores", str(cores),
         "--memory", "2g",
         "--webui-port", str(ui_port),
         "--work-dir", str(work_dir / "work"),
     ]  # fmt: skip
-    return ServiceProcess("spark-worker", command, work_dir / "logs" / "worker.log", _environment(work_dir))
+    return ServiceProcess(
+        f"spark-worker-{host.address}",
+        command,
+        work_dir / "logs" / "worker.log",
+        _environment(work_dir, host.address),
+    )
 
 
 def connect_server(

@@ -5,6 +5,12 @@ spark://, k8s:// and Spark Connect. Each task reads its slice of the chunk objec
 local engine's own code over it and checkpoints to its own object, so a retried task (or a
 retried activity) resumes instead of recounting; the rows the job returns are the truth.
 Credentials travel in the task closure, never in Spark conf.
+
+A task's attempt is fenced like an activity's (icepurge.state.attempt_fence): a task Spark runs
+again elsewhere (its executor lost, its host cut off from the driver but not from the store)
+claims the task's fence, and the first copy, still deleting, can no longer write its checkpoint,
+nor one after the driver removed it. Any task of a later activity attempt outranks every task of
+an earlier one.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +32,7 @@ from icepurge.activities.plan.plan_model import ContentChunk, content_chunk_uri
 from icepurge.catalogs.locations import parent_dir
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.steps import ChunkCheckpoint
+from icepurge.state.attempt_fence import AttemptKey, attempt_scope, current_attempt
 from icepurge.state.state_store import StateStore
 from icepurge.stores.outcomes import DeleteTuning, RequestStats
 from icepurge.stores.rate_budget import task_share
@@ -34,6 +42,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 ROW_SCHEMA = "task long, outcome string, requests long, throttled long"
+# Spark's attempts of one task within one activity attempt stay below this (spark.task.maxFailures).
+TASK_ATTEMPTS_PER_ACTIVITY_ATTEMPT = 1000
 POLL_SECONDS = 0.5
 # How often the driver reads the tasks' checkpoints to report the chunk's progress.
 PROGRESS_SECONDS = 2.0
@@ -50,15 +60,38 @@ class TaskSpec:
     state_location: str
     state_properties: dict[str, str]
     deletes: FileDeletes
+    task: int = 0
+    # The chunk activity's attempt that ran the job (None outside an activity).
+    activity: AttemptKey | None = None
+
+    def attempt(self, spark_attempt: int) -> AttemptKey | None:
+        """This task's attempt: Spark's `spark_attempt` (from 0) within the activity's."""
+        if self.activity is None:
+            return None
+        return AttemptKey(
+            self.activity.workflow_id,
+            self.activity.run_id,
+            f"{self.activity.activity_id}-task-{self.task}",
+            (self.activity.attempt - 1) * TASK_ATTEMPTS_PER_ACTIVITY_ATTEMPT + spark_attempt + 1,
+        )
 
 
-def run_task(spec: TaskSpec) -> tuple[ChunkOutcome, RequestStats]:
-    state = StateStore(spec.state_location, spec.state_properties)
-    raw = state.read(spec.chunk_uri)
-    if raw is None:
-        raise FileNotFoundError(f"chunk object missing: {spec.chunk_uri}")
-    files = ContentChunk.model_validate_json(raw).files()[spec.start : spec.end]
-    return delete_files(replace(spec.deletes, files=files), state, lambda _: None, ChunkCheckpoint())
+def _spark_attempt() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.attemptNumber() if context is not None else 0
+
+
+def run_task(spec: TaskSpec, spark_attempt: int = 0) -> tuple[ChunkOutcome, RequestStats]:
+    key = spec.attempt(spark_attempt)
+    with attempt_scope(key) if key is not None else nullcontext():
+        state = StateStore(spec.state_location, spec.state_properties)
+        raw = state.read(spec.chunk_uri)
+        if raw is None:
+            raise FileNotFoundError(f"chunk object missing: {spec.chunk_uri}")
+        files = ContentChunk.model_validate_json(raw).files()[spec.start : spec.end]
+        return delete_files(replace(spec.deletes, files=files), state, lambda _: None, ChunkCheckpoint())
 
 
 def _task_function(specs: list[TaskSpec]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -67,7 +100,7 @@ def _task_function(specs: list[TaskSpec]) -> Callable[[Iterator[pa.RecordBatch]]
 
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                outcome, stats = run_task(specs[task])
+                outcome, stats = run_task(specs[task], _spark_attempt())
                 yield pa.RecordBatch.from_pydict(
                     {
                         "task": [task],
@@ -156,6 +189,8 @@ class SparkEngine:
                     tuning=self._tuning,
                     requests_per_second=share,
                 ),
+                task=task,
+                activity=current_attempt(),
             )
             for task, (start, end) in enumerate(groups)
         ]
