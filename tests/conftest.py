@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_u
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.postgres import PostgresServer
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import activity_pool, build_worker, sandboxed_runner
@@ -50,6 +52,8 @@ SNAPSHOT_ONLY_CATALOGS = (
     SLOW_PASS_THROUGH_CATALOG,
 )
 LAKE_CATALOG = "lake"
+# The same kind of catalog (PyIceberg's SQL catalog) on PostgreSQL.
+POSTGRES_CATALOG = "pglake"
 REST_CATALOG = "tablebucket"
 # The same REST catalog, served by the front door in dry-run-only mode.
 REHEARSAL_CATALOG = "rehearsal"
@@ -138,10 +142,19 @@ def _stack_and_answers() -> Iterator[tuple[EmbeddedStack, FaultPlan]]:
         snapshot_only_catalogs=SNAPSHOT_ONLY_CATALOGS,
     )
     embedded.start()
+    # Beside the stack's folder, not in it: as root the server runs as nobody, who can't enter it.
+    postgres = PostgresServer(Path(tempfile.mkdtemp(prefix="icepurge-postgres-")), free_ports(1)[0])
     try:
         embedded.create_table_bucket(REST_TABLE_BUCKET)
         for name in (LAKE_CATALOG, ATTIC_CATALOG):
             os.environ.update(pyiceberg_catalog_env(name, embedded.catalog_properties(name)))
+        postgres.start()
+        os.environ.update(
+            pyiceberg_catalog_env(
+                POSTGRES_CATALOG,
+                {**embedded.catalog_properties(POSTGRES_CATALOG), "uri": postgres.sqlalchemy_uri},
+            )
+        )
         for name in (REST_CATALOG, REHEARSAL_CATALOG, UNSAID_PURGE_CATALOG, HOLDING_CATALOG):
             os.environ.update(
                 pyiceberg_catalog_env(name, embedded.rest_catalog_properties(REST_TABLE_BUCKET))
@@ -156,6 +169,8 @@ def _stack_and_answers() -> Iterator[tuple[EmbeddedStack, FaultPlan]]:
                 os.environ.update(pyiceberg_catalog_env(name, proxied))
             yield embedded, answers
     finally:
+        postgres.stop()
+        shutil.rmtree(postgres.data_dir, ignore_errors=True)
         embedded.stop()
 
 
@@ -258,6 +273,16 @@ def purges(temporal_client: Client, worker_settings: WorkerSettings, running_wor
 @pytest.fixture(scope="session")
 def catalog(stack: EmbeddedStack) -> SqlCatalog:
     return stack.catalog("tests")
+
+
+@pytest.fixture(scope="session")
+def pglake(stack: EmbeddedStack) -> SqlCatalog:
+    """POSTGRES_CATALOG as the workers know it by name (PyIceberg read its variables at import,
+    before the stack set them)."""
+    properties = stack.catalog_properties(POSTGRES_CATALOG)
+    properties.pop("type")
+    properties["uri"] = os.environ[f"PYICEBERG_CATALOG__{POSTGRES_CATALOG.upper()}__URI"]
+    return SqlCatalog(POSTGRES_CATALOG, **properties)
 
 
 @pytest.fixture(scope="session")
