@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from icepurge.contract.counts import CONTENT_CATEGORIES
+from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack, StackHosts
 from tests.conftest import CONTINUE_AS_NEW_EVENTS
 from tests.net_hosts import Host, NetHosts, net_hosts, unavailable
+from tests.store import S3Store
 
 QUEUE = "icepurge-fleet"
 WORKER = ["icepurge.api.cli.main", "worker"]
@@ -55,3 +58,18 @@ def fleet_worker(
 
 def log_of(process: ServiceProcess) -> str:
     return Path(process.log_path).read_text(errors="replace")
+
+
+def content_counted(status: PurgeStatus) -> int:
+    """The content files a purge counted, deleted or found already gone: each once."""
+    return sum(
+        status.counts.of(category).deleted + status.counts.of(category).already_missing
+        for category in CONTENT_CATEGORIES
+    )
+
+
+def assert_only_the_report_left(s3: S3Store, status: PurgeStatus, why: str) -> None:
+    """The purge's plan folder holds its report and nothing a late writer put there."""
+    assert status.report_location is not None
+    plan_folder = status.report_location.rsplit("/", 1)[0]
+    assert s3.list(plan_folder + "/") == {status.report_location}, why

@@ -9,7 +9,6 @@ from functools import partial
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from sqlalchemy import text
 from temporalio.client import Client
 
 from icepurge.api.clients.errors import PurgeFailedError
@@ -26,6 +25,7 @@ from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePur
 from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import InvalidPurgeRequestError
 from icepurge.devstack.stack import EmbeddedStack
+from tests.catalog_drops import other_engines_entry
 from tests.conftest import ATTIC_CATALOG, LAKE_CATALOG, LISTENER_QUEUE
 from tests.listener_workflow import EventListener
 from tests.namespace_trees import Tree, flat_namespace, nested_tree
@@ -281,25 +281,6 @@ async def test_a_whole_catalog_purge_needs_its_name_and_empties_the_catalog(
     assert all(attic.table_exists(identifier) for identifier in tree.kept)
 
 
-def _other_engines_entry(lake: SqlCatalog, namespace: str, name: str, kind: str) -> None:
-    """A row as Iceberg Java's JDBC catalog writes a view (kind VIEW) into the same table."""
-    with lake.engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
-                "previous_metadata_location, iceberg_type) VALUES (:catalog, :namespace, :name, :location, "
-                "NULL, :kind)"
-            ),
-            {
-                "catalog": lake.name,
-                "namespace": namespace,
-                "name": name,
-                "location": f"s3://warehouse/{namespace}/{name}/metadata/00000.metadata.json",
-                "kind": kind,
-            },
-        )
-
-
 async def test_a_namespace_holding_another_engines_entries_stays_and_says_what_it_holds(
     lake: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
@@ -308,9 +289,9 @@ async def test_a_namespace_holding_another_engines_entries_stays_and_says_what_i
     table = simple_table(lake, ("viewed",), "t", appends=1)
     files = s3.list(table.location())
     lake.update_namespace_properties(("viewed",), updates={"owner": "analytics"})
-    _other_engines_entry(lake, "viewed", "v", "VIEW")
+    other_engines_entry(lake, "viewed", "v", "VIEW")
     lake.create_namespace(("viewed", "indexed"), {"owner": "search"})
-    _other_engines_entry(lake, "viewed.indexed", "i1", "INDEX")
+    other_engines_entry(lake, "viewed.indexed", "i1", "INDEX")
     purge_id = await purges.namespaces.start(
         namespace_request(LAKE_CATALOG, ["viewed"], requested_by="pytest", recursive=True)
     )

@@ -11,35 +11,31 @@ from pathlib import Path
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from sqlalchemy import text
-from temporalio.exceptions import ApplicationError
-from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.catalog.catalog_activities import CatalogActivities
-from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
-from icepurge.catalogs.admission import CatalogAdmission
-from icepurge.catalogs.configured import CatalogRegistry
-from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
 from icepurge.catalogs.sql import SqlCatalogKind
-from icepurge.contract.catalog_steps import DropInput, TableRef
 from icepurge.contract.counts import Category
-from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_TABLE_CHANGED
+from icepurge.contract.names import ERROR_LIVE_TABLE
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.requests import request_for_table
+from tests.catalog_drops import check_the_drop_takes_only_the_planned_entry_once, other_engines_entry
 from tests.conftest import POSTGRES_CATALOG
 from tests.purge_helpers import assert_counts_add_up, status_when
 from tests.store import S3Store
-from tests.tables import SCHEMA, simple_table
+from tests.tables import simple_table
 
 WEEK = 7 * 86_400
 
 
-def test_the_server_is_postgresql(pglake: SqlCatalog) -> None:
+def test_the_server_is_postgresql_and_its_driver_counts_rows(pglake: SqlCatalog) -> None:
+    """A driver that can't say how many rows a DELETE took would send the drop down the
+    load-then-drop way: the one-statement drop below would not be tested."""
     with pglake.engine.connect() as connection:
         assert "PostgreSQL" in connection.execute(text("SELECT version()")).scalar_one()
+    assert pglake.engine.dialect.supports_sane_rowcount
 
 
 @pytest.mark.parametrize("conditional", [True, False], ids=["one statement", "load then drop"])
@@ -49,31 +45,10 @@ def test_a_drop_takes_only_the_planned_entry_and_only_once(
     if not conditional:
         monkeypatch.setattr(SqlCatalogKind, "drop_if_current", lambda *_: None)
     # A catalog name of its own: its rows never meet the shared catalog's.
-    name = f"shop{int(conditional)}"
-    registry = CatalogRegistry(
-        {name: {"type": "sql", "uri": pglake.properties["uri"], "warehouse": tmp_path.as_uri()}}
+    check_the_drop_takes_only_the_planned_entry_once(
+        f"shop{int(conditional)}",
+        {"type": "sql", "uri": pglake.properties["uri"], "warehouse": tmp_path.as_uri()},
     )
-    catalog = registry.catalog(name)
-    catalog.create_namespace(("sales",))
-    planned = catalog.create_table(("sales", "orders"), schema=SCHEMA).metadata_location
-    with catalog.load_table(("sales", "orders")).transaction() as change:
-        change.set_properties({"committed": "after the plan"})
-    current = catalog.load_table(("sales", "orders")).metadata_location
-    activities = CatalogActivities(
-        TableCatalog(CatalogAdmission(registry, []), LiveTableScanner(FootprintCache(0), 1))
-    )
-    ref = TableRef(purge_id="p", catalog=name, namespace=["sales"], table="orders")
-    run = ActivityEnvironment().run
-
-    with pytest.raises(ApplicationError) as changed:
-        run(activities.drop_table, DropInput(table=ref, metadata_location=planned))
-    assert (changed.value.type, changed.value.non_retryable) == (ERROR_TABLE_CHANGED, True)
-    assert catalog.table_exists(("sales", "orders"))
-    first = run(activities.drop_table, DropInput(table=ref, metadata_location=current))
-    assert (first.dropped, first.storage_gone) == (True, False)
-    assert not catalog.table_exists(("sales", "orders"))
-    again = run(activities.drop_table, DropInput(table=ref, metadata_location=current))
-    assert (again.dropped, again.storage_gone) == (False, False)
 
 
 async def test_purge_by_name_drops_the_entry_and_deletes_every_file(
@@ -169,32 +144,13 @@ async def test_the_live_table_guard_reads_postgresql(
     assert s3.list(old.location()) == before
 
 
-def _other_engines_entry(catalog: SqlCatalog, namespace: str, name: str, kind: str) -> None:
-    """A row as Iceberg Java's JDBC catalog writes a view (kind VIEW) into the same table."""
-    with catalog.engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
-                "previous_metadata_location, iceberg_type) VALUES (:catalog, :namespace, :name, :location, "
-                "NULL, :kind)"
-            ),
-            {
-                "catalog": catalog.name,
-                "namespace": namespace,
-                "name": name,
-                "location": f"s3://warehouse/{namespace}/{name}/metadata/00000.metadata.json",
-                "kind": kind,
-            },
-        )
-
-
 async def test_a_namespace_purge_leaves_other_engines_entries_and_their_namespace(
     pglake: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
     tables = [simple_table(pglake, ("pgns",), f"t{index}", appends=1) for index in range(3)]
     files = {uri for table in tables for uri in s3.list(table.location())}
     simple_table(pglake, ("pgns", "inner"), "deep", appends=1)
-    _other_engines_entry(pglake, "pgns", "v", "VIEW")
+    other_engines_entry(pglake, "pgns", "v", "VIEW")
     purge_id = await purges.namespaces.start(
         namespace_request(POSTGRES_CATALOG, ["pgns"], requested_by="pytest", recursive=True)
     )

@@ -19,7 +19,6 @@ from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
-from icepurge.contract.counts import CONTENT_CATEGORIES
 from icepurge.contract.names import ERROR_STALE_ATTEMPT
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
@@ -29,7 +28,15 @@ from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.api_server import token_file
-from tests.fleet_stack import QUEUE, fleet_stack, fleet_worker, log_of, needs_hosts
+from tests.fleet_stack import (
+    QUEUE,
+    assert_only_the_report_left,
+    content_counted,
+    fleet_stack,
+    fleet_worker,
+    log_of,
+    needs_hosts,
+)
 from tests.net_hosts import Host, NetHosts
 from tests.paused_worker import FROZEN_AT_WRITE
 from tests.purge_helpers import assert_counts_add_up, request_for, status_when
@@ -121,16 +128,8 @@ async def test_a_cut_off_worker_writes_nothing_once_its_chunk_was_retried_elsewh
     assert s3.list(table.location()) == set()
     assert others <= s3.list(f"s3://{STATE_BUCKET}/") | s3.list("s3://warehouse/")
     assert_counts_add_up(status)
-    content = sum(
-        status.counts.of(category).deleted + status.counts.of(category).already_missing
-        for category in CONTENT_CATEGORIES
-    )
-    assert content == SHAPE.content_files
-    assert status.report_location is not None
-    plan_folder = status.report_location.rsplit("/", 1)[0]
-    assert s3.list(plan_folder + "/") == {status.report_location}, (
-        "the cut-off attempt wrote state after the purge cleaned up"
-    )
+    assert content_counted(status) == SHAPE.content_files
+    assert_only_the_report_left(s3, status, "the cut-off attempt wrote state after the purge cleaned up")
     print(f"chunk retried {retried_after:.1f} s after the cut; the thawed attempt stopped by {stopped_by}")
 
 
@@ -224,11 +223,7 @@ async def test_a_fleet_loses_a_host_and_nothing_else(fleet: tuple[EmbeddedStack,
     assert big_status.state is PurgeState.SUCCEEDED, big_status
     assert big_status.run_count >= 2
     assert_counts_add_up(big_status)
-    content = sum(
-        big_status.counts.of(category).deleted + big_status.counts.of(category).already_missing
-        for category in CONTENT_CATEGORIES
-    )
-    assert content == BIG.content_files
+    assert content_counted(big_status) == BIG.content_files
     namespace = namespace_report.status
     assert namespace.state is NamespacePurgeState.SUCCEEDED, namespace
     assert namespace.tables_done == SMALL_TABLES
