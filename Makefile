@@ -15,8 +15,11 @@ AZURITE_DIR := icepurge/devstack/azurite
 AZURITE_INSTALLED := $(AZURITE_DIR)/node_modules/.installed
 ICEBERG_JS_DIR := tests/iceberg_js
 ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
+# Built tools live outside git, in a cache a make target fills.
+TOOLS_CACHE ?= $(HOME)/.cache/icepurge
+COMPOSE_CONFIG := $(TOOLS_CACHE)/bin/composeconfig
 
-.PHONY: install azurite lock run test test-fast lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests clean
+.PHONY: install azurite lock run test test-fast lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
 
 install: $(INSTALLED) azurite
 
@@ -79,8 +82,17 @@ test-fast: install
 # The fast tier first, so a broken contract fails in seconds; then lint, then the rest on two
 # processes, each with its own embedded stack on its own ports (a test file stays in one process,
 # in order): the suite is mostly waiting on services, so two fit on two cores.
-test: install test-fast lint browser-for-tests nginx-for-tests
-	$(PY) -m pytest -n 2 --dist loadfile -m "not fast"
+test: install test-fast lint browser-for-tests nginx-for-tests compose-config
+	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) $(PY) -m pytest -n 2 --dist loadfile -m "not fast"
+
+# Compose's own loader (compose-go, what `docker compose config` runs), built from the Go module
+# proxy at the version tools/composeconfig/go.sum pins: the deployment tests' Compose check.
+compose-config: $(COMPOSE_CONFIG)
+
+$(COMPOSE_CONFIG): tools/composeconfig/main.go tools/composeconfig/go.mod tools/composeconfig/go.sum
+	@if command -v go >/dev/null; then \
+		cd tools/composeconfig && GOFLAGS=-mod=readonly go build -o $(COMPOSE_CONFIG) . ; \
+	else echo "no Go here: the Compose loader check will say it can't run"; fi
 
 # The full chaos run: 50 worker kills, a Temporal server restart, store faults; its output is kept.
 chaos: install

@@ -9,8 +9,11 @@ loopback-only traffic rules want; each run takes networks of its own so runs nev
 
 from __future__ import annotations
 
+import fcntl
+import re
 import secrets
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +34,19 @@ def _local_routing(device: str, namespace: str | None = None) -> None:
             capture_output=True,
             timeout=30,
         )
+
+
+_LOCK = Path(tempfile.gettempdir()) / "icepurge-net-hosts.lock"
+_SUBNETS = range(100, 220, 2)
+
+
+def _free_subnet() -> int:
+    """A pair 127.<n>.0.0/16, 127.<n+1>.0.0/16 with no address on this machine yet."""
+    listed = subprocess.run(
+        ["ip", "-o", "-4", "addr"], check=True, capture_output=True, text=True, timeout=30
+    )
+    taken = {int(octet) for octet in re.findall(r"inet 127\.(\d+)\.", listed.stdout)}
+    return next(subnet for subnet in _SUBNETS if not {subnet, subnet + 1} & taken)
 
 
 def unavailable() -> str | None:
@@ -60,7 +76,7 @@ class NetHosts:
     joined to them."""
 
     tag: str = field(default_factory=lambda: "ip" + secrets.token_hex(2))
-    subnet: int = field(default_factory=lambda: 100 + 2 * secrets.randbelow(60))
+    subnet: int = 0
     hosts: list[Host] = field(default_factory=list)
 
     @property
@@ -75,6 +91,14 @@ class NetHosts:
         return [(f"{self.tag}bt", self.subnet), (f"{self.tag}bs", self.subnet + 1)]
 
     def open(self) -> None:
+        """Takes two networks no other run on this machine holds: chosen and made under a lock,
+        so two test processes starting together never pick the same."""
+        with _LOCK.open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.subnet = _free_subnet()
+            self._make_bridges()
+
+    def _make_bridges(self) -> None:
         for bridge, octet in self._bridges():
             _ip("link", "add", bridge, "type", "bridge")
             _ip("addr", "add", f"127.{octet}.0.1/16", "dev", bridge)

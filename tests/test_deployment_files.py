@@ -1,6 +1,7 @@
 """The deployment files as users run them, checked as far as these machines allow. The Compose
-files against the Compose specification's schema (check-jsonschema's vendored copy: there is no
-Docker engine or Compose plugin here to run `docker compose config`); the Kubernetes manifests
+files loaded by compose-go, the loader `docker compose config` runs (built by `make
+compose-config`: there is no Docker engine or Compose plugin here), and checked against the
+Compose specification's schema (check-jsonschema's vendored copy); the Kubernetes manifests
 against Kubernetes' own schemas, strictly (kubernetes-validate); and what each must say: Temporal
 on PostgreSQL, several workers given longer to stop than their shutdown grace, the API ready on
 /readyz, Prometheus told where the metrics are, secrets only from secrets, and no setting named
@@ -8,6 +9,7 @@ that icepurge doesn't read."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +26,9 @@ ROOT = Path(__file__).parent.parent
 COMPOSE = ROOT / "deploy" / "compose" / "docker-compose.yml"
 MANIFESTS = sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml"))
 KUBERNETES = "1.37"
+COMPOSE_LOADER = Path(
+    os.environ.get("ICEPURGE_COMPOSE_CONFIG") or Path.home() / ".cache" / "icepurge" / "bin" / "composeconfig"
+)
 
 
 def _compose_errors(path: Path) -> str:
@@ -54,6 +59,34 @@ def _settings() -> set[str]:
 @pytest.mark.parametrize("path", [COMPOSE, ROOT / "docker-compose.yml"], ids=["production", "dev"])
 def test_the_compose_files_follow_the_compose_specification(path: Path) -> None:
     assert _compose_errors(path) == ""
+
+
+def _load_compose(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(COMPOSE_LOADER), str(path)], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.mark.skipif(not COMPOSE_LOADER.exists(), reason=f"`make compose-config` builds {COMPOSE_LOADER} (Go)")
+def test_compose_loads_the_production_file_as_docker_compose_config_does(tmp_path: Path) -> None:
+    """Beside the files it names (empty here): Compose refuses a missing env file or secret."""
+    folder = tmp_path / "deploy" / "compose"
+    (folder / "secrets").mkdir(parents=True)
+    copy = folder / COMPOSE.name
+    copy.write_text(COMPOSE.read_text())
+    for placeholder in ("icepurge.env", "tokens.json", "secrets/postgres-password"):
+        (folder / placeholder).touch()
+    loaded = _load_compose(copy)
+    assert loaded.returncode == 0, loaded.stderr
+    services = yaml.safe_load(loaded.stdout)["services"]
+    assert services["worker"]["deploy"]["replicas"] == 3
+    assert services["worker"]["stop_grace_period"] == "1m30s"
+    assert services["worker"]["build"]["context"] == str(tmp_path)
+    assert services["temporal"]["environment"]["DB"] == "postgres12"
+    assert services["api"]["depends_on"]["setup"]["condition"] == "service_completed_successfully"
+    (folder / "icepurge.env").unlink()
+    refused = _load_compose(copy)
+    assert refused.returncode != 0 and "icepurge.env" in refused.stderr
 
 
 def test_a_compose_file_off_the_specification_is_refused(tmp_path: Path) -> None:

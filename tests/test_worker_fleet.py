@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
@@ -23,6 +27,8 @@ from icepurge.contract.names import ERROR_STALE_ATTEMPT
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.postgres import PostgresServer
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
@@ -162,13 +168,33 @@ def _cli(host: Host, api_port: int, *args: str) -> str:
     return done.stdout.strip()
 
 
-async def test_a_fleet_loses_a_host_and_nothing_else(fleet: tuple[EmbeddedStack, NetHosts]) -> None:
-    """Three worker hosts and an API host. While a 50,000-file purge (continuing as new) and a
-    namespace purge of 50 tables run, one worker host is cut off from everything past the
-    heartbeat timeout and brought back, another worker is SIGKILLed, the third keeps going."""
+@pytest.fixture(scope="module")
+def fleet_catalog(fleet: tuple[EmbeddedStack, NetHosts]) -> Iterator[dict[str, str]]:
+    """A SQL catalog on PostgreSQL on the services host, reached over the store's network."""
+    stack, hosts = fleet
+    postgres = PostgresServer(
+        Path(tempfile.mkdtemp(prefix="icepurge-fleet-postgres-")), free_ports(1)[0], host=hosts.store_address
+    )
+    postgres.start()
+    try:
+        yield {**stack.catalog_properties(FLEET_CATALOG), "uri": postgres.sqlalchemy_uri}
+    finally:
+        postgres.stop()
+        shutil.rmtree(postgres.data_dir, ignore_errors=True)
+
+
+async def test_a_fleet_loses_a_host_and_nothing_else(
+    fleet: tuple[EmbeddedStack, NetHosts], fleet_catalog: dict[str, str]
+) -> None:
+    """Three worker hosts and an API host; Temporal, the store and the catalog (PostgreSQL) on
+    the services host. While a 50,000-file purge (continuing as new) and a namespace purge of 50
+    tables run, one worker host is cut off from everything past the heartbeat timeout and brought
+    back, another worker is SIGKILLed, the third keeps going."""
     stack, hosts = fleet
     s3 = S3Store(stack.s3_properties)
-    catalog = stack.catalog(FLEET_CATALOG)
+    catalog = SqlCatalog(
+        FLEET_CATALOG, **{key: value for key, value in fleet_catalog.items() if key != "type"}
+    )
     began = time.monotonic()
     big = synthetic_table(catalog, ("fleet_big", "events"), BIG)
     print(f"big table written in {time.monotonic() - began:.0f} s")
@@ -177,7 +203,7 @@ async def test_a_fleet_loses_a_host_and_nothing_else(fleet: tuple[EmbeddedStack,
     print(f"all tables written in {time.monotonic() - began:.0f} s")
     everything = s3.list("s3://warehouse/")
     owned = {uri for table in (big, *smalls) for uri in s3.list(table.location() + "/")}
-    catalog_env = pyiceberg_catalog_env(FLEET_CATALOG, stack.catalog_properties(FLEET_CATALOG))
+    catalog_env = pyiceberg_catalog_env(FLEET_CATALOG, fleet_catalog)
     settings = {**FLEET_SETTINGS, **catalog_env}
     cut_host, killed_host, steady_host, api_host = (hosts.add() for _ in range(4))
     workers = [fleet_worker(stack, host, settings) for host in (cut_host, killed_host, steady_host)]

@@ -17,6 +17,7 @@ wrote them last or after the plan is done."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -96,10 +97,12 @@ class AttemptFences:
         # Only retried attempts claim: a few per retried step, bounded for a long-lived worker
         # (an attempt whose claim was forgotten claims again, which changes nothing).
         self._claimed: OrderedDict[AttemptKey, None] = OrderedDict()
+        # A batch's tables share one store from threads of their own.
+        self._lock = threading.Lock()
 
     def before_read(self) -> None:
         key = current_attempt()
-        if key is not None and key.attempt > 1 and key not in self._claimed:
+        if key is not None and key.attempt > 1 and not self._has_claimed(key):
             self._claim(key)
 
     def before_change(self) -> None:
@@ -107,7 +110,7 @@ class AttemptFences:
         key = current_attempt()
         if key is None:
             return
-        if key.attempt > 1 and key not in self._claimed:
+        if key.attempt > 1 and not self._has_claimed(key):
             self._claim(key)
             return
         newer = self._fenced_attempt(key)
@@ -119,9 +122,14 @@ class AttemptFences:
         if newer > key.attempt:
             raise StaleAttemptError(key, newer)
         self._write(self._uri(key.fence_path()), json.dumps({"attempt": key.attempt}).encode())
-        self._claimed[key] = None
-        while len(self._claimed) > _CLAIMS_KEPT:
-            self._claimed.popitem(last=False)
+        with self._lock:
+            self._claimed[key] = None
+            while len(self._claimed) > _CLAIMS_KEPT:
+                self._claimed.popitem(last=False)
+
+    def _has_claimed(self, key: AttemptKey) -> bool:
+        with self._lock:
+            return key in self._claimed
 
     def _fenced_attempt(self, key: AttemptKey) -> int:
         raw = self._read(self._uri(key.fence_path()))
