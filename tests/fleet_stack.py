@@ -21,7 +21,9 @@ from tests.store import S3Store
 
 QUEUE = "icepurge-fleet"
 WORKER = ["icepurge.api.cli.main", "worker"]
-needs_hosts = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
+# Asked once, at import: each asking makes and removes a namespace.
+_NO_HOSTS = unavailable()
+needs_hosts = pytest.mark.skipif(_NO_HOSTS is not None, reason=str(_NO_HOSTS))
 
 
 @contextmanager

@@ -149,8 +149,9 @@ def test_the_api_is_ready_on_readyz_and_every_secret_comes_from_a_secret() -> No
 
     routes = {getattr(route, "path", "") for route in create_app(ApiSettings(api_insecure_dev=True)).routes}
     container = _kind("Deployment", "icepurge-api")["spec"]["template"]["spec"]["containers"][0]
-    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz" in routes
-    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz" in routes
+    assert {"/readyz", "/healthz"} <= routes
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     secret_names = set(_kind("Secret", "icepurge-secrets")["stringData"])
     for document in _documents():
         if document["kind"] != "Deployment":

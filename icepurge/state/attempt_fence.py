@@ -9,10 +9,10 @@ of state an attempt makes checks the fence first: an attempt that finds a newer 
 StaleAttemptError before touching anything, and deletes no further group of files.
 
 What remains is a write already past its check when the newer attempt claims (milliseconds: one
-request). Each object such a write can reach is harmless when overwritten by an older attempt's
-last write: a chunk checkpoint is a consistent snapshot of a prefix, and the retry resumes from
-whichever it reads; planning's chunk and spill objects are only ever read by the attempt that
-wrote them last or after the plan is done."""
+request). The newer attempt claims before it reads where to resume, so such a write lands before
+any of the newer attempt's own: a chunk checkpoint it overwrites is a consistent snapshot of a
+prefix (the retry resumes from whichever it read), and a chunk or spill object the retry never
+writes again holds files of manifests the retry reads anyway."""
 
 from __future__ import annotations
 

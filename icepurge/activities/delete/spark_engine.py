@@ -83,7 +83,7 @@ def _spark_attempt() -> int:
     return context.attemptNumber() if context is not None else 0
 
 
-def run_task(spec: TaskSpec, spark_attempt: int = 0) -> tuple[ChunkOutcome, RequestStats]:
+def run_task(spec: TaskSpec, spark_attempt: int) -> tuple[ChunkOutcome, RequestStats]:
     key = spec.attempt(spark_attempt)
     with attempt_scope(key) if key is not None else nullcontext():
         state = StateStore(spec.state_location, spec.state_properties)
