@@ -74,4 +74,5 @@ def assert_only_the_report_left(s3: S3Store, status: PurgeStatus, why: str) -> N
     """The purge's plan folder holds its report and nothing a late writer put there."""
     assert status.report_location is not None
     plan_folder = status.report_location.rsplit("/", 1)[0]
-    assert s3.list(plan_folder + "/") == {status.report_location}, why
+    left = s3.list(plan_folder + "/")
+    assert left == {status.report_location}, f"{why}: {sorted(left - {status.report_location})}"

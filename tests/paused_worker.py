@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import threading
 from typing import Any
@@ -27,7 +26,10 @@ def _freezing_write(self: StateStore, uri: str, *args: Any, **kwargs: Any) -> No
     if _armed.is_set():
         _armed.clear()
         log.warning("%s of %s", FROZEN_AT_WRITE, uri)
-        os.kill(os.getpid(), signal.SIGSTOP)
+        # Sent to this thread: it stops as the call returns. Sent to the process, the main
+        # thread takes it and stops the others a moment later, while this one may already be
+        # past the write's fence check (a pause there is the window the fence can't close).
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
     _write(self, uri, *args, **kwargs)
 
 

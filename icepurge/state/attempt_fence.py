@@ -8,11 +8,16 @@ object naming the attempt) when it first touches the state location, and every w
 of state an attempt makes checks the fence first: an attempt that finds a newer one stops with
 StaleAttemptError before touching anything, and deletes no further group of files.
 
-What remains is a write already past its check when the newer attempt claims (milliseconds: one
-request). The newer attempt claims before it reads where to resume, so such a write lands before
-any of the newer attempt's own: a chunk checkpoint it overwrites is a consistent snapshot of a
-prefix (the retry resumes from whichever it read), and a chunk or spill object the retry never
-writes again holds files of manifests the retry reads anyway."""
+What remains is a write already past its check when the newer attempt claims. Usually that is
+one request (milliseconds), but a process paused between the check and its request (a frozen VM,
+a stop-the-world pause) sends it whenever it resumes: one stale write an attempt, no more, since
+its next change checks again. A chunk checkpoint it overwrites is an older consistent snapshot of
+a prefix (a retry resuming from it sends some deletes again and counts those files already
+missing: each still counted once); one landing after finalize emptied the plan folder stays
+there, an orphan state object. A planning spill part it overwrites after the retry wrote its own
+of that name would hide that part's files from the retry's plan. Closing the window takes the
+store's conditional writes (If-Match / If-None-Match, which S3, SeaweedFS and Azure honour) or
+names of the attempt's own for write-once objects; the state layer uses neither yet."""
 
 from __future__ import annotations
 
