@@ -18,8 +18,11 @@ ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
 # Built tools live outside git, in a cache a make target fills.
 TOOLS_CACHE ?= $(HOME)/.cache/icepurge
 COMPOSE_CONFIG := $(TOOLS_CACHE)/bin/composeconfig
+ENGINES_DIR ?= $(TOOLS_CACHE)/engines
+ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.1/.installed \
+	$(ENGINES_DIR)/spark-4.0/.installed
 
-.PHONY: install azurite lock run test test-fast lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
+.PHONY: install azurite lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
 
 install: $(INSTALLED) azurite
 
@@ -83,7 +86,29 @@ test-fast: install
 # processes, each with its own embedded stack on its own ports (a test file stays in one process,
 # in order): the suite is mostly waiting on services, so two fit on two cores.
 test: install test-fast lint browser-for-tests nginx-for-tests compose-config
-	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) $(PY) -m pytest -n 2 --dist loadfile -m "not fast"
+	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) $(PY) -m pytest -n 2 --dist loadfile -m "not fast and not engines"
+
+# The engines tier: Spark SQL, Trino and Java REST catalogs as users run them, around the front
+# door. It needs `make engines` (a few hundred MB into the tools cache, once) and its own time, so
+# it is a target of its own, which .ci/run runs after `make test`.
+test-engines: install engines
+	ICEPURGE_ENGINES_DIR=$(ENGINES_DIR) $(PY) -m pytest -m engines -v
+
+# The engines and servers of the engines tier, at the versions tools/engines pins: jars from Maven
+# Central (Maven checks their checksums), each PySpark from PyPI with its hashes.
+engines: $(ENGINES)
+
+$(ENGINES_DIR)/iceberg-rest-server/.installed: tools/engines/iceberg-rest-server.pom.xml
+	rm -rf $(@D)
+	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(@D)
+	touch $@
+
+$(ENGINES_DIR)/spark-%/.installed: tools/engines/spark-%.pom.xml tools/engines/pyspark-%.txt $(UV_BOOTSTRAPPED)
+	rm -rf $(@D)
+	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(@D)/jars
+	$(VENV)/bin/uv venv --quiet --python $(PYTHON) $(@D)/venv
+	$(VENV)/bin/uv pip install --quiet --require-hashes --python $(@D)/venv/bin/python -r tools/engines/pyspark-$*.txt
+	touch $@
 
 # Compose's own loader (compose-go, what `docker compose config` runs), built from the Go module
 # proxy at the version tools/composeconfig/go.sum pins: the deployment tests' Compose check.

@@ -32,6 +32,7 @@ from icepurge.worker.run import activity_pool, build_worker, sandboxed_runner
 from icepurge.worker.settings import WorkerSettings
 from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore
+from tests.engines_front_door import ReferenceFrontDoor, reference_front_door
 from tests.listener_workflow import EventListener
 from tests.store import S3Store
 
@@ -358,3 +359,18 @@ async def listener(temporal_client: Client) -> AsyncIterator[None]:
         workflow_runner=sandboxed_runner(),
     ):
         yield
+
+
+@pytest.fixture(scope="module")
+async def reference(
+    stack: EmbeddedStack,
+    temporal_client: Client,
+    worker_settings: WorkerSettings,
+    api_settings: ApiSettings,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[ReferenceFrontDoor]:
+    """The engines tier's front door, its upstream Apache Iceberg's own REST catalog server."""
+    async with reference_front_door(
+        stack, temporal_client, worker_settings, api_settings, tmp_path_factory.mktemp("iceberg-rest")
+    ) as door:
+        yield door

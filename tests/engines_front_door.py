@@ -1,0 +1,125 @@
+"""The engines tier's front door: Apache Iceberg's own REST catalog server (JDBC on SQLite, tables on
+the stack's S3, files kept on a plain drop) as the upstream of an API of the tier's own, which
+serves it as several catalogs, one per front-door policy, with a worker of its own that knows each
+by name (a worker reads its catalogs once, as it starts)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from pyiceberg.catalog.rest import RestCatalog
+from temporalio.client import Client
+
+from icepurge.api.clients.listing import PurgeFilter
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.api.server.front_door.policy import FrontDoorAuth, FrontDoorPolicy
+from icepurge.api.server.settings import ApiSettings
+from icepurge.devstack.api_server import serve_api
+from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.iceberg_rest_server import IcebergRestServer
+from icepurge.devstack.seaweed import create_buckets
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.run import activity_pool, build_worker
+from icepurge.worker.settings import WorkerSettings
+from tests.api_server import TOKENS
+
+REFERENCE_BUCKET = "iceberg-reference"
+# The reference server served as catalogs of these names, each with its policy.
+KEEPS = "reference"  # upstream_keeps_storage: drop first, plan after
+PLANS_FIRST = "referenceplanfirst"  # the default: plan, then drop
+UNSAID = "referenceunsaid"  # upstream_keeps_storage and purge_unspecified_drops
+PASSING = "referencepass"  # pass_through, upstream_keeps_storage
+POLICIES = {
+    KEEPS: FrontDoorPolicy(upstream_keeps_storage=True),
+    PLANS_FIRST: FrontDoorPolicy(),
+    UNSAID: FrontDoorPolicy(upstream_keeps_storage=True, purge_unspecified_drops=True),
+    PASSING: FrontDoorPolicy(auth=FrontDoorAuth.PASS_THROUGH, upstream_keeps_storage=True),
+}
+ADMIN_TOKEN = TOKENS["admin"][0]
+QUEUE = "icepurge-engines"
+
+
+@dataclass(frozen=True)
+class ReferenceFrontDoor:
+    upstream_uri: str
+    api_url: str
+    s3_properties: dict[str, str]
+    purges: PurgeClient
+
+    def door_uri(self, catalog: str) -> str:
+        return f"{self.api_url}/iceberg/{catalog}"
+
+    def door(self, catalog: str) -> RestCatalog:
+        """A PyIceberg client of the front door's `catalog`."""
+        return RestCatalog(
+            f"client-{catalog}", uri=self.door_uri(catalog), token=ADMIN_TOKEN, **self.s3_properties
+        )
+
+    def upstream(self) -> RestCatalog:
+        """The reference server called directly."""
+        return RestCatalog("reference-direct", uri=self.upstream_uri, **self.s3_properties)
+
+    def drop(self, catalog: str, namespace: str, table: str, purge: bool | None) -> httpx.Response:
+        """A table DELETE as a REST client sends it: purgeRequested true, false, or left unsaid."""
+        params = {} if purge is None else {"purgeRequested": str(purge).lower()}
+        return httpx.delete(
+            f"{self.door_uri(catalog)}/v1/namespaces/{namespace}/tables/{table}",
+            params=params,
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+            timeout=120,
+        )
+
+
+@asynccontextmanager
+async def reference_front_door(
+    stack: EmbeddedStack,
+    client: Client,
+    worker_settings: WorkerSettings,
+    api_settings: ApiSettings,
+    state_dir: Path,
+) -> AsyncIterator[ReferenceFrontDoor]:
+    create_buckets(stack.s3_properties, [REFERENCE_BUCKET])
+    server = IcebergRestServer(
+        state_dir, free_ports(1)[0], f"s3://{REFERENCE_BUCKET}/warehouse", stack.s3_properties
+    )
+    server.start()
+    try:
+        for name in POLICIES:
+            os.environ.update(
+                pyiceberg_catalog_env(name, {"type": "rest", "uri": server.uri, **stack.s3_properties})
+            )
+        # The service's own chunk size, not the other tiers' tiny one: the tier purges 50,000 files.
+        chunking = WorkerSettings.model_fields["chunk_target_files"].default
+        settings = worker_settings.model_copy(update={"task_queue": QUEUE, "chunk_target_files": chunking})
+        with (
+            activity_pool(settings) as pool,
+            serve_api(
+                api_settings.model_copy(update={"front_door": POLICIES, "task_queue": QUEUE})
+            ) as api_url,
+        ):
+            async with build_worker(client, settings, pool):
+                yield ReferenceFrontDoor(server.uri, api_url, stack.s3_properties, PurgeClient(client, QUEUE))
+    finally:
+        server.stop()
+
+
+async def purges_of(purges: PurgeClient, catalog: str, namespace: str, table: str) -> list[str]:
+    page = await purges.list(PurgeFilter(catalog=catalog, namespace=[namespace], table=table), page_size=10)
+    return [item.purge_id for item in page.items]
+
+
+async def purge_of(purges: PurgeClient, catalog: str, namespace: str, table: str, seconds: float = 30) -> str:
+    """The one purge of that table (listings are eventually consistent)."""
+    deadline = time.monotonic() + seconds
+    while not (ids := await purges_of(purges, catalog, namespace, table)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+    assert len(ids) == 1, f"purges of {catalog}.{namespace}.{table}: {ids}"
+    return ids[0]
