@@ -192,3 +192,74 @@ async def test_before_1_11_purge_unspecified_drops_makes_drop_table_purge_an_ice
     )
     assert status.state in (PurgeState.SUCCEEDED, PurgeState.SUCCEEDED_WITH_ERRORS), status
     assert total.failed == 0
+
+
+SHAPES = [
+    # Merge-on-read row changes: position delete files beside the data files they mask.
+    "DELETE FROM {t} WHERE id % 7 = 0",
+    "UPDATE {t} SET amount = amount + 1 WHERE id % 5 = 0",
+    "MERGE INTO {t} USING (SELECT id, 'c9' AS category, 0.5 AS amount FROM range(55, 70)) AS s "
+    "ON {t}.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT *",
+    "CALL {catalog}.system.rewrite_data_files(table => '{name}', options => map('min-input-files', '2'))",
+    "CALL {catalog}.system.rewrite_manifests('{name}')",
+    # Partition evolution: a second spec, then files written under it.
+    "ALTER TABLE {t} ADD PARTITION FIELD bucket(4, id)",
+    "INSERT INTO {t} SELECT id, 'c1', id * 1.0 FROM range(100, 140)",
+    "DELETE FROM {t} WHERE id = 101",
+    "CALL {catalog}.system.expire_snapshots(table => '{name}', retain_last => 4)",
+    "CALL {catalog}.system.compute_table_stats(table => '{name}')",
+]
+
+
+def _oracle(spark: SparkSql, table: str) -> set[str]:
+    """Every file Spark's own metadata tables say the table owns."""
+    queries = {
+        "all_files": "file_path",
+        "all_manifests": "path",
+        "snapshots": "manifest_list",
+        "metadata_log_entries": "file",
+    }
+    owned: set[str] = set()
+    for metadata_table, column in queries.items():
+        owned |= {str(row[column]) for row in spark.sql(f"SELECT {column} FROM {table}.{metadata_table}")}
+    return owned
+
+
+@pytest.mark.parametrize("format_version", [2, 3])
+async def test_tables_spark_writes_are_purged_exactly(
+    newest: SparkSql, reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, format_version: int
+) -> None:
+    """Shapes PyIceberg doesn't write: merge-on-read DELETE/UPDATE/MERGE (position deletes; in v3,
+    deletion vectors in Puffin files), rewritten data files and manifests, partition evolution,
+    expired snapshots, Puffin statistics. Every object under the table's prefix is owned (expiry
+    took the rest), Spark's metadata tables name a subset of them, and the purge deletes all of
+    them, each counted once."""
+    name = f"w{format_version}{uuid.uuid4().hex[:6]}"
+    table = f"{DOOR}.{NAMESPACE}.{name}"
+    newest.sql(
+        f"CREATE TABLE {table} (id BIGINT, category STRING, amount DOUBLE) USING iceberg "
+        f"PARTITIONED BY (category) TBLPROPERTIES ('format-version' = '{format_version}', "
+        "'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
+        "'write.merge.mode' = 'merge-on-read')"
+    )
+    for batch in range(3):
+        newest.sql(
+            f"INSERT INTO {table} SELECT id, 'c{batch}', id * 1.0 FROM range({batch * 20}, {batch * 20 + 20})"
+        )
+    for statement in SHAPES:
+        newest.sql(statement.format(t=table, catalog=DOOR, name=f"{NAMESPACE}.{name}"))
+    oracle = _oracle(newest, table)
+    location = _location(reference, name)
+    owned = s3.list(location)
+    assert oracle <= owned, sorted(oracle - owned)[:5]
+    await asyncio.to_thread(newest.sql, f"DROP TABLE {table} PURGE")
+    status = (await purges.wait(await purge_of(purges, KEEPS, NAMESPACE, name))).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert_counts_add_up(status)
+    assert status.counts.total().deleted == status.planned.files == len(owned)
+    assert status.planned.statistics_files >= 1
+    assert s3.list(location) == set()
+    print(
+        f"v{format_version}: {len(owned)} objects ({status.planned}), "
+        f"Spark's metadata tables name {len(oracle)}"
+    )
