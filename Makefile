@@ -20,7 +20,9 @@ TOOLS_CACHE ?= $(HOME)/.cache/icepurge
 COMPOSE_CONFIG := $(TOOLS_CACHE)/bin/composeconfig
 ENGINES_DIR ?= $(TOOLS_CACHE)/engines
 ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.1/.installed \
-	$(ENGINES_DIR)/spark-4.0/.installed
+	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
+	$(ENGINES_DIR)/trino/.installed
+TRINO_VERSION := 476
 
 .PHONY: install azurite lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
 
@@ -108,6 +110,24 @@ $(ENGINES_DIR)/spark-%/.installed: tools/engines/spark-%.pom.xml tools/engines/p
 	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(@D)/jars
 	$(VENV)/bin/uv venv --quiet --python $(PYTHON) $(@D)/venv
 	$(VENV)/bin/uv pip install --quiet --require-hashes --python $(@D)/venv/bin/python -r tools/engines/pyspark-$*.txt
+	touch $@
+
+# Trino's core server and its Iceberg plugin (the newest Trino Maven Central serves as a server
+# tarball; it runs on the Temurin 25 JDK).
+$(ENGINES_DIR)/trino/.installed:
+	rm -rf $(@D) && mkdir -p $(@D)
+	mvn -q -B dependency:copy -Dartifact=io.trino:trino-server-core:$(TRINO_VERSION):tar.gz -DoutputDirectory=$(@D)
+	mvn -q -B dependency:copy -Dartifact=io.trino:trino-iceberg:$(TRINO_VERSION):zip -DoutputDirectory=$(@D)
+	tar -xzf $(@D)/trino-server-core-$(TRINO_VERSION).tar.gz -C $(@D)
+	mv $(@D)/trino-server-core-$(TRINO_VERSION) $(@D)/server
+	unzip -q $(@D)/trino-iceberg-$(TRINO_VERSION).zip -d $(@D)/server/plugin
+	mv $(@D)/server/plugin/trino-iceberg-$(TRINO_VERSION) $(@D)/server/plugin/iceberg
+	rm $(@D)/*.tar.gz $(@D)/*.zip
+	touch $@
+
+# iceberg-go's REST client, from the Go module proxy at the versions its go.sum pins.
+$(ENGINES_DIR)/iceberg-go-client/.installed: tools/engines/iceberg-go-client/main.go tools/engines/iceberg-go-client/go.mod tools/engines/iceberg-go-client/go.sum
+	cd tools/engines/iceberg-go-client && GOFLAGS=-mod=readonly go build -o $(@D)/iceberg-go-client .
 	touch $@
 
 # Compose's own loader (compose-go, what `docker compose config` runs), built from the Go module
