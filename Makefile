@@ -21,7 +21,7 @@ COMPOSE_CONFIG := $(TOOLS_CACHE)/bin/composeconfig
 ENGINES_DIR ?= $(TOOLS_CACHE)/engines
 ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.1/.installed \
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
-	$(ENGINES_DIR)/trino/.installed
+	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed
 TRINO_VERSION := 476
 
 .PHONY: install azurite lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
@@ -123,6 +123,14 @@ $(ENGINES_DIR)/trino/.installed:
 	unzip -q $(@D)/trino-iceberg-$(TRINO_VERSION).zip -d $(@D)/server/plugin
 	mv $(@D)/server/plugin/trino-iceberg-$(TRINO_VERSION) $(@D)/server/plugin/iceberg
 	rm $(@D)/*.tar.gz $(@D)/*.zip
+	touch $@
+
+# iceberg-rust's REST client, from crates.io at the versions its Cargo.lock pins (a release build:
+# several minutes on two cores, once).
+$(ENGINES_DIR)/iceberg-rust-client/.installed: tools/engines/iceberg-rust-client/src/main.rs tools/engines/iceberg-rust-client/Cargo.toml tools/engines/iceberg-rust-client/Cargo.lock
+	CARGO_TARGET_DIR=$(@D)/target cargo build --release --locked --quiet \
+		--manifest-path tools/engines/iceberg-rust-client/Cargo.toml
+	cp $(@D)/target/release/iceberg-rust-client $(@D)/iceberg-rust-client
 	touch $@
 
 # iceberg-go's REST client, from the Go module proxy at the versions its go.sum pins.

@@ -34,7 +34,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
+from bench.iceberg_own_purge import IcebergOwnPurges, iceberg_own_purges
 from bench.physical_limit import metadata_objects, read_limit
 from bench.purge_timeline import purge_timeline
 from bench.table_templates import TableTemplate
@@ -53,7 +54,7 @@ from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
-from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
 from icepurge.devstack.synthetic_rewrites import RewriteHeavyShape, synthetic_rewrite_heavy_table
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 
@@ -268,6 +269,8 @@ class Run:
     with_pyiceberg: bool
     # Purges per contender, taken in turns; the median one is reported.
     repeat: int = 1
+    # Iceberg's own purges, (f) and (g) (bench/iceberg_own_purge.py), when asked for.
+    own: IcebergOwnPurges | None = None
 
 
 def warm_up(
@@ -326,6 +329,7 @@ def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, run:
     print(f"<!-- {label}: generated and kept in {time.perf_counter() - started:.0f} s -->", flush=True)
     reads = read_limit(metadata_objects(table, store.properties), store.properties)
     measured = purges_in_turns(stack, store, run, table, template=template, tag=f"{shape}-{size}")
+    own = iceberg_own(run.own, table, template) if run.own is not None else {}
     baseline = pyiceberg_purge(store, identifier, template) if run.with_pyiceberg else None
     ceiling = store.ceiling(template.objects)
     deletes = template.objects / ceiling
@@ -347,6 +351,21 @@ def compare(stack: EmbeddedStack, store: BenchStore, shape: str, size: int, run:
             print(f"<!-- {name}: {seconds} s; the median is shown -->", flush=True)
         median = sorted(purges, key=lambda purge: purge.seconds)[len(purges) // 2]
         print(_row(label, name, median, limits, baseline), flush=True)
+    for name, purged in own.items():
+        print(_row(label, name, purged, limits, baseline), flush=True)
+
+
+def iceberg_own(own: IcebergOwnPurges, table: Table, template: TableTemplate) -> dict[str, Measured]:
+    """(f) and (g), each on the table restored after it."""
+    measured = {}
+    for name, purge in (
+        ("(f) Spark DROP TABLE … PURGE (Iceberg 1.12, its own inline purge)", own.spark_drop_purge),
+        ("(g) Iceberg REST server purge (CatalogUtil.dropTableData)", own.server_purge),
+    ):
+        seconds, left = purge(table, template)
+        measured[name] = Measured(objects=template.objects, seconds=seconds, left=left)
+        template.restore()
+    return measured
 
 
 @contextmanager
@@ -388,6 +407,12 @@ def main() -> None:
     parser.add_argument("--contenders", nargs="*", default=list(CONTENDERS), choices=list(CONTENDERS))
     parser.add_argument("--repeat", type=int, default=1, help="purges per contender; the median is shown")
     parser.add_argument(
+        "--iceberg-own",
+        action="store_true",
+        help="SeaweedFS only: (f) Spark's own DROP TABLE … PURGE and (g) Iceberg's REST server "
+        "purge (make engines)",
+    )
+    parser.add_argument(
         "--read-latency-ms",
         type=float,
         default=0.0,
@@ -412,12 +437,26 @@ def main() -> None:
             if args.disk_sizes:
                 stores.append((DiskBenchStore(root), args.disk_sizes))
             contenders = [CONTENDERS[slug] for slug in args.contenders]
-            for store, sizes in stores:
-                with _read_latency(stack, store, args.read_latency_ms) as properties:
-                    for shape in args.shapes:
-                        for size in sizes:
-                            run = Run(contenders, properties, size <= args.pyiceberg_max, args.repeat)
-                            compare(stack, store, shape, size, run)
+            with ExitStack() as own_stack:
+                own = (
+                    own_stack.enter_context(
+                        iceberg_own_purges(stack, f"s3://{WAREHOUSE_BUCKET}/bench-own", root)
+                    )
+                    if args.iceberg_own
+                    else None
+                )
+                for store, sizes in stores:
+                    with _read_latency(stack, store, args.read_latency_ms) as properties:
+                        for shape in args.shapes:
+                            for size in sizes:
+                                run = Run(
+                                    contenders,
+                                    properties,
+                                    size <= args.pyiceberg_max,
+                                    args.repeat,
+                                    own if isinstance(store, S3BenchStore) else None,
+                                )
+                                compare(stack, store, shape, size, run)
         finally:
             if azurite is not None:
                 azurite[1].stop()

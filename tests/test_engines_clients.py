@@ -1,6 +1,7 @@
 """Other languages' REST clients dropping a table with purge through the front door: iceberg-go's
-(catalog/rest PurgeTable, built by `make engines` from the Go module proxy). The upstream is Apache
-Iceberg's REST server; the table is written by PyIceberg through the front door."""
+(catalog/rest PurgeTable) and iceberg-rust's (iceberg-catalog-rest purge_table), each a small
+program `make engines` builds (tools/engines). The upstream is Apache Iceberg's REST server; the
+table is written by PyIceberg through the front door."""
 
 from __future__ import annotations
 
@@ -27,16 +28,17 @@ def purges(reference: ReferenceFrontDoor) -> PurgeClient:
     return reference.purges
 
 
-async def test_iceberg_go_purge_table_is_an_icepurge_purge(
-    reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store
+@pytest.mark.parametrize("client", ["iceberg-go-client", "iceberg-rust-client"])
+async def test_a_purge_table_from_another_languages_client_is_an_icepurge_purge(
+    reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, client: str
 ) -> None:
-    name = f"g{uuid.uuid4().hex[:8]}"
+    name = f"c{uuid.uuid4().hex[:8]}"
     table = simple_table(reference.door(KEEPS), (NAMESPACE,), name, appends=3)
     files = s3.list(table.location())
-    client = engine_dir("iceberg-go-client") / "iceberg-go-client"
+    program = engine_dir(client) / client
     done = await asyncio.to_thread(
         subprocess.run,
-        [str(client), reference.door_uri(KEEPS), ADMIN_TOKEN, NAMESPACE, name],
+        [str(program), reference.door_uri(KEEPS), ADMIN_TOKEN, NAMESPACE, name],
         capture_output=True,
         text=True,
         timeout=180,

@@ -9,7 +9,6 @@ import time
 import uuid
 
 import pytest
-from pyiceberg.exceptions import NoSuchTableError
 from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
@@ -21,6 +20,7 @@ from icepurge.contract.names import (
     PLAN_ACTIVITY,
 )
 from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.engines_front_door import (
     KEEPS,
@@ -44,24 +44,32 @@ def purges(reference: ReferenceFrontDoor) -> PurgeClient:
     return reference.purges
 
 
+async def _purged_through_the_door(
+    reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, catalog: str
+) -> tuple[str, PurgeStatus, int]:
+    """A PyIceberg client's purge_table of a new table through the front door's `catalog`: the
+    purge's id and status once it closed SUCCEEDED with nothing left, and the objects it had."""
+    name = f"d{uuid.uuid4().hex[:8]}"
+    door = reference.door(catalog)
+    table = simple_table(door, (NAMESPACE,), name, appends=3)
+    files = len(s3.list(table.location()))
+    await asyncio.to_thread(door.purge_table, (NAMESPACE, name))
+    assert not reference.upstream().table_exists((NAMESPACE, name))
+    purge_id = await purge_of(purges, catalog, NAMESPACE, name)
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert_counts_add_up(status)
+    assert status.counts.total().deleted == status.planned.files == files
+    assert s3.list(table.location()) == set()
+    return purge_id, status, files
+
+
 async def test_a_drop_with_purge_drops_first_and_icepurge_deletes_every_file(
     reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, temporal_client: Client
 ) -> None:
-    name = f"k{uuid.uuid4().hex[:8]}"
-    door = reference.door(KEEPS)
-    table = simple_table(door, (NAMESPACE,), name, appends=3)
-    files = s3.list(table.location())
-    await asyncio.to_thread(door.purge_table, (NAMESPACE, name))
-    with pytest.raises(NoSuchTableError):
-        reference.upstream().load_table((NAMESPACE, name))
-    purge_id = await purge_of(purges, KEEPS, NAMESPACE, name)
-    status = (await purges.wait(purge_id)).status
-    assert status.state is PurgeState.SUCCEEDED, status
+    purge_id, status, _ = await _purged_through_the_door(reference, purges, s3, KEEPS)
     # The reference server keeps storage on a plain drop: every file was still there to delete.
     assert not status.storage_deleted_by_catalog
-    assert_counts_add_up(status)
-    assert status.counts.total().deleted == status.planned.files == len(files)
-    assert s3.list(table.location()) == set()
     steps = {LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY}
     order = [step for step in await activities_in_order(temporal_client, purge_id) if step in steps]
     assert order == [LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY]
@@ -86,16 +94,7 @@ async def test_a_plain_drop_stays_plain_and_the_files_stay(
 async def test_plan_first_on_an_upstream_that_keeps_storage_is_exact_too(
     reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, temporal_client: Client
 ) -> None:
-    name = f"f{uuid.uuid4().hex[:8]}"
-    door = reference.door(PLANS_FIRST)
-    table = simple_table(door, (NAMESPACE,), name, appends=2)
-    files = s3.list(table.location())
-    await asyncio.to_thread(door.purge_table, (NAMESPACE, name))
-    purge_id = await purge_of(purges, PLANS_FIRST, NAMESPACE, name)
-    status = (await purges.wait(purge_id)).status
-    assert status.state is PurgeState.SUCCEEDED, status
-    assert status.counts.total().deleted == len(files)
-    assert s3.list(table.location()) == set()
+    purge_id, _, _ = await _purged_through_the_door(reference, purges, s3, PLANS_FIRST)
     # A small table: one step loads, plans, keeps the plan, then drops.
     assert LOAD_PLAN_AND_DROP_ACTIVITY in await activities_in_order(temporal_client, purge_id)
 
@@ -105,18 +104,8 @@ async def test_pass_through_drops_as_the_caller_and_purges_exactly(
 ) -> None:
     """The caller's Authorization goes upstream unchanged (the reference server checks none); the
     front door records the purge, drops the table as the caller, and confirms the drop."""
-    name = f"t{uuid.uuid4().hex[:8]}"
-    door = reference.door(PASSING)
-    table = simple_table(door, (NAMESPACE,), name, appends=2)
-    files = s3.list(table.location())
-    await asyncio.to_thread(door.purge_table, (NAMESPACE, name))
-    assert not reference.upstream().table_exists((NAMESPACE, name))
-    purge_id = await purge_of(purges, PASSING, NAMESPACE, name)
-    status = (await purges.wait(purge_id)).status
-    assert status.state is PurgeState.SUCCEEDED, status
+    _, status, _ = await _purged_through_the_door(reference, purges, s3, PASSING)
     assert status.dropped_at is not None
-    assert status.counts.total().deleted == len(files)
-    assert s3.list(table.location()) == set()
 
 
 @pytest.mark.parametrize("files", [10, 50_000])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,7 @@ NAMESPACE = "spark"
 DOOR, UNSAID_DOOR, DIRECT = "door", "unsaid", "direct"
 
 
+@contextmanager
 def _session(
     runtime: SparkRuntime, reference: ReferenceFrontDoor, store_port: int, log: Path, **door: str
 ) -> Iterator[SparkSql]:
@@ -58,26 +60,32 @@ def spark_store(stack: EmbeddedStack) -> Iterator[tuple[int, FaultPlan]]:
 
 
 @pytest.fixture(scope="module")
-def newest(
+def sessions(
     reference: ReferenceFrontDoor,
     spark_store: tuple[int, FaultPlan],
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[SparkSql]:
-    """Iceberg's newest Spark runtime, told to leave a purge to the REST catalog."""
-    log = tmp_path_factory.mktemp("spark") / "newest.log"
-    yield from _session(NEWEST, reference, spark_store[0], log, **{"rest-catalog-purge": "true"})
-
-
-@pytest.fixture(scope="module")
-def before(
-    reference: ReferenceFrontDoor,
-    spark_store: tuple[int, FaultPlan],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[SparkSql]:
-    """Iceberg 1.10's Spark runtime: `DROP TABLE … PURGE` sends a DELETE that doesn't say
+) -> Iterator[dict[SparkRuntime, SparkSql]]:
+    """A Spark session per runtime: Iceberg's newest, told to leave a purge to the REST catalog
+    (rest-catalog-purge), and 1.10, whose `DROP TABLE … PURGE` sends a DELETE that doesn't say
     purgeRequested, then deletes the files itself if the metadata file is still there."""
-    log = tmp_path_factory.mktemp("spark") / "before.log"
-    yield from _session(BEFORE_PURGE_REQUESTED, reference, spark_store[0], log)
+    logs = tmp_path_factory.mktemp("spark")
+    with ExitStack() as started:
+        yield {
+            runtime: started.enter_context(
+                _session(runtime, reference, spark_store[0], logs / f"{runtime.name}.log", **door)
+            )
+            for runtime, door in ((NEWEST, {"rest-catalog-purge": "true"}), (BEFORE_PURGE_REQUESTED, {}))
+        }
+
+
+@pytest.fixture
+def newest(sessions: dict[SparkRuntime, SparkSql]) -> SparkSql:
+    return sessions[NEWEST]
+
+
+@pytest.fixture
+def before(sessions: dict[SparkRuntime, SparkSql]) -> SparkSql:
+    return sessions[BEFORE_PURGE_REQUESTED]
 
 
 @pytest.fixture
