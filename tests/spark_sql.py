@@ -94,14 +94,16 @@ def spark_sql(runtime: SparkRuntime, conf: dict[str, str], log: Path) -> Iterato
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as errors:
         process = subprocess.Popen(
-            [str(runtime.python()), str(DRIVER), json.dumps(settings)],
+            [str(runtime.python()), str(DRIVER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
             text=True,
         )
     try:
-        assert process.stdout is not None
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(settings) + "\n")
+        process.stdin.flush()
         ready = process.stdout.readline()
         if not ready:
             raise SparkSqlError(f"Spark did not start ({process.wait()}); see {log}")

@@ -1,7 +1,8 @@
 """A Spark SQL session in a process of its own, run by an engines-tier PySpark (`make engines`:
 Spark with an Iceberg runtime built for it, which the project's own PySpark has none of): the
-Spark configuration as JSON in argv[1], then one JSON line a statement on stdin, and one JSON
-line an answer on stdout ({"rows": [...]} or {"error": "..."}). It imports only PySpark."""
+Spark configuration as the first JSON line on stdin (not in argv, where any process listing would
+show its store keys), then one JSON line a statement, and one JSON line an answer on stdout
+({"rows": [...]} or {"error": "..."}). It imports only PySpark."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _serve(session: SparkSession) -> None:
 
 if __name__ == "__main__":
     builder = SparkSession.builder.master("local[2]").appName("icepurge-engines")
-    for key, value in json.loads(sys.argv[1]).items():
+    for key, value in json.loads(sys.stdin.readline()).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
