@@ -67,12 +67,11 @@ class ReferenceFrontDoor:
         """The reference server called directly."""
         return RestCatalog("reference-direct", uri=self.upstream_uri, **self.s3_properties)
 
-    def drop(self, catalog: str, namespace: str, table: str, purge: bool | None) -> httpx.Response:
-        """A table DELETE as a REST client sends it: purgeRequested true, false, or left unsaid."""
-        params = {} if purge is None else {"purgeRequested": str(purge).lower()}
+    def drop(self, catalog: str, namespace: str, table: str, *, purge: bool) -> httpx.Response:
+        """A table DELETE as a REST client sends it, saying purgeRequested."""
         return httpx.delete(
             f"{self.door_uri(catalog)}/v1/namespaces/{namespace}/tables/{table}",
-            params=params,
+            params={"purgeRequested": str(purge).lower()},
             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
             timeout=120,
         )

@@ -82,7 +82,7 @@ async def test_a_plain_drop_stays_plain_and_the_files_stay(
     door = reference.door(KEEPS)
     table = simple_table(door, (NAMESPACE,), name, appends=2)
     files = s3.list(table.location())
-    answer = await asyncio.to_thread(reference.drop, KEEPS, NAMESPACE, name, False)
+    answer = await asyncio.to_thread(reference.drop, KEEPS, NAMESPACE, name, purge=False)
     assert answer.status_code == 204, answer.text
     assert PURGE_ID_HEADER not in answer.headers
     assert not reference.upstream().table_exists((NAMESPACE, name))
@@ -109,16 +109,16 @@ async def test_pass_through_drops_as_the_caller_and_purges_exactly(
 
 
 @pytest.mark.parametrize("files", [10, 50_000])
-async def test_a_drop_first_answers_in_the_same_time_whatever_the_tables_size(
+async def test_a_drop_first_of_a_small_and_a_50000_file_table_purges_exactly(
     reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, files: int
 ) -> None:
     """With upstream_keeps_storage the DELETE waits for a load and a drop, never for the plan.
-    The figure is printed, not asserted (bench.drop_latency compares the ways in one run)."""
+    How long it took is printed, not asserted: one run on a shared machine is no measurement."""
     shape = TableShape(manifests=max(files // 500, 1), files_per_manifest=min(files, 500))
     name = f"l{files}{uuid.uuid4().hex[:6]}"
     table = await asyncio.to_thread(synthetic_table, reference.upstream(), (NAMESPACE, name), shape)
     began = time.perf_counter()
-    answer = await asyncio.to_thread(reference.drop, KEEPS, NAMESPACE, name, True)
+    answer = await asyncio.to_thread(reference.drop, KEEPS, NAMESPACE, name, purge=True)
     answered = time.perf_counter() - began
     assert answer.status_code == 204, answer.text
     status = (await purges.wait(answer.headers[PURGE_ID_HEADER])).status
