@@ -21,8 +21,10 @@ COMPOSE_CONFIG := $(TOOLS_CACHE)/bin/composeconfig
 ENGINES_DIR ?= $(TOOLS_CACHE)/engines
 ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.1/.installed \
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
-	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed
+	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed \
+	$(ENGINES_DIR)/nessie/.installed
 TRINO_VERSION := 476
+NESSIE_VERSION := 0.99.0
 
 .PHONY: install azurite lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
 
@@ -123,6 +125,13 @@ $(ENGINES_DIR)/trino/.installed:
 	unzip -q $(@D)/trino-iceberg-$(TRINO_VERSION).zip -d $(@D)/server/plugin
 	mv $(@D)/server/plugin/trino-iceberg-$(TRINO_VERSION) $(@D)/server/plugin/iceberg
 	rm $(@D)/*.tar.gz $(@D)/*.zip
+	touch $@
+
+# Project Nessie's server: the newest Quarkus runner jar Maven Central serves (245 MB; Java 21+).
+$(ENGINES_DIR)/nessie/.installed:
+	rm -rf $(@D) && mkdir -p $(@D)
+	mvn -q -B dependency:copy -Dartifact=org.projectnessie.nessie:nessie-quarkus:$(NESSIE_VERSION):jar:runner -DoutputDirectory=$(@D)
+	mv $(@D)/nessie-quarkus-$(NESSIE_VERSION)-runner.jar $(@D)/nessie-server.jar
 	touch $@
 
 # iceberg-rust's REST client, from crates.io at the versions its Cargo.lock pins (a release build:

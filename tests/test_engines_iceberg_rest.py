@@ -20,17 +20,16 @@ from icepurge.contract.names import (
     PLAN_ACTIVITY,
 )
 from icepurge.contract.states import PurgeState
-from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.engines_front_door import (
     KEEPS,
     PASSING,
     PLANS_FIRST,
     ReferenceFrontDoor,
-    purge_of,
+    purged_through_the_door,
     purges_of,
 )
-from tests.purge_helpers import activities_in_order, assert_counts_add_up
+from tests.purge_helpers import activities_in_order
 from tests.store import S3Store
 from tests.tables import simple_table
 
@@ -44,30 +43,10 @@ def purges(reference: ReferenceFrontDoor) -> PurgeClient:
     return reference.purges
 
 
-async def _purged_through_the_door(
-    reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, catalog: str
-) -> tuple[str, PurgeStatus, int]:
-    """A PyIceberg client's purge_table of a new table through the front door's `catalog`: the
-    purge's id and status once it closed SUCCEEDED with nothing left, and the objects it had."""
-    name = f"d{uuid.uuid4().hex[:8]}"
-    door = reference.door(catalog)
-    table = simple_table(door, (NAMESPACE,), name, appends=3)
-    files = len(s3.list(table.location()))
-    await asyncio.to_thread(door.purge_table, (NAMESPACE, name))
-    assert not reference.upstream().table_exists((NAMESPACE, name))
-    purge_id = await purge_of(purges, catalog, NAMESPACE, name)
-    status = (await purges.wait(purge_id)).status
-    assert status.state is PurgeState.SUCCEEDED, status
-    assert_counts_add_up(status)
-    assert status.counts.total().deleted == status.planned.files == files
-    assert s3.list(table.location()) == set()
-    return purge_id, status, files
-
-
 async def test_a_drop_with_purge_drops_first_and_icepurge_deletes_every_file(
     reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, temporal_client: Client
 ) -> None:
-    purge_id, status, _ = await _purged_through_the_door(reference, purges, s3, KEEPS)
+    purge_id, status, _ = await purged_through_the_door(reference, purges, s3, NAMESPACE, KEEPS)
     # The reference server keeps storage on a plain drop: every file was still there to delete.
     assert not status.storage_deleted_by_catalog
     steps = {LOAD_TABLE_ACTIVITY, DROP_TABLE_ACTIVITY, PLAN_ACTIVITY}
@@ -94,7 +73,7 @@ async def test_a_plain_drop_stays_plain_and_the_files_stay(
 async def test_plan_first_on_an_upstream_that_keeps_storage_is_exact_too(
     reference: ReferenceFrontDoor, purges: PurgeClient, s3: S3Store, temporal_client: Client
 ) -> None:
-    purge_id, _, _ = await _purged_through_the_door(reference, purges, s3, PLANS_FIRST)
+    purge_id, _, _ = await purged_through_the_door(reference, purges, s3, NAMESPACE, PLANS_FIRST)
     # A small table: one step loads, plans, keeps the plan, then drops.
     assert LOAD_PLAN_AND_DROP_ACTIVITY in await activities_in_order(temporal_client, purge_id)
 
@@ -104,7 +83,7 @@ async def test_pass_through_drops_as_the_caller_and_purges_exactly(
 ) -> None:
     """The caller's Authorization goes upstream unchanged (the reference server checks none); the
     front door records the purge, drops the table as the caller, and confirms the drop."""
-    _, status, _ = await _purged_through_the_door(reference, purges, s3, PASSING)
+    _, status, _ = await purged_through_the_door(reference, purges, s3, NAMESPACE, PASSING)
     assert status.dropped_at is not None
 
 

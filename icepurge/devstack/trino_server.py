@@ -1,7 +1,6 @@
 """A single-node Trino (coordinator and worker in one JVM; `make engines` installs Trino's core
 server and its Iceberg plugin from Maven Central) with the catalogs given, on a loopback port:
-the engines tier's Trino. It needs Java 25 (ICEPURGE_TRINO_JAVA_HOME, by default where the
-Temurin 25 JDK is on these machines)."""
+the engines tier's Trino. It needs Java 25."""
 
 from __future__ import annotations
 
@@ -9,10 +8,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from icepurge.devstack.engines_cache import engine_dir
-from icepurge.devstack.process import ServiceFailedError, ServiceProcess
+from icepurge.devstack.engines_cache import engine_dir, java25
+from icepurge.devstack.process import ServiceProcess
 
-JAVA_HOME = "/usr/lib/jvm/temurin-25-jdk-amd64"
 STARTED = "SERVER STARTED"
 # A 2-core test machine: one small heap, small query memory.
 _JVM = [
@@ -40,9 +38,7 @@ class TrinoServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        java_home = Path(os.environ.get("ICEPURGE_TRINO_JAVA_HOME", JAVA_HOME))
-        if not (java_home / "bin" / "java").exists():
-            raise ServiceFailedError(f"Trino needs Java 25 at {java_home} (set ICEPURGE_TRINO_JAVA_HOME)")
+        bin_dir = Path(java25("Trino")).parent
         etc = self.state_dir / "etc"
         (etc / "catalog").mkdir(parents=True, exist_ok=True)
         (etc / "node.properties").write_text(
@@ -69,7 +65,7 @@ class TrinoServer:
             "trino",
             [str(launcher), "run", f"--etc-dir={etc}", f"--data-dir={self.state_dir / 'data'}"],
             self.state_dir / "trino.log",
-            env={"JAVA_HOME": str(java_home), "PATH": f"{java_home / 'bin'}:{os.environ.get('PATH', '')}"},
+            env={"JAVA_HOME": str(bin_dir.parent), "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"},
         )
         self._process.start()
         self._process.wait_for_log(STARTED, timeout=240)
