@@ -13,20 +13,56 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
 
+from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract import express_steps
 from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_PROTECTED, PURGE_TABLE_BATCH_ACTIVITY
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeReport
 from icepurge.worker.settings import WorkerSettings
-from tests.api_server import bearer
+from tests.api_server import TOKENS, bearer
 from tests.batch_records import batch_records
+from tests.cli_runner import icepurge_over_api
 from tests.conftest import LAKE_CATALOG
 from tests.namespace_trees import flat_namespace, nested_tree
 from tests.purge_helpers import activities_in_order, assert_counts_add_up, children_of
 from tests.store import S3Store
 from tests.tables import simple_table
+
+
+async def _listed_as_the_namespace_purges_tables(
+    api_url: str, purge_id: str, records: dict[str, PurgeReport]
+) -> None:
+    """Every batched table in the namespace purge's table listing, page by page (two tables a
+    page: a page holds whole batches), with its state, counts and purge id; and the CLI's."""
+    listed, token = [], None
+    async with HttpPurgeClient(api_url, TOKENS["lake-dropper"][0]) as dropper:
+        while True:
+            page = await dropper.namespace_tables(purge_id, page_size=2, page_token=token)
+            listed += page.items
+            token = page.next_page_token
+            if token is None:
+                break
+    by_id = {item.purge_id: item for item in listed}
+    assert len(listed) == len(by_id) == len(records)
+    for record in records.values():
+        item, status = by_id[record.status.purge_id], record.status
+        total = status.counts.total()
+        assert (item.state, item.table, item.files_deleted, item.files_failed) == (
+            status.state.value,
+            status.table,
+            total.deleted,
+            total.failed,
+        )
+    assert ERROR_PROTECTED in (by_id[records["locked"].status.purge_id].reason or "")
+    code, out, err = await icepurge_over_api(
+        api_url, "purge", "tables", purge_id, "--limit", "1000", ICEPURGE_API_TOKEN=TOKENS["lake-dropper"][0]
+    )
+    assert code == 0, err
+    assert all(record.status.purge_id in out for record in records.values()), out
+    assert "more:" not in out
 
 
 async def test_batches_reach_the_outcome_of_a_workflow_per_table_and_keep_each_tables_record(
@@ -95,6 +131,7 @@ async def test_batches_reach_the_outcome_of_a_workflow_per_table_and_keep_each_t
                 table_status.report_location,
                 [],
             )
+        await _listed_as_the_namespace_purges_tables(api_url, purge_id, records)
         other = await http.get(f"{api_url}/v1/purges/{done[0].purge_id}", headers=bearer("a-full"))
         assert other.status_code == 403, other.text
         missing = await http.get(

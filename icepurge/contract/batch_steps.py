@@ -58,3 +58,23 @@ TABLE_RECORDS_FOLDER = "table-records"
 
 def table_record_path(purge_id: str) -> str:
     return f"{TABLE_RECORDS_FOLDER}/{purge_id}.json"
+
+
+# Under the state location: each batch names the tables it purged for its namespace purge, so the
+# namespace purge's table listing finds tables that have no workflow (one object a batch).
+BATCHED_TABLES_FOLDER = "batched-tables"
+
+
+class BatchedTables(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    purge_ids: list[str] = Field(description="The batch's tables' purges, each with its record.")
+
+
+def batched_tables_folder(parent_id: str) -> str:
+    return f"{BATCHED_TABLES_FOLDER}/{parent_id}/"
+
+
+def batched_tables_path(parent_id: str, first_purge_id: str) -> str:
+    """Named by the batch's first table: a batch retried writes the same object again."""
+    return f"{batched_tables_folder(parent_id)}{first_purge_id}.json"

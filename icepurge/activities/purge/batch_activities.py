@@ -51,6 +51,9 @@ class BatchActivities:
                     raise
                 except Exception as error:
                     faults.append(error)
+        parent_id = activity.info().workflow_id
+        if parent_id is not None:
+            self._tables.list_recorded(parent_id, step.tables[0], outcomes)
         if faults:
             first = faults[0]
             kind = first.type if isinstance(first, ApplicationError) else type(first).__name__

@@ -14,7 +14,13 @@ from icepurge.activities.catalog.planned_drop import DropAttempt, KeptPlan, Plan
 from icepurge.activities.catalog.table_catalog import Ancestry
 from icepurge.activities.purge.express_finish import ExpressFinish
 from icepurge.activities.purge.purge_services import PurgeServices
-from icepurge.contract.batch_steps import BatchTable, BatchTableOutcome, table_record_path
+from icepurge.contract.batch_steps import (
+    BatchedTables,
+    BatchTable,
+    BatchTableOutcome,
+    batched_tables_path,
+    table_record_path,
+)
 from icepurge.contract.catalog_steps import TableRef
 from icepurge.contract.express_steps import FinishInput, finishes_at_once
 from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_TABLE_CHANGED
@@ -66,6 +72,14 @@ class BatchTablePurge:
     def recorded(self, purge_id: str) -> PurgeReport | None:
         raw = self._state.read(self._state.uri(table_record_path(purge_id)))
         return PurgeReport.model_validate_json(raw) if raw is not None else None
+
+    def list_recorded(self, parent_id: str, first: BatchTable, outcomes: list[BatchTableOutcome]) -> None:
+        """Names the batch's recorded tables where the namespace purge's table listing finds them
+        (a table handed back has a workflow of its own, listed as such)."""
+        recorded = [outcome.purge_id for outcome in outcomes if outcome.report is not None]
+        if recorded:
+            path = batched_tables_path(parent_id, first.purge_id)
+            self._state.write(self._state.uri(path), BatchedTables(purge_ids=recorded))
 
     def run(self, table: BatchTable, retried: bool, ancestry: Ancestry) -> BatchTableOutcome:
         """A transient fault leaves as an exception (the batch is retried); a table's own

@@ -377,7 +377,8 @@ def tables(
     limit: Annotated[int, typer.Option(min=1, max=1000, help="Table purges per page.")] = 50,
     page_token: Annotated[str | None, typer.Option(help="The token the previous page printed.")] = None,
 ) -> None:
-    """List the table purges a namespace purge started, newest first."""
+    """List the table purges a namespace purge started, newest first, then the tables its batches
+    purged (no workflow of their own: their records stand in)."""
     page = purge_tables(purge_id, limit, page_token)
     _print_page(page)
     if page.next_page_token:

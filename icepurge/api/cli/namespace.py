@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -70,11 +70,26 @@ def purge_namespace(
 
 
 def purge_tables(purge_id: str, limit: int, page_token: str | None) -> PurgePage:
-    """The table purges a namespace purge started, newest first."""
+    """The table purges a namespace purge started, newest first, then its batched tables."""
     from icepurge.contract.validation import InvalidPurgeRequestError
 
     async def go() -> PurgePage:
-        return await (await cli_client()).namespace_tables(purge_id, page_size=limit, page_token=page_token)
+        from icepurge.api.clients.http_client import HttpPurgeClient
+
+        client = await cli_client()
+        if isinstance(client, HttpPurgeClient):
+            return await client.namespace_tables(purge_id, page_size=limit, page_token=page_token)
+        from icepurge.api.clients.temporal_client import PurgeClient
+        from icepurge.api.server.namespace_table_pages import NamespaceTablePages
+        from icepurge.api.server.report_pages import ReportReader
+        from icepurge.api.server.settings import ApiSettings
+
+        # Direct to Temporal: batched tables are read from the state location, as the API would.
+        settings = ApiSettings()
+        reader = ReportReader(settings.state_location, settings.state_io_properties)
+        # Not over HTTP: cli_client gave Temporal's own client.
+        temporal = cast(PurgeClient, client)
+        return await NamespaceTablePages(temporal, reader, purge_id, None).page(limit, page_token)
 
     return run_or_exit(go(), PurgeNotFoundError, InvalidPurgeRequestError)
 

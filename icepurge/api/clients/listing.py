@@ -8,8 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 
 from icepurge.contract.kinds import PurgeKind
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, WORKFLOW_TYPE
+from icepurge.contract.reasons import typed_reason
 from icepurge.contract.request import encode_namespace, printable
 from icepurge.contract.states import PurgeState
+from icepurge.contract.status import PurgeStatus
 
 _UNSAFE = frozenset("'\"\\")
 
@@ -86,6 +88,29 @@ class PurgeSummary(BaseModel):
         if self.state == "CANCELLED":
             return "cancelled"
         return self.outcome_note if self.state == "SUCCEEDED" else self.waiting
+
+
+def summary_of_record(status: PurgeStatus) -> PurgeSummary:
+    """A table purged in a namespace purge's batch has no workflow: its record's status, as the
+    listing shows a table purge."""
+    total = status.counts.total()
+    failed = status.state is PurgeState.FAILED
+    error = typed_reason(status.last_error or "no message", status.error_type) if failed else None
+    return PurgeSummary(
+        purge_id=status.purge_id,
+        state=status.state.value,
+        catalog=status.catalog,
+        namespace=encode_namespace(status.namespace),
+        table=status.table,
+        requested_by=status.requested_by,
+        files_total=status.files_total,
+        files_deleted=total.deleted,
+        files_failed=total.failed,
+        error=error,
+        outcome_note=status.outcome_note,
+        started_at=status.started_at,
+        closed_at=status.finished_at,
+    )
 
 
 class PurgePage(BaseModel):

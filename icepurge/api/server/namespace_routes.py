@@ -13,6 +13,7 @@ from icepurge.api.clients.listing import PurgePage
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.api.server.catalog_checks import known_catalog
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
+from icepurge.api.server.namespace_table_pages import NamespaceTablePages
 from icepurge.api.server.routes import StartedPurge, authorize, started
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.controls import RateBudgetChange
@@ -96,13 +97,17 @@ async def namespace_purge_status(purge_id: str, caller: Caller, client: Purges) 
 
 @router.get("/purges/{purge_id}/tables", response_model=PurgePage)
 async def namespace_purge_tables(
-    purge_id: str, parameters: Annotated[TablePageParameters, Query()], caller: Caller, client: Purges
+    purge_id: str,
+    parameters: Annotated[TablePageParameters, Query()],
+    caller: Caller,
+    client: Purges,
+    request: Request,
 ) -> PurgePage:
-    """The table purges a namespace purge started, newest first, a page at a time."""
+    """The table purges a namespace purge started, newest first, a page at a time; then the
+    tables its batches purged (no workflow of their own), by their records."""
     await authorize(client, caller, Role.READ, purge_id)
-    return await client.namespace_tables(
-        purge_id, parameters.page_size, parameters.page_token, caller.visible_catalogs()
-    )
+    pages = NamespaceTablePages(client, request.app.state.reports, purge_id, caller.visible_catalogs())
+    return await pages.page(parameters.page_size, parameters.page_token)
 
 
 @router.post("/namespace-purges/{purge_id}/pause", response_model=NamespacePurgeStatus)

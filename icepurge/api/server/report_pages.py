@@ -11,11 +11,13 @@ import ijson
 from pyiceberg.io import load_file_io
 
 from icepurge.api.clients.errors import PurgeReportUnavailableError, PurgeServiceUnavailableError
-from icepurge.contract.batch_steps import table_record_path
+from icepurge.contract.batch_steps import BatchedTables, batched_tables_folder, table_record_path
 from icepurge.contract.reasons import typed_reason
 from icepurge.contract.report_pages import ReportEntry, ReportPage
 from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.status import PurgeReport, PurgeStatus
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import StoreContext
 
 
 def _entry(item: Any) -> ReportEntry:
@@ -61,12 +63,40 @@ class ReportReader:
             return None
         return await asyncio.to_thread(self._read_record, self._location + table_record_path(purge_id))
 
-    def _read_record(self, location: str) -> PurgeReport | None:
+    async def batched_tables(
+        self, parent_id: str, token: str | None, batches: int
+    ) -> tuple[list[PurgeReport], str | None]:
+        """The records of up to `batches` of the namespace purge `parent_id`'s batches, in the
+        order of their first tables' ids, and the token for the next ones (None: no more)."""
+        if self._location is None:
+            return [], None
+        return await asyncio.to_thread(self._read_batches, self._location, parent_id, token, batches)
+
+    def _read_batches(
+        self, location: str, parent_id: str, token: str | None, batches: int
+    ) -> tuple[list[PurgeReport], str | None]:
+        folder = location + batched_tables_folder(parent_id)
+        store = open_store(folder, StoreContext(self._properties, connections=4))
+        page = store.list_page(folder, token, batches, flat=True)
+        records = []
+        for listed in page.objects:
+            raw = self._read_raw(listed.uri)
+            for purge_id in BatchedTables.model_validate_json(raw).purge_ids if raw else []:
+                record = self._read_record(location + table_record_path(purge_id))
+                if record is not None:
+                    records.append(record)
+        return records, page.next_token
+
+    def _read_raw(self, location: str) -> bytes | None:
         try:
             with load_file_io(self._properties, location).new_input(location).open() as stream:
-                return PurgeReport.model_validate_json(stream.read())
+                return stream.read()
         except FileNotFoundError:
             return None
+
+    def _read_record(self, location: str) -> PurgeReport | None:
+        raw = self._read_raw(location)
+        return PurgeReport.model_validate_json(raw) if raw is not None else None
 
     def _read(
         self, location: str, section: ReportSection, offset: int, limit: int
