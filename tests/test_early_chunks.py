@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from icepurge.activities.plan.chunk_output import ChunkOutput
-from icepurge.activities.plan.early_chunks import EarlyChunks, EarlyPacing
+from icepurge.activities.plan.early_chunks import DECODED_ENTRIES_PER_SECOND, EarlyChunks, EarlyPacing
 from icepurge.activities.plan.plan_model import (
     ContentChunk,
     ContentFile,
@@ -165,39 +165,24 @@ def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) ->
     assert _chunk(state, plan_uri, 0) == [file.path for file in _listing(0, 10)]
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _timed_cutter(state: StateStore, plan_uri: str, announced: list[int], clock: _Clock) -> EarlyChunks:
+def _paced_cutter(state: StateStore, plan_uri: str, announced: list[int], entries: list[int]) -> EarlyChunks:
+    """`entries` is what each manifest's list says it holds: the projection's only input."""
     return EarlyChunks(
         ChunkOutput(state, plan_uri, lambda: None),
         chunk_files=70,
         announce=announced.append,
-        manifest_entries=[len(listing) for listing in MANIFESTS],
-        pacing=EarlyPacing(overlap_min_seconds=0.5, clock=clock),
+        manifest_entries=entries,
+        pacing=EarlyPacing(overlap_min_seconds=0.5),
     )
-
-
-def _read_timed(cutter: EarlyChunks, clock: _Clock, seconds_each: float) -> None:
-    for index, listing in enumerate(MANIFESTS):
-        clock.now += seconds_each
-        cutter.add(listing)
-        cutter.boundary(index + 1, [], due=False)
 
 
 def test_a_plan_with_little_left_to_read_cuts_nothing_until_it_ends(tmp_path: Path) -> None:
     state = StateStore(tmp_path.as_uri(), {})
     plan_uri = state.uri("purge", "run", "plan.json")
     announced: list[int] = []
-    clock = _Clock()
-    cutter = _timed_cutter(state, plan_uri, announced, clock)
-    # 100 of 700 entries in 0.05 s: 0.3 s projected for the other 600, under the 0.5 s that pays.
-    _read_timed(cutter, clock, 0.05)
+    # 700 entries in all: far under the half second of decoding that pays for an overlap.
+    cutter = _paced_cutter(state, plan_uri, announced, [len(listing) for listing in MANIFESTS])
+    _read(cutter, range(len(MANIFESTS)))
 
     assert announced == [], "a chunk was cut while planning had too little left to overlap"
     summary = cutter.finish()
@@ -210,31 +195,27 @@ def test_a_plan_with_long_left_to_read_cuts_its_first_chunk_at_once(tmp_path: Pa
     state = StateStore(tmp_path.as_uri(), {})
     plan_uri = state.uri("purge", "run", "plan.json")
     announced: list[int] = []
-    clock = _Clock()
-    cutter = _timed_cutter(state, plan_uri, announced, clock)
-    clock.now += 0.1
+    entries = [100, *[50_000] * (len(MANIFESTS) - 1)]
+    cutter = _paced_cutter(state, plan_uri, announced, entries)
     cutter.add(MANIFESTS[0])
     cutter.boundary(1, [], due=False)
 
-    assert cutter.seconds_left() == pytest.approx(0.1 * 600 / 100)
+    assert cutter.seconds_left() == pytest.approx(sum(entries[1:]) / DECODED_ENTRIES_PER_SECOND)
     assert announced == [1]
 
 
-def test_the_projection_counts_entries_left_and_only_this_attempts_reads(tmp_path: Path) -> None:
+def test_the_projection_counts_the_entries_left_whoever_read_the_others(tmp_path: Path) -> None:
     state = StateStore(tmp_path.as_uri(), {})
     plan_uri = state.uri("purge", "run", "plan.json")
-    clock = _Clock()
-    crashed = _timed_cutter(state, plan_uri, [], clock)
-    clock.now += 2.0
+    entries = [len(listing) for listing in MANIFESTS]
+    crashed = _paced_cutter(state, plan_uri, [], entries)
     crashed.add(MANIFESTS[0])
     crashed.boundary(1, [], due=True)
     crashed.add(MANIFESTS[1])
     crashed.boundary(2, [], due=True)
 
-    resumed = _timed_cutter(state, plan_uri, [], clock)
-    clock.now += 0.4
+    resumed = _paced_cutter(state, plan_uri, [], entries)
     resumed.add(MANIFESTS[2])
     resumed.boundary(3, [], due=False)
 
-    # 200 entries in this attempt's 0.4 s; 250 entries left, however long the first attempt took.
-    assert resumed.seconds_left() == pytest.approx(0.4 * 250 / 200)
+    assert resumed.seconds_left() == pytest.approx(sum(entries[3:]) / DECODED_ENTRIES_PER_SECOND)

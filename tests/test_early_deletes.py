@@ -29,7 +29,12 @@ from tests.store import S3Store, key_of
 QUEUE = "icepurge-early-deletes"
 SHAPE = TableShape(manifests=60, files_per_manifest=10, snapshots=3, delete_files_per_snapshot=4)
 # Twenty files a chunk: planning cuts one after every other manifest.
-TUNING = {"ICEPURGE_TASK_QUEUE": QUEUE, "ICEPURGE_CHUNK_TARGET_FILES": "20"}
+TUNING = {
+    "ICEPURGE_TASK_QUEUE": QUEUE,
+    "ICEPURGE_CHUNK_TARGET_FILES": "20",
+    # A small table: the projection alone would not overlap it (its 612 entries decode in 12 ms).
+    "ICEPURGE_OVERLAP_MIN_SECONDS": "0",
+}
 READ_DELAY = 0.4
 
 

@@ -29,6 +29,10 @@ QUEUE = "icepurge-recovery"
 MANIFESTS = 200
 
 
+# Every worker of a fleet plans with the same settings (a retried plan cuts where its first attempt did).
+CHECKPOINTS = {"ICEPURGE_PLAN_CHECKPOINT_MANIFESTS": "20"}
+
+
 def _worker(stack: EmbeddedStack, name: str, **env: str) -> ServiceProcess:
     worker = stack.worker_process(name, ICEPURGE_TASK_QUEUE=QUEUE, **env)
     worker.start()
@@ -86,19 +90,19 @@ async def test_killed_planning_resumes_from_its_checkpoint(
     in_plan_order = [PurePosixPath(m.manifest_path).name for m in snapshot.manifests(table.io)]
     purges = PurgeClient(temporal_client, QUEUE)
     with s3_proxy(stack.ports.s3) as (port, faults):
-        # Slow enough that a checkpoint (every CHECKPOINT_SECONDS) falls while manifests are read:
+        # A checkpoint every 20 manifests, and reads slow enough to kill the worker between them:
         # 8 readers take 200 x 0.6 / 8 = 15 s. The worker dies once the server holds a checkpoint
         # that covers a quarter of the manifests, with most of the rest still unread.
         faults.read_delay = 0.6
         properties = through_proxy(s3.properties, port)
-        worker = _worker(stack, "recovery-plan-0")
+        worker = _worker(stack, "recovery-plan-0", **CHECKPOINTS)
         try:
             purge_id = await purges.start(request_for(table, properties))
             covering = _checkpoint_covering(temporal_client, purge_id, MANIFESTS // 4)
             recorded = await asyncio.wait_for(covering, timeout=120)
             worker.kill()
             read_before_kill = _manifests_read(faults.reads, in_plan_order)
-            worker = _worker(stack, "recovery-plan-1")
+            worker = _worker(stack, "recovery-plan-1", **CHECKPOINTS)
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
         finally:
             worker.stop()

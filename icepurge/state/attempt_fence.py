@@ -11,13 +11,15 @@ StaleAttemptError before touching anything, and deletes no further group of file
 What remains is a write already past its check when the newer attempt claims. Usually that is
 one request (milliseconds), but a process paused between the check and its request (a frozen VM,
 a stop-the-world pause) sends it whenever it resumes: one stale write an attempt, no more, since
-its next change checks again. A chunk checkpoint it overwrites is an older consistent snapshot of
-a prefix (a retry resuming from it sends some deletes again and counts those files already
-missing: each still counted once); one landing after finalize emptied the plan folder stays
-there, an orphan state object. A planning spill part it overwrites after the retry wrote its own
-of that name would hide that part's files from the retry's plan. Closing the window takes the
-store's conditional writes (If-Match / If-None-Match, which S3, SeaweedFS and Azure honour) or
-names of the attempt's own for write-once objects; the state layer uses neither yet."""
+its next change checks again. What it can reach:
+- planning's objects (chunk objects, the record of chunks handed out, spilled parts, the plan):
+  where planning cuts and spills depends on the manifests alone, so that write holds what the
+  retry writes under the same name (planner._enumerate_content); spilled parts are removed only
+  by finalize, never by a planning attempt another may still need;
+- a chunk checkpoint, or finalize's progress: an older consistent snapshot of a prefix (a retry
+  resuming from it sends some deletes again and counts those files already missing: each file
+  still counted once, the split between deleted and already missing off by those);
+- anything after finalize emptied the plan folder: one orphan state object."""
 
 from __future__ import annotations
 

@@ -26,7 +26,14 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
         0.5,
         ge=0,
         description="Deletes start while planning only when planning projects at least this many "
-        "seconds still to read; 0 = as soon as a first chunk is ready.",
+        "seconds still to read (the entries left, at 50,000 a second); 0 = as soon as a first chunk "
+        "is ready.",
+    )
+    plan_checkpoint_manifests: int = Field(
+        500,
+        ge=1,
+        description="Planning checkpoints (and cuts or spills what it holds) after this many manifests, "
+        "or 200,000 manifest entries: counted, not timed, so every attempt of a plan cuts the same chunks.",
     )
     max_concurrent_activities: int = Field(8, ge=1, le=256)
     delete_max_attempts: int = Field(
@@ -124,6 +131,7 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
                 target_files=self.chunk_target_files,
                 memory_files=self.plan_memory_files,
                 overlap_min_seconds=self.overlap_min_seconds,
+                checkpoint_manifests=self.plan_checkpoint_manifests,
             ),
             tuning=self.delete_tuning(),
             auto_spark=AutoSparkThresholds(self.auto_spark_min_files, self.auto_spark_min_files_by_store),

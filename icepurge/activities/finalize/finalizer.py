@@ -20,6 +20,7 @@ from icepurge.activities.plan.plan_model import (
     content_chunk_uri,
     context_uri,
     emitted_uri,
+    spill_part_uris,
 )
 from icepurge.catalogs.locations import parent_dir
 from icepurge.contract.counts import Category, FileCounts, SkipReason
@@ -118,7 +119,7 @@ def finalize(work: FinalizeWork) -> FinalizeResult:
     # Removal is idempotent: a retry after a crash here finds the report and finishes it.
     chunk_uris = [chunk_outcome_uri(plan_uri, index) for index in range(work.chunk_count)]
     content_uris = [content_chunk_uri(plan_uri, index) for index in range(len(plan.content_chunks))]
-    planning_uris = [context_uri(plan_uri), emitted_uri(plan_uri)]
+    planning_uris = [context_uri(plan_uri), emitted_uri(plan_uri), *spill_part_uris(plan_uri, plan.spill)]
     for uri in [*chunk_uris, *content_uris, *planning_uris, progress_uri(plan_uri), plan_uri]:
         state.delete(uri)
         beat()

@@ -7,7 +7,8 @@ rewrites), so manifest entries are not files. Planning hashes every entry by pat
 a bucket is a dict, so a second listing of a file is dropped where it arrives. When the entries
 held pass the memory budget, every bucket is spilled to the state location, and at the end each
 bucket is merged back alone. Memory stays near the budget whatever the table's size, and each
-distinct file lands in exactly one chunk object.
+distinct file lands in exactly one chunk object. The spilled parts stay until finalize removes
+the plan's objects: an attempt cut off but still running must not remove a part its retry reads.
 
 Why here and not in the engines: once planning has done it, chunks share nothing. The local
 engine needs no set across chunks or worker restarts, and a Spark task only reads its own slice
@@ -26,8 +27,10 @@ from icepurge.activities.plan.plan_model import (
     ContentChunk,
     ContentFile,
     PlanCheckpoint,
+    SpillLayout,
     UnreadableFile,
     content_chunk_uri,
+    spill_part_uri,
 )
 from icepurge.contract.counts import Category
 
@@ -36,6 +39,7 @@ from icepurge.contract.counts import Category
 class ContentSummary:
     chunk_sizes: list[int] = field(default_factory=list)
     by_category: dict[Category, int] = field(default_factory=dict)
+    spill: SpillLayout | None = None
 
 
 class ContentPartitioner:
@@ -50,8 +54,7 @@ class ContentPartitioner:
     ) -> None:
         """`resumed` is the checkpoint of an earlier attempt, whose spilled parts this one merges."""
         self._state = output.state
-        self._plan_uri = plan_uri = output.plan_uri
-        self._spill_dir = f"{plan_uri.rsplit('/', 1)[0]}/spill"
+        self._plan_uri = output.plan_uri
         self._memory_files = memory_files
         self._chunk_files = chunk_files
         self._beat = output.beat
@@ -85,8 +88,8 @@ class ContentPartitioner:
         )
 
     def finish(self) -> ContentSummary:
-        """Writes the chunk objects, bucket by bucket, and removes the spilled parts."""
-        summary = ContentSummary()
+        """Writes the chunk objects, bucket by bucket; the summary says where the spilled parts are."""
+        summary = ContentSummary(spill=SpillLayout(buckets=len(self._buckets), parts=self.spills))
         pending: list[ContentFile] = []
         for index in range(len(self._buckets)):
             merged = self._buckets[index]
@@ -105,9 +108,6 @@ class ContentPartitioner:
                     pending = []
         if pending:
             self._write_chunk(summary, pending)
-        for index in range(len(self._buckets)):
-            for part in range(self.spills):
-                self._state.delete(self._part_uri(index, part))
         return summary
 
     def _write_chunk(self, summary: ContentSummary, files: list[ContentFile]) -> None:
@@ -132,4 +132,4 @@ class ContentPartitioner:
         self._held = 0
 
     def _part_uri(self, bucket: int, part: int) -> str:
-        return f"{self._spill_dir}/{bucket:05d}-{part:05d}.json"
+        return spill_part_uri(self._plan_uri, bucket, part)

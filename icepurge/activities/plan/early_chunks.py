@@ -7,8 +7,10 @@ objects, then recorded in the emitted object, and only then announced to the wor
 
 Deleting beside planning costs CPU that planning's decoding needs (on a small host the store
 shares it too), so the first chunk is cut early only when the manifests left would take planning
-long enough to pay for it: projected from how fast the entries read so far went, at least
-`overlap_min_seconds`. Otherwise chunks are cut when planning ends, as if there were no overlap.
+long enough to pay for it: their entries, at the decoding pace measured here
+(`DECODED_ENTRIES_PER_SECOND`), at least `overlap_min_seconds`. Otherwise chunks are cut when
+planning ends, as if there were no overlap. The projection counts entries instead of timing
+them so that where chunks are cut depends on the manifests alone (see planner._enumerate_content).
 
 A retried attempt resumes from that record, not from its heartbeat: every chunk a workflow may
 have started is in it. The attempt rebuilds the seen paths from the chunk objects recorded and
@@ -19,7 +21,6 @@ them) were never announced, and are written again.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -36,6 +37,10 @@ from icepurge.activities.plan.plan_model import (
 )
 from icepurge.activities.state_objects import missing_state_object
 
+# Manifest entries planning decodes a second on these machines (a 50,000-entry plan in about a
+# second, load and reach included): what the overlap's projection assumes.
+DECODED_ENTRIES_PER_SECOND = 50_000
+
 
 @dataclass(frozen=True)
 class EarlyPacing:
@@ -44,7 +49,6 @@ class EarlyPacing:
 
     last_pieces: int = 1
     overlap_min_seconds: float = 0.0
-    clock: Callable[[], float] = time.monotonic
 
 
 class EarlyChunks:
@@ -80,8 +84,6 @@ class EarlyChunks:
             self._take_back(index)
         self._entries_before = [0, *accumulate(manifest_entries)]
         self._overlap_min_seconds = pacing.overlap_min_seconds
-        self._clock = pacing.clock
-        self._started = pacing.clock()
 
     def add(self, files: Iterable[ContentFile]) -> None:
         seen = self._seen
@@ -110,15 +112,11 @@ class EarlyChunks:
         return self._emit()
 
     def seconds_left(self) -> float:
-        """Planning's time still to come, projected from the entries read since this attempt
-        began; 0 when the manifests' entry counts are unknown or none were read yet."""
+        """Planning's time still to come: the entries of the manifests not read yet, at
+        DECODED_ENTRIES_PER_SECOND (0 when the manifests' entry counts are unknown)."""
         counts = self._entries_before
         done = min(self._manifests_done, len(counts) - 1)
-        start = min(self.resumed.manifests_done, done)
-        read = counts[done] - counts[start]
-        if read == 0:
-            return 0.0
-        return (self._clock() - self._started) * (counts[-1] - counts[done]) / read
+        return (counts[-1] - counts[done]) / DECODED_ENTRIES_PER_SECOND
 
     def finish(self) -> ContentSummary:
         """Writes the last chunks. The record stays until finalize removes the plan's objects:

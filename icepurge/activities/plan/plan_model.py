@@ -96,6 +96,15 @@ class ChunkContext(BaseModel):
     locations: list[str]
 
 
+class SpillLayout(BaseModel):
+    """The parts a plan over the memory budget spilled: `parts` per bucket."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    buckets: int
+    parts: int
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -120,6 +129,7 @@ class Plan(BaseModel):
         description="Bytes of the manifests, lists, metadata and statistics files, where known: "
         "finalize counts them as it deletes them.",
     )
+    spill: SpillLayout | None = Field(None, description="Planning's spilled parts, removed by finalize.")
 
     def finalize_groups(self) -> list[tuple[Category, list[str]]]:
         """Finalize's delete order: manifests once every chunk has deleted their entries, then
@@ -146,6 +156,20 @@ def emitted_uri(plan_uri: str) -> str:
 
 def reach_uri(plan_uri: str) -> str:
     return f"{plan_uri.rsplit('/', 1)[0]}/reach.json"
+
+
+def spill_part_uri(plan_uri: str, bucket: int, part: int) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/spill/{bucket:05d}-{part:05d}.json"
+
+
+def spill_part_uris(plan_uri: str, layout: SpillLayout | None) -> list[str]:
+    if layout is None:
+        return []
+    return [
+        spill_part_uri(plan_uri, bucket, part)
+        for bucket in range(layout.buckets)
+        for part in range(layout.parts)
+    ]
 
 
 def content_chunk_uri(plan_uri: str, chunk_index: int) -> str:

@@ -4,7 +4,6 @@ distinct content files split into chunk objects."""
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -57,8 +56,6 @@ GC_ENABLED = "gc.enabled"
 VERSION_HINT = "version-hint.text"
 # How long a wait for a manifest read may go without a heartbeat.
 _BEAT_SECONDS = 1.0
-# How often planning spills what it has read and checkpoints.
-CHECKPOINT_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +69,12 @@ class ChunkSizing:
     # 2-core host sharing the store, overlapping a shorter rest cost more CPU than it hid
     # (BENCHMARKS.md, "Deleting while planning").
     overlap_min_seconds: float = 0.5
+    # Planning spills what it has read and checkpoints after this many manifests or manifest
+    # entries (a few seconds of reading here), whichever comes first. Counted, not timed, so that
+    # every attempt of a plan cuts the same chunks and spills the same parts, whatever its pace
+    # (see `_enumerate_content`).
+    checkpoint_manifests: int = 500
+    checkpoint_entries: int = 200_000
 
 
 class ReachableFiles(BaseModel):
@@ -169,18 +172,13 @@ class _Heartbeat:
     def __init__(self, checkpoint: PlanCheckpoint, send: Callable[[PlanCheckpoint], None]) -> None:
         self.checkpoint = checkpoint
         self._send = send
-        self._saved_at = time.monotonic()
 
     def __call__(self) -> None:
         self._send(self.checkpoint)
 
     def save(self, checkpoint: PlanCheckpoint) -> None:
         self.checkpoint = checkpoint
-        self._saved_at = time.monotonic()
         self._send(checkpoint)
-
-    def due(self) -> bool:
-        return time.monotonic() - self._saved_at >= CHECKPOINT_SECONDS
 
 
 @dataclass(frozen=True)
@@ -231,7 +229,7 @@ def build_plan(build: PlanBuild) -> Plan:
         lambda ready: build.announce(ReadyChunks(plan_uri, ready, entries, context)),
     )
     unreadable_manifests = _enumerate_content(
-        io, list(reachable.manifests), chunks=chunks, readers=build.sizing.readers, beat=beat
+        io, reachable.manifests, chunks=chunks, sizing=build.sizing, beat=beat
     )
     content = chunks.finish()
     state.delete(reach_uri(plan_uri))
@@ -268,6 +266,7 @@ def build_plan(build: PlanBuild) -> Plan:
         foreign_files=foreign,
         unreadable=[*reachable.unreadable, *unreadable_manifests],
         sizes={**reachable.sizes, request.snapshot_location(): len(current_raw)},
+        spill=content.spill,
     )
 
 
@@ -368,29 +367,41 @@ _UNREADABLE_METADATA = {
 
 def _enumerate_content(
     io: FileIO,
-    manifests: list[str],
+    manifests: dict[str, int],
     *,
     chunks: EarlyChunks | ContentPartitioner,
-    readers: int,
+    sizing: ChunkSizing,
     beat: _Heartbeat,
 ) -> list[UnreadableFile]:
-    """Reads every manifest from where an earlier attempt stopped, a bounded window at a time,
-    in order, into `chunks`, which checkpoint every few seconds. Returns the manifests found
-    absent or corrupt (the earlier attempts' included)."""
+    """Reads every manifest (path: the entries its manifest list records) from where an earlier
+    attempt stopped, a bounded window at a time, in order, into `chunks`, which checkpoint every
+    `sizing.checkpoint_manifests` or `checkpoint_entries`. Returns the manifests found absent or
+    corrupt (the earlier attempts' included).
+
+    Where chunks are cut and parts spilled depends on the manifests alone, never on the clock: an
+    attempt cut off but still running (a frozen process, thawed) and its retry, resumed from the
+    same checkpoint, write the same objects under the same names. The one write such an attempt
+    may land past its fence (icepurge.state.attempt_fence) then writes what its retry writes too."""
     first = chunks.resumed.manifests_done
     unreadable = list(chunks.resumed.unreadable)
-    with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-read") as pool:
-        reads = OrderedReads(io, pool, 2 * readers, beat)
-        for index, (path, read) in enumerate(reads.in_order(reads.fetch, manifests[first:]), start=first):
+    paths, entries = list(manifests), list(manifests.values())
+    entries_since = manifests_since = 0
+    with ThreadPoolExecutor(sizing.readers, thread_name_prefix="icepurge-plan-read") as pool:
+        reads = OrderedReads(io, pool, 2 * sizing.readers, beat)
+        for index, (path, read) in enumerate(reads.in_order(reads.fetch, paths[first:]), start=first):
             try:
                 chunks.add(parse_manifest_entries(path, read()))
             except FileNotFoundError:
                 unreadable.append(_unreadable(path, Category.MANIFESTS, UnreadableReason.MISSING))
             except UnparsableFileError as error:
                 unreadable.append(_unreadable(path, Category.MANIFESTS, UnreadableReason.CORRUPT, str(error)))
-            checkpoint = chunks.boundary(index + 1, unreadable, beat.due())
+            entries_since += entries[index]
+            manifests_since += 1
+            due = entries_since >= sizing.checkpoint_entries or manifests_since >= sizing.checkpoint_manifests
+            checkpoint = chunks.boundary(index + 1, unreadable, due)
             if checkpoint is not None:
                 beat.save(checkpoint)
+                entries_since = manifests_since = 0
     return unreadable
 
 
