@@ -32,7 +32,7 @@ SHAPE = TableShape(manifests=60, files_per_manifest=10, snapshots=3, delete_file
 TUNING = {
     "ICEPURGE_TASK_QUEUE": QUEUE,
     "ICEPURGE_CHUNK_TARGET_FILES": "20",
-    # A small table: the projection alone would not overlap it (its 612 entries decode in 12 ms).
+    # A small table: the projection alone would not overlap it (its 612 entries project to 20 ms).
     "ICEPURGE_OVERLAP_MIN_SECONDS": "0",
 }
 READ_DELAY = 0.4

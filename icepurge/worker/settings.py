@@ -26,7 +26,7 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
         0.5,
         ge=0,
         description="Deletes start while planning only when planning projects at least this many "
-        "seconds still to read (the entries left, at 50,000 a second); 0 = as soon as a first chunk "
+        "seconds still to read (the entries left, at 30,000 a second); 0 = as soon as a first chunk "
         "is ready.",
     )
     plan_checkpoint_manifests: int = Field(
