@@ -8,7 +8,7 @@ would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on
 line says how many of those tables' objects are left (0: the loop deleted everything).
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
-        [--no-guard] [--no-loops]
+        [--workers 1 2] [--no-guard] [--no-loops]
 
 Each value of --batch-tables is a namespace purge of its own tables (0: a workflow per table; N:
 the small-table batches of N), one after the other in the same run.
@@ -45,8 +45,13 @@ CATALOG = "benchlake"
 NAMESPACE = ("bench", "retired")
 
 
-def _namespace(batch_tables: int) -> tuple[str, ...]:
-    return NAMESPACE if not batch_tables else (*NAMESPACE[:-1], f"{NAMESPACE[-1]}_batch{batch_tables}")
+def _namespace(batch_tables: int, workers: int = 1) -> tuple[str, ...]:
+    name = (
+        NAMESPACE[-1]
+        + (f"_batch{batch_tables}" if batch_tables else "")
+        + (f"_w{workers}" if workers > 1 else "")
+    )
+    return (*NAMESPACE[:-1], name)
 
 
 # The loops' tables: the same shape, in namespaces of their own.
@@ -275,7 +280,13 @@ def main() -> None:
     parser.add_argument(
         "--activity-slots", type=int, default=None, help="the worker's ICEPURGE_MAX_CONCURRENT_ACTIVITIES"
     )
-    parser.add_argument("--workers", type=int, default=1, help="worker processes on the queue")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="worker processes on the queue: each value runs every --batch-tables purge on tables of its own",
+    )
     parser.add_argument(
         "--batch-tables",
         type=int,
@@ -285,55 +296,58 @@ def main() -> None:
     )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
-        workers: list[ServiceProcess] = []
-        try:
-            os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
-            slots = (
-                {}
-                if arguments.activity_slots is None
-                else {"ICEPURGE_MAX_CONCURRENT_ACTIVITIES": str(arguments.activity_slots)}
+        os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
+        for count in arguments.workers:
+            _with_workers(stack, arguments, count)
+        if not arguments.no_loops:
+            for label, threads in LOOPS.items():
+                _loop(stack, label, threads, arguments.tables)
+
+
+def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: int) -> None:
+    """Every --batch-tables purge with `count` worker processes on the queue."""
+    slots = (
+        {}
+        if arguments.activity_slots is None
+        else {"ICEPURGE_MAX_CONCURRENT_ACTIVITIES": str(arguments.activity_slots)}
+    )
+    workers: list[ServiceProcess] = []
+    try:
+        for number in range(count):
+            worker = stack.worker_process(
+                f"bench-namespace-worker{count}-{number}", ICEPURGE_TASK_QUEUE=QUEUE, **slots
             )
-            for number in range(arguments.workers):
-                worker = stack.worker_process(
-                    f"bench-namespace-worker{number}", ICEPURGE_TASK_QUEUE=QUEUE, **slots
-                )
-                worker.start()
-                workers.append(worker)
-            for batch_tables in arguments.batch_tables:
-                namespace = _namespace(batch_tables)
-                started = time.perf_counter()
-                locations = _create_tables(stack, namespace, arguments.tables)
-                print(
-                    f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends "
-                    f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
-                    f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
-                    f"{arguments.workers} worker process(es), 2 cores, live-table guard "
-                    f"{'off' if arguments.no_guard else 'on'}",
-                    flush=True,
-                )
-                for worker in workers:
-                    worker.wait_for_log("icepurge worker polling")
-                asyncio.run(
-                    _purge(
-                        stack,
-                        window=arguments.window,
-                        batch_tables=batch_tables,
-                        guard=not arguments.no_guard,
-                        locations=locations,
-                        workers=workers,
-                    )
-                )
-            peaks = ", ".join(f"{_peak_rss_mib(worker):,.0f}" for worker in workers)
-            print(f"  worker peak RSS: {peaks} MiB")
+            worker.start()
+            workers.append(worker)
+        for batch_tables in arguments.batch_tables:
+            namespace = _namespace(batch_tables, count)
+            started = time.perf_counter()
+            locations = _create_tables(stack, namespace, arguments.tables)
+            print(
+                f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends "
+                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
+                f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
+                f"{count} worker process(es), 2 cores, live-table guard "
+                f"{'off' if arguments.no_guard else 'on'}",
+                flush=True,
+            )
             for worker in workers:
-                worker.stop()
-            workers = []
-            if not arguments.no_loops:
-                for label, threads in LOOPS.items():
-                    _loop(stack, label, threads, arguments.tables)
-        finally:
-            for worker in workers:
-                worker.stop()
+                worker.wait_for_log("icepurge worker polling")
+            asyncio.run(
+                _purge(
+                    stack,
+                    window=arguments.window,
+                    batch_tables=batch_tables,
+                    guard=not arguments.no_guard,
+                    locations=locations,
+                    workers=workers,
+                )
+            )
+        peaks = ", ".join(f"{_peak_rss_mib(worker):,.0f}" for worker in workers)
+        print(f"  worker peak RSS: {peaks} MiB", flush=True)
+    finally:
+        for worker in workers:
+            worker.stop()
 
 
 if __name__ == "__main__":
