@@ -61,18 +61,30 @@ CREATING_THREADS = 4
 PROGRESS_SECONDS = 60
 
 
-def _status_mib(worker: ServiceProcess, field: str) -> float:
-    status = Path(f"/proc/{worker.pid}/status").read_text()
+def _worker_pids(worker: ServiceProcess) -> list[int]:
+    """The processes doing the work: a supervisor's worker processes, or the worker itself."""
+    pid = worker.pid
+    assert pid is not None
+    children = [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+    return children or [pid]
+
+
+def _status_mib(pid: int, field: str) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
     line = next(line for line in status.splitlines() if line.startswith(f"{field}:"))
     return int(line.split()[1]) / 1024
 
 
-def _peak_rss_mib(worker: ServiceProcess) -> float:
-    return _status_mib(worker, "VmHWM")
+def _peak_rss_mib(worker: ServiceProcess) -> str:
+    return " + ".join(f"{_status_mib(pid, 'VmHWM'):,.0f}" for pid in _worker_pids(worker))
 
 
-def _rss_mib(worker: ServiceProcess) -> float:
-    return _status_mib(worker, "VmRSS")
+def _rss_mib(worker: ServiceProcess) -> str:
+    return " + ".join(f"{_status_mib(pid, 'VmRSS'):,.0f}" for pid in _worker_pids(worker))
 
 
 async def _events_per_run(client: Client, workflow_id: str) -> list[int]:
@@ -166,7 +178,7 @@ async def _started_and_waited(
         if waited.done():
             break
         now = (await purges.namespaces.status(purge_id)).tables_done
-        rss = ", ".join(f"{_rss_mib(worker):,.0f}" for worker in workers)
+        rss = ", ".join(_rss_mib(worker) for worker in workers)
         minutes = (time.perf_counter() - started) / 60
         print(
             f"  {time.strftime('%H:%M:%S')} {now:,} tables done ({minutes:.0f} min), "
@@ -285,7 +297,8 @@ def main() -> None:
         type=int,
         nargs="+",
         default=[1],
-        help="worker processes on the queue: each value runs every --batch-tables purge on tables of its own",
+        help="processes of the one `icepurge worker` (ICEPURGE_WORKER_PROCESSES): each value runs every "
+        "--batch-tables purge on tables of its own",
     )
     parser.add_argument(
         "--batch-tables",
@@ -305,20 +318,21 @@ def main() -> None:
 
 
 def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: int) -> None:
-    """Every --batch-tables purge with `count` worker processes on the queue."""
+    """Every --batch-tables purge with one `icepurge worker` of `count` processes on the queue."""
     slots = (
         {}
         if arguments.activity_slots is None
         else {"ICEPURGE_MAX_CONCURRENT_ACTIVITIES": str(arguments.activity_slots)}
     )
-    workers: list[ServiceProcess] = []
+    worker = stack.worker_process(
+        f"bench-namespace-worker{count}",
+        ICEPURGE_TASK_QUEUE=QUEUE,
+        ICEPURGE_WORKER_PROCESSES=str(count),
+        **slots,
+    )
+    workers = [worker]
     try:
-        for number in range(count):
-            worker = stack.worker_process(
-                f"bench-namespace-worker{count}-{number}", ICEPURGE_TASK_QUEUE=QUEUE, **slots
-            )
-            worker.start()
-            workers.append(worker)
+        worker.start()
         for batch_tables in arguments.batch_tables:
             namespace = _namespace(batch_tables, count)
             started = time.perf_counter()
@@ -331,8 +345,10 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
                 f"{'off' if arguments.no_guard else 'on'}",
                 flush=True,
             )
-            for worker in workers:
-                worker.wait_for_log("icepurge worker polling")
+            deadline = time.monotonic() + 120
+            while worker.log_path.read_text(errors="replace").count("icepurge worker polling") < count:
+                assert time.monotonic() < deadline and worker.running(), f"see {worker.log_path}"
+                time.sleep(0.5)
             asyncio.run(
                 _purge(
                     stack,
@@ -343,11 +359,9 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
                     workers=workers,
                 )
             )
-        peaks = ", ".join(f"{_peak_rss_mib(worker):,.0f}" for worker in workers)
-        print(f"  worker peak RSS: {peaks} MiB", flush=True)
+        print(f"  worker peak RSS: {_peak_rss_mib(worker)} MiB", flush=True)
     finally:
-        for worker in workers:
-            worker.stop()
+        worker.stop()
 
 
 if __name__ == "__main__":

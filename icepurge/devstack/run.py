@@ -97,7 +97,10 @@ def main() -> None:
     os.environ.update(catalog_env(stack))
     stack.create_table_bucket(DOOR_BUCKET)
     os.environ.update(pyiceberg_catalog_env(DOOR_CATALOG, stack.rest_catalog_properties(DOOR_BUCKET)))
-    worker = stack.worker_process(ICEPURGE_METRICS_ADDRESS=f"127.0.0.1:{stack.ports.worker_metrics}")
+    worker = stack.worker_process(
+        ICEPURGE_METRICS_ADDRESS=f"127.0.0.1:{stack.ports.worker_metrics}",
+        ICEPURGE_WORKER_PROCESSES=os.environ.get("ICEPURGE_WORKER_PROCESSES", "0"),
+    )
     # Without a token file, the local API runs in insecure dev mode: no token needed.
     secured = bool(os.environ.get("ICEPURGE_API_AUTH_FILE"))
     api = stack.api_process(

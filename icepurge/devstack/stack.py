@@ -157,6 +157,9 @@ class EmbeddedStack:
             "ICEPURGE_STATE_LOCATION": f"s3://{STATE_BUCKET}/purges",
             "ICEPURGE_STATE_IO_PROPERTIES": json.dumps(self.s3_properties),
             "ICEPURGE_CODEC_KEYS": json.dumps(self.codec_keys),
+            # One process a worker: what the tests kill, pause or cut off is the worker itself
+            # (`make run` asks for one a core).
+            "ICEPURGE_WORKER_PROCESSES": "1",
         }
         if self.snapshot_only_catalogs:
             env["ICEPURGE_SNAPSHOT_ONLY_CATALOGS"] = json.dumps(list(self.snapshot_only_catalogs))

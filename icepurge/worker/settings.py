@@ -35,6 +35,13 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
         description="Planning checkpoints (and cuts or spills what it holds) after this many manifests, "
         "or 200,000 manifest entries: counted, not timed, so every attempt of a plan cuts the same chunks.",
     )
+    worker_processes: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description="Worker processes `icepurge worker` runs on the task queue, under one supervisor "
+        "(one metrics endpoint); 0 = as many as the cores it may use (affinity, cgroup CPU quota).",
+    )
     max_concurrent_activities: int = Field(8, ge=1, le=256)
     delete_max_attempts: int = Field(
         8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."

@@ -73,14 +73,28 @@ EXIT_CODES = {
 
 
 @app.command()
-def worker() -> None:
+def worker(
+    processes: Annotated[
+        int | None,
+        typer.Option(min=0, help="Worker processes (default ICEPURGE_WORKER_PROCESSES; 0: one a core)."),
+    ] = None,
+) -> None:
     """Run a worker (configured by ICEPURGE_* environment variables) until SIGINT/SIGTERM."""
 
+    from icepurge.worker.cpu_cores import usable_cores
+    from icepurge.worker.processes import WorkerProcessFailedError, bind_to_supervisor, supervise
     from icepurge.worker.run import serve
     from icepurge.worker.settings import WorkerSettings
 
+    bind_to_supervisor()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    run_or_exit(serve(WorkerSettings()))
+    settings = WorkerSettings()
+    count = processes if processes is not None else settings.worker_processes
+    count = count or usable_cores()
+    if count == 1:
+        run_or_exit(serve(settings))
+    else:
+        run_or_exit(supervise(settings, count), WorkerProcessFailedError)
 
 
 @app.command()
