@@ -159,12 +159,18 @@ async def _parent_anatomy(client: Client, purge_id: str) -> str:
 
 
 async def _started_and_waited(
-    purges: PurgeClient, window: int, batch_tables: int, guard: bool, workers: list[ServiceProcess]
+    purges: PurgeClient,
+    namespace: tuple[str, ...],
+    *,
+    window: int,
+    batch_tables: int,
+    guard: bool,
+    workers: list[ServiceProcess],
 ) -> tuple[str, NamespacePurgeReport]:
     purge_id = await purges.namespaces.start(
         namespace_request(
             CATALOG,
-            list(_namespace(batch_tables)),
+            list(namespace),
             requested_by="bench",
             max_concurrent_tables=window,
             batch_tables=batch_tables,
@@ -192,6 +198,7 @@ async def _started_and_waited(
 async def _purge(
     stack: EmbeddedStack,
     *,
+    namespace: tuple[str, ...],
     window: int,
     batch_tables: int,
     guard: bool,
@@ -202,7 +209,9 @@ async def _purge(
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
     async with cpu_shares() as shares:
-        purge_id, report = await _started_and_waited(purges, window, batch_tables, guard, workers)
+        purge_id, report = await _started_and_waited(
+            purges, namespace, window=window, batch_tables=batch_tables, guard=guard, workers=workers
+        )
     seconds = time.perf_counter() - started
     status = report.status
     files_per_second = status.files.deleted / seconds
@@ -352,6 +361,7 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
             asyncio.run(
                 _purge(
                     stack,
+                    namespace=namespace,
                     window=arguments.window,
                     batch_tables=batch_tables,
                     guard=not arguments.no_guard,

@@ -5,11 +5,10 @@ CatalogUtil.dropTableData) on a drop with purge. Its classpath comes from `make 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from icepurge.devstack.engine_server import EngineServer
 from icepurge.devstack.engines_cache import engine_dir
-from icepurge.devstack.process import ServiceProcess
 
 JAVA = "java"
 
@@ -20,20 +19,16 @@ def _environment_property(name: str) -> str:
     return "CATALOG_" + name.replace("-", "__").replace(".", "_").upper()
 
 
-@dataclass
-class IcebergRestServer:
-    state_dir: Path
-    port: int
-    warehouse: str
-    s3_properties: dict[str, str]
-    _process: ServiceProcess | None = field(default=None, init=False)
+class IcebergRestServer(EngineServer):
+    def __init__(self, state_dir: Path, port: int, warehouse: str, s3_properties: dict[str, str]) -> None:
+        super().__init__(state_dir, port, s3_properties)
+        self.warehouse = warehouse
 
     @property
     def uri(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
         classpath = engine_dir("iceberg-rest-server") / "*"
         properties = {
             "catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
@@ -49,16 +44,8 @@ class IcebergRestServer:
             "rest.port": str(self.port),
         }
         env = {_environment_property(name): value for name, value in properties.items()}
-        self._process = ServiceProcess(
+        self._run(
             "iceberg-rest",
             [JAVA, "-Xmx512m", "-cp", str(classpath), "org.apache.iceberg.rest.RESTCatalogServer"],
-            self.state_dir / "iceberg-rest.log",
-            env={**env, "AWS_REGION": self.s3_properties["s3.region"]},
+            {**env, "AWS_REGION": self.s3_properties["s3.region"]},
         )
-        self._process.start()
-        self._process.wait_for_port(self.port, timeout=120)
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.stop()
-            self._process = None

@@ -6,31 +6,26 @@ may still reference them). It needs Java 21 or newer."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from icepurge.devstack.engine_server import EngineServer
 from icepurge.devstack.engines_cache import engine_dir, java25
-from icepurge.devstack.process import ServiceProcess
 
 WAREHOUSE = "warehouse"
 _STORE_KEY = "nessie.catalog.secrets.store-key"  # a name, not a secret
 _S3 = "nessie.catalog.service.s3.default-options"
 
 
-@dataclass
-class NessieServer:
-    state_dir: Path
-    port: int
-    location: str
-    s3_properties: dict[str, str]
-    _process: ServiceProcess | None = field(default=None, init=False)
+class NessieServer(EngineServer):
+    def __init__(self, state_dir: Path, port: int, location: str, s3_properties: dict[str, str]) -> None:
+        super().__init__(state_dir, port, s3_properties)
+        self.location = location
 
     @property
     def uri(self) -> str:
         return f"http://127.0.0.1:{self.port}/iceberg"
 
     def start(self) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
         jar = engine_dir("nessie") / "nessie-server.jar"
         # Quarkus reads properties from the environment under their own names; the store key goes
         # there too, never into argv where a process listing shows it. Nessie resolves a secret
@@ -53,16 +48,4 @@ class NessieServer:
             f"{_S3}.access-key": f"urn:nessie-secret:quarkus:{_STORE_KEY}",
             _STORE_KEY: json.dumps(store_key),
         }
-        self._process = ServiceProcess(
-            "nessie",
-            [java25("Nessie"), "-Xmx512m", "-XX:+UseSerialGC", "-jar", str(jar)],
-            self.state_dir / "nessie.log",
-            env=env,
-        )
-        self._process.start()
-        self._process.wait_for_port(self.port, timeout=120)
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.stop()
-            self._process = None
+        self._run("nessie", [java25("Nessie"), "-Xmx512m", "-XX:+UseSerialGC", "-jar", str(jar)], env)
