@@ -146,3 +146,18 @@ async def test_a_process_that_dies_as_it_starts_stops_the_worker_with_a_reason(s
         assert "s after it started: see its log above; every worker process stops" in log
     finally:
         worker.stop()
+
+
+async def test_a_stop_of_the_whole_group_soon_after_the_start_is_a_clean_stop(stack: EmbeddedStack) -> None:
+    """Ctrl-C of `make run` (SIGTERM to the process group) within the first seconds: the processes
+    end before the supervisor may have heard its own signal, and that is no failed start."""
+    worker = stack.worker_process("group-stop", ICEPURGE_TASK_QUEUE=QUEUE, ICEPURGE_WORKER_PROCESSES="2")
+    worker.start()
+    try:
+        _wait_until(lambda: _polling(worker) == 2)
+        worker.stop()
+        log = worker.log_path.read_text(errors="replace")
+        assert "every worker process stopped" in log
+        assert "after it started" not in log
+    finally:
+        worker.stop()

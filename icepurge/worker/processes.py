@@ -107,6 +107,12 @@ async def _keep_running(children: list[_Child], stop: asyncio.Event) -> None:
                 child = exits[finished]
                 code = finished.result()
                 lived = time.monotonic() - child.started
+                # A stop sent to the whole process group reaches the processes and the supervisor
+                # at once: a process may end before the supervisor has heard its own signal.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(stopping), RESTART_DELAY_SECONDS)
+                if stop.is_set():
+                    return
                 if lived < MIN_LIFETIME_SECONDS:
                     raise WorkerProcessFailedError(
                         f"worker process {child.index} exited with {code} {lived:.1f} s after it started: "
@@ -118,7 +124,6 @@ async def _keep_running(children: list[_Child], stop: asyncio.Event) -> None:
                     code,
                     lived,
                 )
-                await asyncio.sleep(RESTART_DELAY_SECONDS)
                 await child.start()
     finally:
         stopping.cancel()
