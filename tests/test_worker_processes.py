@@ -9,6 +9,7 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -44,9 +45,9 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _wait_until(condition: object, seconds: float = 60) -> None:
+def _wait_until(condition: Callable[[], bool], seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.2)
 
