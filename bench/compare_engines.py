@@ -48,7 +48,7 @@ from bench.purge_timeline import purge_timeline
 from bench.table_templates import TableTemplate
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
-from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
@@ -77,6 +77,8 @@ class Measured:
     chunks: float | None = None
     finalize: float | None = None
     overlapped: float | None = None
+    # A small purge by snapshot planned, deleted and finalized in one step (plan_and_finish_small).
+    one_step: float = 0.0
     history_events: int | None = None
     peak_rss_mib: tuple[float, float] | None = None
 
@@ -119,6 +121,8 @@ class Contender:
     queue: str
     # Deletes may start while planning runs (the default), or only once the plan is complete.
     overlap: bool = True
+    # The express lane: a small purge by snapshot takes one step (the default), or every step.
+    express: bool = True
 
     @property
     def slug(self) -> str:
@@ -132,6 +136,7 @@ CONTENDERS = {
         Contender("(b0) local, deletes after planning", "local", LOCAL_QUEUE, overlap=False),
         Contender("(b1) local, deletes while planning from the first chunk", "local", EAGER_QUEUE),
         Contender("(c) icepurge spark", "spark", SPARK_QUEUE),
+        Contender("(bs) local, step by step", "local", LOCAL_QUEUE, express=False),
     )
 }
 
@@ -177,6 +182,7 @@ async def icepurge_purge(
         "bench",
         engine=contender.engine,
         delete_while_planning=contender.overlap,
+        express_lane=contender.express,
     )
     started = time.perf_counter()
     purge_id = await client.start(request)
@@ -198,6 +204,7 @@ async def icepurge_purge(
         chunks=timeline.seconds(CHUNK_ACTIVITY),
         finalize=timeline.seconds(FINALIZE_ACTIVITY),
         overlapped=timeline.overlap(PLAN_ACTIVITY, CHUNK_ACTIVITY),
+        one_step=timeline.seconds(PLAN_AND_FINISH_ACTIVITY),
         history_events=events,
         peak_rss_mib=peak_rss_mib(worker.pid),
     )
@@ -250,10 +257,15 @@ def _row(label: str, name: str, measured: Measured, limits: Limits, baseline: Me
     else:
         assert measured.peak_rss_mib is not None
         own, tree = measured.peak_rss_mib
+        steps = (
+            f"one step {measured.one_step:.2f} of {measured.seconds:.2f}"
+            if measured.one_step and not measured.chunks
+            else f"{measured.planning:.2f} / {measured.chunks:.2f} / {measured.finalize:.2f}"
+            f" of {measured.seconds:.2f} ({measured.overlapped:.2f} overlapped)"
+        )
         cells += [
             f"{measured.keys_sent / measured.objects:.2f}",
-            f"{measured.planning:.2f} / {measured.chunks:.2f} / {measured.finalize:.2f}"
-            f" of {measured.seconds:.2f} ({measured.overlapped:.2f} overlapped)",
+            steps,
             str(measured.history_events),
             f"{own:.0f} MiB" + (f" ({tree:.0f} MiB)" if tree > own + 1 else ""),
         ]

@@ -33,6 +33,7 @@ from icepurge.contract.names import (
     FINALIZE_ACTIVITY,
     LIVE_TABLE_GUARD_ACTIVITY,
     PLAN_ACTIVITY,
+    PLAN_AND_FINISH_ACTIVITY,
 )
 from icepurge.devstack.stack import EmbeddedStack
 
@@ -41,6 +42,7 @@ _SHORT = {
     LIVE_TABLE_GUARD_ACTIVITY: "live-table guard",
     CHUNK_ACTIVITY: "chunks",
     FINALIZE_ACTIVITY: "finalize",
+    PLAN_AND_FINISH_ACTIVITY: "plan, guard, chunks and finalize in one step",
 }
 _CLOSED = (
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,

@@ -21,6 +21,7 @@ from icepurge.contract.names import (
     ERROR_METADATA_NOT_FOUND,
     ERROR_UNSUPPORTED_FORMAT,
     PLAN_ACTIVITY,
+    PLAN_AND_FINISH_ACTIVITY,
     WORKFLOW_TYPE,
 )
 from icepurge.contract.request import PurgeRequest
@@ -97,7 +98,8 @@ async def _plan_attempts(temporal_client: Client, purge_id: str) -> int:
     plan = {
         event.event_id
         for event in history.events
-        if event.activity_task_scheduled_event_attributes.activity_type.name == PLAN_ACTIVITY
+        if event.activity_task_scheduled_event_attributes.activity_type.name
+        in (PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY)
     }
     return sum(
         event.activity_task_started_event_attributes.attempt

@@ -45,7 +45,7 @@ async def test_pause_stops_the_counters_and_resume_finishes_on_a_new_budget(
     reader = HttpPurgeClient(api_url, TOKENS["a-reader"][0])
     with s3_proxy(stack.ports.s3) as (port, faults):
         faults.delete_delay = 0.3
-        request = request_for(table, through_proxy(s3.properties, port), chunk_window=1)
+        request = request_for(table, through_proxy(s3.properties, port), chunk_window=1, express_lane=False)
         purge_id = await purges.start(request)
         # The static summary is the first run's only: continue_as_new can't carry user metadata
         # (temporalio 1.35), so every run's current details name the table too.
@@ -112,7 +112,9 @@ async def test_resume_of_a_running_purge_is_rejected_and_the_cli_sets_a_budget(
     with s3_proxy(stack.ports.s3) as (port, faults):
         # Slow enough for two CLI runs to find it still deleting.
         faults.delete_delay = 1.0
-        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port), chunk_window=1))
+        purge_id = await purges.start(
+            request_for(table, through_proxy(s3.properties, port), chunk_window=1, express_lane=False)
+        )
         with pytest.raises(PurgeControlRejectedError, match="not paused"):
             await admin.resume(purge_id)
         code, _, err = await icepurge(stack, "purge", "rate", purge_id)

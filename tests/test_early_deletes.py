@@ -72,7 +72,9 @@ async def test_deletes_start_while_planning_and_finalize_keeps_its_order(
     try:
         with s3_proxy(stack.ports.s3) as (port, faults):
             faults.read_delay = READ_DELAY
-            request = request_for(table, through_proxy(s3.properties, port), delete_while_planning=overlap)
+            request = request_for(
+                table, through_proxy(s3.properties, port), delete_while_planning=overlap, express_lane=False
+            )
             purge_id = await purges.start(request)
             waiting = asyncio.ensure_future(purges.wait(purge_id))
             while not waiting.done():
@@ -115,7 +117,9 @@ async def test_a_worker_killed_while_early_chunks_delete_loses_and_doubles_nothi
     try:
         with s3_proxy(stack.ports.s3) as (port, faults):
             faults.read_delay = READ_DELAY
-            purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+            purge_id = await purges.start(
+                request_for(table, through_proxy(s3.properties, port), express_lane=False)
+            )
             await asyncio.wait_for(faults.deletes_reached(3), timeout=120)
             worker.kill()
             killed_at = time.monotonic()
@@ -140,7 +144,9 @@ async def test_a_pause_while_planning_stops_the_early_chunks_until_resumed(
     try:
         with s3_proxy(stack.ports.s3) as (port, faults):
             faults.read_delay = READ_DELAY
-            purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+            purge_id = await purges.start(
+                request_for(table, through_proxy(s3.properties, port), express_lane=False)
+            )
             await asyncio.wait_for(faults.deletes_reached(1), timeout=120)
             paused = await purges.pause(purge_id)
             assert paused.state is PurgeState.PLANNING and paused.paused

@@ -1,6 +1,7 @@
 """The express lane: a small table purged by name takes three activities (load and plan; drop;
-guard, delete and finalize) with the same outcome, counts and report as the step-by-step path; a
-table too big for it goes on step by step from the plan its first activity made."""
+guard, delete and finalize), and a small purge by snapshot one (plan, guard, delete and
+finalize), with the same outcome, counts and report as the step-by-step path; a table too big
+for it goes on step by step from the plan its first activity made."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
@@ -29,11 +31,12 @@ from icepurge.contract.names import (
     LOAD_PLAN_AND_DROP_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
+    PLAN_AND_FINISH_ACTIVITY,
 )
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
 from tests.conftest import LAKE_CATALOG
-from tests.purge_helpers import activities_in_order, assert_counts_add_up
+from tests.purge_helpers import activities_in_order, assert_counts_add_up, purge, request_for
 from tests.store import S3Store
 from tests.tables import add_delete_files, simple_table
 
@@ -152,6 +155,60 @@ async def test_a_table_over_the_express_size_goes_on_step_by_step_from_its_plan(
     assert status.counts.total().deleted == status.planned.files == 13
     # Too big to hold: its plan went to the state location for the chunks to read.
     assert (await _dropped_plan(temporal_client, status.purge_id)).plan.held is None
+
+
+async def _purged_by_snapshot(
+    purges: PurgeClient, s3: S3Store, table: Table, **options: object
+) -> PurgeStatus:
+    status = (await purge(purges, request_for(table, s3.properties, **options))).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert_counts_add_up(status)
+    assert s3.list(table.location()) == set()
+    return status
+
+
+async def test_a_small_purge_by_snapshot_takes_one_step_with_the_step_by_step_outcome(
+    catalog: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
+) -> None:
+    tables = {}
+    for name in ("snapshot_quick", "snapshot_stepwise"):
+        table = simple_table(catalog, NAMESPACE, name, appends=3)
+        add_delete_files(table, "c1")
+        tables[name] = catalog.load_table((*NAMESPACE, name))
+    quick = await _purged_by_snapshot(purges, s3, tables["snapshot_quick"])
+    stepwise = await _purged_by_snapshot(purges, s3, tables["snapshot_stepwise"], express_lane=False)
+    assert _steps(await activities_in_order(temporal_client, quick.purge_id)) == [PLAN_AND_FINISH_ACTIVITY]
+    stepwise_steps = _steps(await activities_in_order(temporal_client, stepwise.purge_id))
+    assert stepwise_steps[:2] == [PLAN_ACTIVITY, LIVE_TABLE_GUARD_ACTIVITY]
+    assert stepwise_steps[-1] == FINALIZE_ACTIVITY
+    for status in (quick, stepwise):
+        assert status.chunks_done == status.chunks_total > 0
+        assert status.counts.total().deleted == status.planned.files > 13
+        assert status.report_location is not None
+        report = json.loads(s3.read(status.report_location))
+        assert [guard["guard"] for guard in report["guards"]] == ["live_table"]
+    assert _outcomes(quick) == _outcomes(stepwise)
+    assert quick.planned == stepwise.planned
+    assert await _events(temporal_client, quick.purge_id) < await _events(temporal_client, stepwise.purge_id)
+
+
+async def test_a_purge_by_snapshot_over_the_one_step_size_goes_on_step_by_step_from_its_plan(
+    catalog: SqlCatalog,
+    purges: PurgeClient,
+    temporal_client: Client,
+    s3: S3Store,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its manifests list more entries (3) than the one step takes: the step announced its chunks and
+    returned the plan, and the workflow ran them (the worker runs in this process)."""
+    monkeypatch.setattr(express_steps, "SNAPSHOT_AT_ONCE_MAX_ENTRIES", 2)
+    table = simple_table(catalog, NAMESPACE, "snapshot_big", appends=3)
+    status = await _purged_by_snapshot(purges, s3, table)
+    steps = _steps(await activities_in_order(temporal_client, status.purge_id))
+    assert steps[:2] == [PLAN_AND_FINISH_ACTIVITY, LIVE_TABLE_GUARD_ACTIVITY]
+    assert CHUNK_ACTIVITY in steps
+    assert steps[-1] == FINALIZE_ACTIVITY
+    assert status.counts.total().deleted == status.planned.files == 13
 
 
 @pytest.mark.parametrize(("attempt", "gives_up"), [(1, False), (CATALOG_RETRY.maximum_attempts, True)])

@@ -1,6 +1,7 @@
 """Prompt recovery: a killed worker's planning resumes from its checkpoint instead of starting
 over, and a worker asked to stop (SIGTERM) hands its running steps back at once, so another
-worker retries them without waiting for a heartbeat timeout."""
+worker retries them without waiting for a heartbeat timeout. Small purges by snapshot take one
+step (plan_and_finish_small) unless they opt out of the express lane; both paths are killed."""
 
 from __future__ import annotations
 
@@ -8,13 +9,19 @@ import asyncio
 from collections import Counter
 from pathlib import PurePosixPath
 
+import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from temporalio.client import Client
 
 from icepurge.activities.plan.plan_model import PlanCheckpoint
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY
+from icepurge.contract.names import (
+    CHUNK_ACTIVITY,
+    FINALIZE_ACTIVITY,
+    PLAN_ACTIVITY,
+    PLAN_AND_FINISH_ACTIVITY,
+)
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport
 from icepurge.devstack.process import ServiceProcess
@@ -65,7 +72,8 @@ async def _recorded_checkpoint(client: Client, purge_id: str) -> PlanCheckpoint 
     """The planning checkpoint the server holds, which is what a retried attempt resumes from."""
     description = await client.get_workflow_handle(purge_id).describe()
     for pending in description.raw_description.pending_activities:
-        if pending.activity_type.name == PLAN_ACTIVITY and pending.heartbeat_details.payloads:
+        planning = pending.activity_type.name in (PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY)
+        if planning and pending.heartbeat_details.payloads:
             details = await client.data_converter.decode(pending.heartbeat_details.payloads)
             return PlanCheckpoint.model_validate(details[0])
     return None
@@ -122,11 +130,21 @@ def _manifests_read(reads: list[str], manifests: list[str]) -> Counter[str]:
     return Counter(name for name in (PurePosixPath(path).name for path in reads) if name in names)
 
 
-async def test_a_stopped_worker_hands_its_chunk_back_at_once(
-    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+# A small table's deletes run in the chunk step, or (express lane) in the one step that plans too.
+STEP_OF_DELETES = [(False, CHUNK_ACTIVITY), (True, PLAN_AND_FINISH_ACTIVITY)]
+
+
+@pytest.mark.parametrize(("express", "deleting_step"), STEP_OF_DELETES)
+async def test_a_stopped_worker_hands_its_deletes_back_at_once(
+    catalog: SqlCatalog,
+    temporal_client: Client,
+    s3: S3Store,
+    stack: EmbeddedStack,
+    express: bool,
+    deleting_step: str,
 ) -> None:
     # One manifest of 40 files: planning cuts it into two chunks of 20 (four groups of 5 each).
-    table = many_files_table(catalog, ("recovery",), "sigterm", manifests=1, files=40)
+    table = many_files_table(catalog, ("recovery",), f"sigterm_{express}", manifests=1, files=40)
     purges = PurgeClient(temporal_client, QUEUE)
     tuning = {
         "ICEPURGE_CHUNK_TARGET_FILES": "20",
@@ -139,7 +157,9 @@ async def test_a_stopped_worker_hands_its_chunk_back_at_once(
         leaving = _worker(stack, "recovery-term-0", **tuning)
         staying: ServiceProcess | None = None
         try:
-            purge_id = await purges.start(request_for(table, properties, concurrency=1, chunk_window=1))
+            purge_id = await purges.start(
+                request_for(table, properties, concurrency=1, chunk_window=1, express_lane=express)
+            )
             await asyncio.wait_for(faults.deletes_reached(2), timeout=120)
             staying = _worker(stack, "recovery-term-1", **tuning)
             # Stopped right after a delete arrived: it takes 1.5 s, longer than the 1 s grace, so
@@ -153,15 +173,25 @@ async def test_a_stopped_worker_hands_its_chunk_back_at_once(
                 staying.stop()
 
     _assert_purged(report, s3, table)
-    causes = await _retried_attempts(temporal_client, purge_id, CHUNK_ACTIVITY)
-    assert causes, "the stopped worker's chunk should have been retried by the other worker"
+    causes = await _retried_attempts(temporal_client, purge_id, deleting_step)
+    assert causes, "the stopped worker's deletes should have been retried by the other worker"
     assert "timeout" not in causes, causes
 
 
+@pytest.mark.parametrize(
+    ("express", "finalizing_step"), [(False, FINALIZE_ACTIVITY), (True, PLAN_AND_FINISH_ACTIVITY)]
+)
 async def test_killed_finalize_resumes_after_the_groups_it_finished(
-    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+    catalog: SqlCatalog,
+    temporal_client: Client,
+    s3: S3Store,
+    stack: EmbeddedStack,
+    express: bool,
+    finalizing_step: str,
 ) -> None:
-    table = many_files_table(catalog, ("recovery",), "finalize_kill", manifests=12, files=1)
+    """On the express lane the kill comes after the table's manifests are deleted: the retry
+    takes up the plan it kept, never planning again from what is left of the table."""
+    table = many_files_table(catalog, ("recovery",), f"finalize_kill_{express}", manifests=12, files=1)
     manifests = {key_of(path) for path in s3.list(table.location()) if path.endswith("-m0.avro")}
     purges = PurgeClient(temporal_client, QUEUE)
     env = {"ICEPURGE_CHUNK_TARGET_FILES": "100", "ICEPURGE_DELETE_BATCH_FILES": "4"}
@@ -170,14 +200,16 @@ async def test_killed_finalize_resumes_after_the_groups_it_finished(
         properties = through_proxy(s3.properties, port)
         worker = _worker(stack, "recovery-finalize-0", **env)
         try:
-            purge_id = await purges.start(request_for(table, properties))
+            purge_id = await purges.start(request_for(table, properties, express_lane=express))
             # The manifest lists' deletes have begun: finalize checkpointed its manifests group.
             while not any("/snap-" in key for key in faults.deleted_keys):
                 await asyncio.sleep(0.05)
             worker.kill()
             worker = _worker(stack, "recovery-finalize-1", **env)
-            # The killed attempt's heartbeat timeout has not passed yet.
-            assert (await purges.status(purge_id)).state is PurgeState.FINALIZING
+            # The killed attempt's heartbeat timeout has not passed yet (the one step that plans
+            # and finishes says PLANNING until it ends).
+            state = (await purges.status(purge_id)).state
+            assert state is (PurgeState.PLANNING if express else PurgeState.FINALIZING)
             report = await asyncio.wait_for(purges.wait(purge_id), timeout=240)
         finally:
             worker.stop()
@@ -185,4 +217,6 @@ async def test_killed_finalize_resumes_after_the_groups_it_finished(
     _assert_purged(report, s3, table)
     sent = Counter(faults.deleted_keys)
     assert all(sent[key] == 1 for key in manifests), "the finished manifests group is not redone"
-    assert await _retried_attempts(temporal_client, purge_id, FINALIZE_ACTIVITY)
+    assert await _retried_attempts(temporal_client, purge_id, finalizing_step)
+    if express:
+        assert report.status.counts.total().deleted == report.status.planned.files

@@ -178,7 +178,9 @@ async def test_status_moves_during_a_long_chunk(
         faults.delete_delay = 5.0
         properties = through_proxy(s3.properties, port)
         # One chunk: with a window of two, a plan that ends before any chunk is cut splits in two.
-        request = request_for(table, properties, engine=engine, concurrency=1, chunk_window=1)
+        request = request_for(
+            table, properties, engine=engine, concurrency=1, chunk_window=1, express_lane=False
+        )
         purge_id = await spark_purges.start(request)
         mid_chunk = await asyncio.wait_for(
             status_when(spark_purges, purge_id, lambda status: status.files_done >= BATCH_FILES),

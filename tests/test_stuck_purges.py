@@ -13,7 +13,7 @@ from temporalio.client import Client
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.names import ERROR_STORE_UNREACHABLE, PLAN_ACTIVITY
+from icepurge.contract.names import ERROR_STORE_UNREACHABLE, PLAN_AND_FINISH_ACTIVITY
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.stack import EmbeddedStack
@@ -60,21 +60,21 @@ async def test_an_unreachable_endpoint_is_shown_retrying_then_fails_naming_the_e
     step = retrying.retrying
     assert step is not None
     assert retrying.state is PurgeState.PLANNING
-    assert step.step == PLAN_ACTIVITY
+    assert step.step == PLAN_AND_FINISH_ACTIVITY
     assert step.attempt >= 2
     assert step.last_error is not None
     assert "cannot reach the object store" in step.last_error
     assert s3.properties["s3.secret-access-key"] not in step.last_error
     # What it waits for, in the list's reason column and in watch, while it waits.
     waiting = await _listed_reason(bounded_purges, purge_id, "reason")
-    assert waiting.startswith(f"retrying {PLAN_ACTIVITY} (attempt "), waiting
+    assert waiting.startswith(f"retrying {PLAN_AND_FINISH_ACTIVITY} (attempt "), waiting
     assert "cannot reach the object store" in waiting and "check s3.endpoint" in waiting
     code, stdout, _ = await icepurge(stack, "purge", "list", "--table", "no_listener", "--kind", "table")
-    assert f"retrying {PLAN_ACTIVITY}" in stdout
+    assert f"retrying {PLAN_AND_FINISH_ACTIVITY}" in stdout
     code, _, stderr = await icepurge(
         stack, "purge", "watch", purge_id, "--interval", "0.2", ICEPURGE_TASK_QUEUE=QUEUE
     )
-    assert f"waiting: retrying {PLAN_ACTIVITY} (attempt " in " ".join(stderr.split())
+    assert f"waiting: retrying {PLAN_AND_FINISH_ACTIVITY} (attempt " in " ".join(stderr.split())
 
     with pytest.raises(PurgeFailedError) as failed:
         await bounded_purges.wait(purge_id)

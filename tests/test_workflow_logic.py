@@ -43,6 +43,7 @@ from icepurge.contract.express_steps import (
     FinishResult,
     LoadAndPlanInput,
     LoadedPlan,
+    PlannedFinish,
 )
 from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from icepurge.contract.namespace_status import NamespacePurgeState
@@ -87,6 +88,8 @@ class FakeSteps:
     the steps that fail (non-retryable) and for which tables."""
 
     chunks: int = 3
+    # Purges by snapshot whose plan_and_finish_small finishes them; the others' plans are too big.
+    finishes_at_once: bool = False
     refuse: dict[str, Callable[[str], bool]] = field(default_factory=dict)
     calls: Counter[str] = field(default_factory=Counter)
     chunk_calls: Counter[tuple[str, int]] = field(default_factory=Counter)
@@ -198,6 +201,14 @@ class FakeSteps:
             )
             return FinishResult(guard=GUARD_PASSED, chunks=chunks, finalize=finalized)
 
+        @activity.defn(name=steps.PLAN_AND_FINISH.name)
+        async def plan_and_finish(step: PlanInput) -> PlannedFinish:
+            planned = await plan(step)
+            if not self.finishes_at_once:
+                return PlannedFinish(plan=planned)
+            finished = await finish(FinishInput(purge_id=step.purge_id, request=step.request, plan=planned))
+            return PlannedFinish(plan=planned, finish=finished)
+
         @activity.defn(name=steps.REGISTER_TABLE.name)
         async def register(step: RegisterInput) -> RegisterResult:
             self._called("register", step.table.table)
@@ -236,6 +247,7 @@ class FakeSteps:
             load_and_plan,
             load_plan_and_drop,
             finish,
+            plan_and_finish,
             enumerate_tree,
             table_page,
             drop_namespaces,
@@ -385,6 +397,46 @@ async def test_a_pause_signalled_with_the_start_holds_the_deletes_until_resumed(
     status = (await purges.wait(purge_id)).status
     assert status.state is PurgeState.SUCCEEDED
     assert fake.calls["chunk"] == 3
+
+
+async def test_a_small_purge_by_snapshot_finished_by_its_plan_step_is_recorded_as_its_steps(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """One activity guarded, deleted and finalized: the status holds each step's outcome, as the
+    step-by-step path records them. A pause that comes with the start keeps the purge to the step
+    by step path, whose deletes wait for the resume."""
+    fake, purges = fake_worker
+    fake.finishes_at_once = True
+    status = (await purges.wait(await purges.start(_snapshot("small")))).status
+    assert status.state is PurgeState.SUCCEEDED
+    assert (fake.calls["plan"], fake.calls["guard"], fake.calls["chunk"], fake.calls["finalize"]) == (
+        1,
+        1,
+        3,
+        1,
+    )
+    assert (status.chunks_done, status.chunks_total) == (3, 3)
+    assert status.files_done == 3 * FILES_PER_CHUNK + 1
+    assert [guard.detail for guard in status.guards] == ["no live table"]
+    assert status.report_location is not None
+
+    request = _snapshot("small-paused")
+    purge_id = f"icepurge-small-paused-{uuid.uuid4().hex[:8]}"
+    await temporal_client.start_workflow(
+        WORKFLOW_TYPE,
+        args=[request.model_dump(mode="json"), None],
+        id=purge_id,
+        task_queue=QUEUE,
+        start_signal=NAMESPACE_CONTROL_SIGNAL,
+        start_signal_args=[TableControl(paused=True, bucket_requests_per_second=None)],
+    )
+    await _until(purges, purge_id, lambda status: status.state is PurgeState.PAUSED)
+    assert fake.calls["chunk"] == 3
+    await temporal_client.get_workflow_handle(purge_id).signal(
+        NAMESPACE_CONTROL_SIGNAL, TableControl(paused=False, bucket_requests_per_second=None)
+    )
+    assert (await purges.wait(purge_id)).status.state is PurgeState.SUCCEEDED
+    assert (fake.calls["plan"], fake.calls["guard"], fake.calls["chunk"]) == (2, 2, 6)
 
 
 async def test_an_undropped_soft_delete_registers_its_table_again_and_deletes_nothing(

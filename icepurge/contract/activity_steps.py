@@ -31,6 +31,7 @@ from icepurge.contract.express_steps import (
     FinishResult,
     LoadAndPlanInput,
     LoadedPlan,
+    PlannedFinish,
 )
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
@@ -46,6 +47,7 @@ from icepurge.contract.names import (
     LOAD_PLAN_AND_DROP_ACTIVITY,
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
+    PLAN_AND_FINISH_ACTIVITY,
     PURGE_TABLE_BATCH_ACTIVITY,
     REGISTER_TABLE_ACTIVITY,
     RELEASE_HELD_TABLE_ACTIVITY,
@@ -202,6 +204,16 @@ FINISH_SMALL_PURGE = Step(
     FINISH_SMALL_PURGE_ACTIVITY,
     FinishInput,
     FinishResult,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
+# A small purge by snapshot: the plan step, then (the plan small enough) the finish, in one step.
+# Planning is retried as the plan step is; an attempt after the plan was kept goes on from it.
+PLAN_AND_FINISH = Step(
+    PLAN_AND_FINISH_ACTIVITY,
+    PlanInput,
+    PlannedFinish,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,

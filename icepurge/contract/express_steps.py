@@ -1,6 +1,7 @@
 """Inputs and outputs of the express lane: a small table purged by name takes three activities
 instead of six or more. The first loads and plans; the drop stays a step of its own, so its
-answer (a front door's 204) never waits for deletes; the last guards, deletes and finalizes."""
+answer (a front door's 204) never waits for deletes; the last guards, deletes and finalizes. A
+small purge by snapshot takes one: plan, guard, deletes and finalize."""
 
 from __future__ import annotations
 
@@ -56,6 +57,11 @@ class ExpressSteps(BaseModel):
 
     guard: GuardOutcome
     chunks: list[ChunkResult] = Field(default_factory=list)
+    plan: PlanSummary | None = Field(
+        None,
+        description="The plan the finish took (never `held`): a purge by snapshot planned in the same "
+        "step, so its retry after the finish completed answers with the plan too.",
+    )
 
 
 class FinishResult(ExpressSteps):
@@ -72,6 +78,28 @@ EXPRESS_MAX_FILES = 1_000
 
 def finishes_at_once(plan: PlanSummary) -> bool:
     return plan.planned.files <= EXPRESS_MAX_FILES and plan.engine is Engine.LOCAL
+
+
+class PlannedFinish(BaseModel):
+    """plan_and_finish_small's answer: the plan, and the finish when the plan was small enough to
+    take at once (else the purge goes on step by step from the plan)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    plan: PlanSummary
+    finish: FinishResult | None = None
+
+
+# A purge by snapshot whose manifests list at most this many entries (so at most this many content
+# files) plans, guards, deletes and finalizes in one step: ~2 s of deletes here, during which a
+# pause or a budget change waits. Entries, not files: the manifest lists give them before planning
+# reads a manifest, so whether the step announces chunks (to a workflow that would run them) or
+# deletes them itself is known before the first chunk, the same on every attempt.
+SNAPSHOT_AT_ONCE_MAX_ENTRIES = 10_000
+
+
+def snapshot_at_once(content_entries: int, engine: Engine) -> bool:
+    return content_entries <= SNAPSHOT_AT_ONCE_MAX_ENTRIES and engine is Engine.LOCAL
 
 
 def straight_through(options: PurgeOptions) -> bool:

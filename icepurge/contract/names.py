@@ -42,6 +42,8 @@ LOAD_AND_PLAN_ACTIVITY: Final = "load_and_plan"
 # Load, plan and drop, the plan kept before the drop: no workflow task between plan and drop.
 LOAD_PLAN_AND_DROP_ACTIVITY: Final = "load_plan_and_drop"
 FINISH_SMALL_PURGE_ACTIVITY: Final = "finish_small_purge"
+# A small purge by snapshot: plan, guard, deletes and finalize in one step.
+PLAN_AND_FINISH_ACTIVITY: Final = "plan_and_finish_small"
 # A namespace purge's small tables, several per activity (icepurge.contract.batch_steps).
 PURGE_TABLE_BATCH_ACTIVITY: Final = "purge_table_batch"
 
@@ -68,7 +70,6 @@ ERROR_MEMO: Final = "error"
 WAITING_MEMO: Final = "waiting"
 # What a closed purge's counts don't say by themselves (status.outcome_note).
 OUTCOME_MEMO: Final = "outcome"
-ERROR_MEMO_LIMIT: Final = 300
 ERROR_INVALID_REQUEST: Final = "InvalidPurgeRequest"
 ERROR_METADATA_NOT_FOUND: Final = "MetadataNotFound"
 ERROR_METADATA_ACCESS_DENIED: Final = "MetadataAccessDenied"

@@ -6,6 +6,21 @@ def typed_reason(reason: str, error_type: str | None) -> str:
     return reason if not error_type or reason.startswith(error_type) else f"{error_type}: {reason}"
 
 
+# A memo keeps this much of a reason: a listing shows it in a column.
+MEMO_TEXT_LIMIT = 300
+
+
+def shortened(reason: str, limit: int = MEMO_TEXT_LIMIT) -> str:
+    """A reason within `limit` characters. What it says to do comes last ("…; check s3.endpoint,
+    the region and the credentials in file_io_properties"), so the long middle (a path, a URL)
+    gives way: two fifths of the room go to the end."""
+    if len(reason) <= limit:
+        return reason
+    gap = " … "
+    tail = limit * 2 // 5
+    return f"{reason[: limit - tail - len(gap)]}{gap}{reason[-tail:]}"
+
+
 def waiting_reason(step: str, attempt: int, last_error: str | None) -> str:
     """What a purge retrying a step waits for, as `list`, `watch` and the Web UI show it."""
     return f"retrying {step} (attempt {attempt}): {last_error or 'no error recorded'}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from icepurge.contract.namespace_status import NamespacePurgeStatus
+from icepurge.contract.reasons import shortened
 from icepurge.workflows.details import duration_text, size_text
 
 
@@ -33,9 +34,8 @@ def namespace_details_markdown(status: NamespacePurgeStatus) -> str:
         f"| ETA | {duration_text(status.eta_seconds)} |",
     ]
     for failure in status.failure_sample[:5]:
-        lines.append(
-            f"| failed table | {failure.table}: {failure.error_type or 'Error'}: {failure.error[:160]} |"
-        )
+        error = shortened(failure.error, 160)
+        lines.append(f"| failed table | {failure.table}: {failure.error_type or 'Error'}: {error} |")
     if status.last_error:
-        lines.append(f"| last error | {status.last_error[:200]} |")
+        lines.append(f"| last error | {shortened(status.last_error, 200)} |")
     return "\n".join(lines)

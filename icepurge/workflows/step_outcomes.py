@@ -10,8 +10,8 @@ from typing import TypeVar
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from icepurge.contract.controls import ControlRejectedError
-from icepurge.contract.names import ERROR_CONTROL_REJECTED, ERROR_MEMO, ERROR_MEMO_LIMIT
-from icepurge.contract.reasons import typed_reason
+from icepurge.contract.names import ERROR_CONTROL_REJECTED, ERROR_MEMO
+from icepurge.contract.reasons import shortened, typed_reason
 
 StepResult = TypeVar("StepResult")
 StatusT = TypeVar("StatusT")
@@ -59,4 +59,4 @@ def failure_type(error: ActivityError) -> str | None:
 
 def error_memo(reason: str, error_type: str | None) -> dict[str, str]:
     """The memo listings read a closed purge's reason from."""
-    return {ERROR_MEMO: typed_reason(reason, error_type)[:ERROR_MEMO_LIMIT]}
+    return {ERROR_MEMO: shortened(typed_reason(reason, error_type))}

@@ -12,11 +12,13 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from icepurge.contract.activity_steps import CHUNK, PLAN
-from icepurge.contract.names import PLAN_ACTIVITY
+from icepurge.contract.express_steps import FinishResult
+from icepurge.contract.names import PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
 from icepurge.contract.progress import Progress
 from icepurge.contract.states import PurgeState
 from icepurge.contract.steps import ChunkInput, ChunkResult, ChunksReady, PlanInput, PlanSummary, chunk_step
 from icepurge.workflows.chunk_window import ChunkTarget, ChunkWindow
+from icepurge.workflows.express_lane import plan_and_finish
 from icepurge.workflows.metrics import record_step
 from icepurge.workflows.step_outcomes import cancel_all
 from icepurge.workflows.steps_runner import run_step
@@ -35,6 +37,8 @@ class TableDeletes:
         self._target: ChunkTarget | None = None
         # The most chunks planning has announced, while it runs.
         self._ready: ChunksReady | None = None
+        # A small plan's guard, deletes and finalize, done by planning's own step.
+        self.finished: FinishResult | None = None
 
     @property
     def next_chunk(self) -> int:
@@ -52,16 +56,14 @@ class TableDeletes:
         self._chunks.next_chunk = next_chunk
         self._target = ChunkTarget(plan.plan_location, plan.engine, plan.chunk_count)
 
-    async def plan(self, progress: Progress, overlap: bool) -> PlanSummary:
+    async def plan(self, progress: Progress, overlap: bool, at_once: bool = False) -> PlanSummary:
         """With `overlap`, chunks planning announces start deleting while it goes on, once the
-        live-table guard has passed: nothing stands between the plan and the deletes."""
+        live-table guard has passed: nothing stands between the plan and the deletes. With
+        `at_once`, planning's step finishes a small plan itself (`finished`)."""
         progress.move_to(PurgeState.PLANNING, workflow.now())
-        planning = asyncio.ensure_future(
-            run_step(
-                PLAN,
-                PlanInput(purge_id=progress.status.purge_id, request=self._run().request),
-            )
-        )
+        step = PlanInput(purge_id=progress.status.purge_id, request=self._run().request)
+        planned = self._planned_and_finished(step) if at_once else run_step(PLAN, step)
+        planning = asyncio.ensure_future(planned)
         try:
             if overlap:
                 await self._delete_while_planning(planning, progress)
@@ -71,6 +73,12 @@ class TableDeletes:
             await self._chunks.abandon()
             raise
         return self.adopt(plan, progress)
+
+    async def _planned_and_finished(self, step: PlanInput) -> PlanSummary:
+        planned = await plan_and_finish(step)
+        self._run().progress.settled(PLAN_AND_FINISH_ACTIVITY)
+        self.finished = planned.finish
+        return planned.plan
 
     def adopt(self, plan: PlanSummary, progress: Progress) -> PlanSummary:
         """The plan is made: recorded in the status, and the chunks' target."""

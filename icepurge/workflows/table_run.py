@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 from icepurge.contract.events import EventCursor
-from icepurge.contract.names import ERROR_MEMO_LIMIT, OUTCOME_MEMO, WAITING_MEMO
+from icepurge.contract.names import OUTCOME_MEMO, WAITING_MEMO
 from icepurge.contract.progress import Progress, pending_status, report_at
-from icepurge.contract.reasons import waiting_reason
+from icepurge.contract.reasons import shortened, waiting_reason
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import progress_updates, scheduled_update
 from icepurge.contract.status import PurgeReport, PurgeStatus
@@ -38,7 +38,7 @@ class TablePublisher:
         workflow.upsert_search_attributes(progress_updates(status))
         workflow.set_current_details(details_markdown(status))
         if status.outcome_note and workflow.patched(OUTCOME_MEMO_PATCH):
-            workflow.upsert_memo({OUTCOME_MEMO: status.outcome_note[:ERROR_MEMO_LIMIT]})
+            workflow.upsert_memo({OUTCOME_MEMO: shortened(status.outcome_note)})
 
     def details(self, status: PurgeStatus) -> None:
         workflow.set_current_details(details_markdown(status))
@@ -47,7 +47,7 @@ class TablePublisher:
         if workflow.patched(WAITING_MEMO_PATCH):
             step = status.retrying
             reason = waiting_reason(step.step, step.attempt, step.last_error) if step else None
-            workflow.upsert_memo({WAITING_MEMO: reason[:ERROR_MEMO_LIMIT] if reason else None})
+            workflow.upsert_memo({WAITING_MEMO: shortened(reason) if reason else None})
 
     def scheduled(self, status: PurgeStatus) -> None:
         workflow.upsert_search_attributes(scheduled_update(status))

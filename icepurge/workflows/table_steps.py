@@ -52,6 +52,7 @@ from icepurge.workflows.express_lane import (
     load_and_plan,
     load_plan_and_drop,
     takes_express,
+    takes_snapshot_at_once,
 )
 from icepurge.workflows.location_sweep import sweep_location
 from icepurge.workflows.metrics import record_step
@@ -132,7 +133,11 @@ class TableSteps:
         overlap = (
             request.options.delete_while_planning and not request.by_name and not window and not awaits_drop
         )
-        plan = planned or await self._deletes.plan(progress, overlap=overlap)
+        # A pause that came with the start holds the deletes: the one step would not wait for it.
+        at_once = not window and not awaits_drop and not status.paused and takes_snapshot_at_once(request)
+        plan = planned or await self._deletes.plan(progress, overlap=overlap, at_once=at_once)
+        if self._deletes.finished is not None:
+            self._at_once = True
         if request.options.dry_run:
             await self._preview_live_tables(plan.locations, progress)
             return plan
@@ -292,7 +297,9 @@ class TableSteps:
         (the state moves from DELETING to the outcome: guard, chunks and finalize ran as one)."""
         progress.move_to(PurgeState.DELETING, workflow.now())
         status = progress.status
-        result = await finish_small(status.purge_id, self._current_request(), plan, list(status.guards))
+        result = self._deletes.finished or await finish_small(
+            status.purge_id, self._current_request(), plan, list(status.guards)
+        )
         self._guard_met(result.guard)
         for chunk in result.chunks:
             progress.settled(chunk_step(chunk.chunk_index))

@@ -32,3 +32,6 @@ DROP_WITH_PLAN: Final = "drop-with-plan"
 HOLD_IN_WORKFLOW_TASK: Final = "hold-in-workflow-task"
 # A closed purge's outcome note (files already gone, and why) goes into the memo listings read.
 OUTCOME_MEMO: Final = "outcome-memo"
+# A small purge by snapshot on the express lane plans, guards, deletes and finalizes in one activity
+# (plan_and_finish_small): one workflow task from its start to its deletes' end.
+SNAPSHOT_AT_ONCE: Final = "snapshot-at-once"

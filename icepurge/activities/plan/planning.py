@@ -25,8 +25,8 @@ from icepurge.activities.signals.attempt_reports import reporting_failed_attempt
 from icepurge.catalogs.admission import CatalogAdmission
 from icepurge.catalogs.locations import parent_dir
 from icepurge.contract.counts import Category, FileCounts, SkipReason
-from icepurge.contract.express_steps import finishes_at_once
-from icepurge.contract.names import ERROR_STATE_LOCATION, PLAN_ACTIVITY
+from icepurge.contract.express_steps import finishes_at_once, snapshot_at_once
+from icepurge.contract.names import ERROR_STATE_LOCATION, PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
 from icepurge.contract.request import Engine, PurgeRequest
 from icepurge.contract.status import PlannedTotals
 from icepurge.contract.steps import ChunksReady, PlanInput, PlanSummary
@@ -61,7 +61,7 @@ class Planning:
     def plan(self, step: PlanInput) -> PlanSummary:
         """The plan step's: resumed from its checkpoint, chunks announced as they are ready."""
         with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
-            return self._plan(step)
+            return self._planned(step)[1]
 
     def plan_quietly(self, step: PlanInput) -> PlanSummary:
         """Planning for a purge that deletes only once its plan is done: no chunk is announced
@@ -71,14 +71,14 @@ class Planning:
         from the objects that checkpoint names, so it holds nothing."""
         with reporting_failed_attempts(self._signals, PLAN_ACTIVITY):
             if activity.info().heartbeat_details:
-                return self._plan(step, announcing=False)
+                return self._planned(step, announcing=False)[1]
             return self.plan_held(step)
 
     def plan_held(self, step: PlanInput) -> PlanSummary:
         """plan_quietly from the start, never from a checkpoint: for a caller whose heartbeats
         are not this plan's alone (a batch of tables)."""
         with self._state.holding(self.plan_folder(step.purge_id)) as held:
-            summary = self._plan(step, announcing=False, held=held, resuming=False)
+            _, summary = self._planned(step, announcing=False, held=held, resuming=False)
             if held.flushed or not finishes_at_once(summary):
                 self._state.flush(held)
                 return summary
@@ -95,13 +95,38 @@ class Planning:
         info = activity.info()
         return self._state.uri(purge_id, info.workflow_run_id or info.activity_id)
 
-    def _plan(
+    def plan_small_at_once(self, step: PlanInput) -> tuple[PlanSummary, bool]:
+        """The plan step's planning for plan_and_finish_small, and whether that step finishes the
+        plan at once (snapshot_at_once): such a plan announces no chunk, since no workflow runs
+        its chunks. An attempt after one that kept the plan takes that plan up again."""
+        with reporting_failed_attempts(self._signals, PLAN_AND_FINISH_ACTIVITY):
+            raw = self._state.read(self.plan_uri(step.purge_id)) if activity.info().attempt > 1 else None
+            if raw is not None:
+                plan = Plan.model_validate_json(raw)
+                summary = self._summary(step.request, self.plan_uri(step.purge_id), plan)
+            else:
+
+                def announcing(ready: ReadyChunks) -> bool:
+                    engine = self._engine_of(step.request, ready.content_entries)
+                    return not snapshot_at_once(ready.content_entries, engine)
+
+                plan, summary = self._planned(step, announcing=announcing)
+            return summary, snapshot_at_once(plan.content_entries, summary.engine)
+
+    def plan_uri(self, purge_id: str) -> str:
+        return f"{self.plan_folder(purge_id)}/plan.json"
+
+    def _engine_of(self, request: PurgeRequest, content_entries: int) -> Engine:
+        return self._choose_engine(request.options.engine, content_entries, request.snapshot_location())
+
+    def _planned(
         self,
         step: PlanInput,
-        announcing: bool = True,
+        announcing: bool | Callable[[ReadyChunks], bool] = True,
         held: HeldFolder | None = None,
         resuming: bool = True,
-    ) -> PlanSummary:
+    ) -> tuple[Plan, PlanSummary]:
+        """`announcing`: whether chunks are announced as they are ready, or which are."""
         request = step.request
         if self._admission is not None:
             # Before anything is read: a snapshot from a catalog this worker neither knows nor
@@ -109,7 +134,7 @@ class Planning:
             admitted(self._admission, request.catalog)
         log.info("planning %s (%s)", step.purge_id, request.table_name)
         details = activity.info().heartbeat_details if resuming else ()
-        plan_uri = f"{self.plan_folder(step.purge_id)}/plan.json"
+        plan_uri = self.plan_uri(step.purge_id)
 
         def beat(*checkpoint: object) -> None:
             # A checkpoint naming held objects would outlive them: none until they are flushed.
@@ -126,7 +151,7 @@ class Planning:
                     sizing=self._settings.sizing,
                     checkpoint=PlanCheckpoint.model_validate(details[0]) if details else None,
                     heartbeat=beat,
-                    announce=lambda ready: self._announce(request, ready) if announcing else None,
+                    announce=lambda ready: self._announce(request, ready, announcing),
                 )
             )
         try:
@@ -136,6 +161,9 @@ class Planning:
                 f"cannot write the plan to the state location {self._state.location}: {type(error).__name__}",
                 type=ERROR_STATE_LOCATION,
             ) from None
+        return plan, self._summary(request, plan_uri, plan)
+
+    def _summary(self, request: PurgeRequest, plan_uri: str, plan: Plan) -> PlanSummary:
         return PlanSummary(
             plan_location=plan_uri,
             chunk_count=len(plan.content_chunks),
@@ -147,12 +175,13 @@ class Planning:
             locations=plan.locations,
         )
 
-    def _announce(self, request: PurgeRequest, ready: ReadyChunks) -> None:
-        if self._signals is None:
+    def _announce(
+        self, request: PurgeRequest, ready: ReadyChunks, announcing: bool | Callable[[ReadyChunks], bool]
+    ) -> None:
+        wanted = announcing(ready) if callable(announcing) else announcing
+        if self._signals is None or not wanted:
             return
-        engine = self._choose_engine(
-            request.options.engine, ready.content_entries, request.snapshot_location()
-        )
+        engine = self._engine_of(request, ready.content_entries)
         self._signals.chunks_ready(
             ChunksReady(
                 plan_location=ready.plan_location,

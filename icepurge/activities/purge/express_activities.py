@@ -1,7 +1,8 @@
 """The express lane's activities (icepurge.contract.express_steps): the step-by-step path's own
 steps, run back to back inside one activity each, so a small table costs two activity round trips
 instead of six (load_plan_and_drop, finish_small_purge; load_and_plan for purges started before
-the drop joined the plan). Every step keeps its own checkpoints and its idempotent retry."""
+the drop joined the plan), and a small purge by snapshot one (plan_and_finish_small). Every step
+keeps its own checkpoints and its idempotent retry."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.purge.express_finish import ExpressFinish
 from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.activities.step_definition import implements
-from icepurge.contract.activity_steps import FINISH_SMALL_PURGE, LOAD_AND_PLAN, LOAD_PLAN_AND_DROP
+from icepurge.contract.activity_steps import (
+    FINISH_SMALL_PURGE,
+    LOAD_AND_PLAN,
+    LOAD_PLAN_AND_DROP,
+    PLAN_AND_FINISH,
+)
 from icepurge.contract.catalog_steps import (
     TableRef,
     resolved,
@@ -27,6 +33,7 @@ from icepurge.contract.express_steps import (
     FinishResult,
     LoadAndPlanInput,
     LoadedPlan,
+    PlannedFinish,
 )
 from icepurge.contract.names import ERROR_TABLE_CHANGED
 from icepurge.contract.steps import PlanInput
@@ -35,13 +42,19 @@ from icepurge.contract.steps import PlanInput
 class ExpressActivities:
     def __init__(self, services: PurgeServices, catalogs: TableCatalog, drops: PlannedDrops) -> None:
         self._planning = services.planning
+        self._finalizing = services.finalizing
         self._catalogs = catalogs
         self._drops = drops
         self._finish = ExpressFinish(services, catalogs)
 
     @property
     def all(self) -> list[Callable[..., object]]:
-        return [self.load_and_plan, self.load_plan_and_drop, self.finish_small_purge]
+        return [
+            self.load_and_plan,
+            self.load_plan_and_drop,
+            self.finish_small_purge,
+            self.plan_and_finish_small,
+        ]
 
     @implements(LOAD_PLAN_AND_DROP)
     def load_plan_and_drop(self, step: LoadAndPlanInput) -> DroppedPlan:
@@ -82,3 +95,19 @@ class ExpressActivities:
         resume from their outcome objects, finalize from its own; after a finalize that completed,
         the report object answers."""
         return self._finish.finish(step)
+
+    @implements(PLAN_AND_FINISH)
+    def plan_and_finish_small(self, step: PlanInput) -> PlannedFinish:
+        """A purge by snapshot: the plan step, then, for a plan small enough, the finish. The plan
+        is kept in the state location before the first delete: a retry takes it up from there
+        (the table's manifests may be gone by then), or, after the finish completed, answers
+        from the report object."""
+        if activity.info().attempt > 1:
+            done = self._finalizing.express_record(self._planning.plan_uri(step.purge_id))
+            if done is not None and done.plan is not None:
+                return PlannedFinish(plan=done.plan, finish=done)
+        plan, at_once = self._planning.plan_small_at_once(step)
+        if not at_once:
+            return PlannedFinish(plan=plan)
+        finish = self._finish.finish(FinishInput(purge_id=step.purge_id, request=step.request, plan=plan))
+        return PlannedFinish(plan=plan, finish=finish)

@@ -55,7 +55,7 @@ class ExpressFinish:
             )
             counts.add(chunk.counts)
             chunks.append(chunk)
-        steps = ExpressSteps(guard=guard, chunks=chunks)
+        steps = ExpressSteps(guard=guard, chunks=chunks, plan=plan.model_copy(update={"held": None}))
         finalize = self._services.finalizing.finalize(
             FinalizeInput(
                 purge_id=step.purge_id,

@@ -9,6 +9,7 @@ import typer
 
 from icepurge.api.cli.common import cli_client, console, namespace_levels, run_or_exit, say
 from icepurge.api.clients.errors import PurgeNotFoundError
+from icepurge.contract.reasons import shortened
 
 if TYPE_CHECKING:
     from icepurge.api.clients.listing import PurgePage
@@ -160,7 +161,7 @@ def final_namespace_line(final: NamespacePurgeStatus) -> str:
             f"deleted, namespaces dropped: {final.namespaces_dropped}"
         )
     failures = "; ".join(
-        f"{failure.table}: {failure.error_type or 'Error'}: {failure.error[:120]}"
+        f"{failure.table}: {failure.error_type or 'Error'}: {shortened(failure.error, 120)}"
         for failure in final.failure_sample[:3]
     )
     return f"{line}; {failures}" if failures else line
