@@ -3,6 +3,9 @@ finalize back to back in one activity (finish_small_purge), or for a table of a 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
+
 from temporalio import activity
 
 from icepurge.activities.catalog.catalog_retries import bounded
@@ -12,7 +15,7 @@ from icepurge.contract.catalog_steps import GuardInput, TableRef, guard_not_appl
 from icepurge.contract.express_steps import ExpressSteps, FinishInput, FinishResult
 from icepurge.contract.request import Engine, PurgeRequest
 from icepurge.contract.status import GuardOutcome
-from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, FinalizeInput
+from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, ChunkResult, FinalizeInput
 
 
 class ExpressFinish:
@@ -40,21 +43,9 @@ class ExpressFinish:
     def _delete_and_finalize(self, step: FinishInput, guard: GuardOutcome) -> FinishResult:
         plan, request = step.plan, step.request
         counts = plan.planning_counts.model_copy(deep=True)
-        chunks = []
-        for index in range(plan.chunk_count):
-            chunk = self._services.chunks.delete_chunk_from(
-                ChunkInput(
-                    purge_id=step.purge_id,
-                    request=request,
-                    plan_location=plan.plan_location,
-                    chunk_index=index,
-                    engine=Engine.LOCAL,
-                ),
-                ChunkCheckpoint(),
-                signalling=False,
-            )
+        chunks = self._chunks(step)
+        for chunk in chunks:
             counts.add(chunk.counts)
-            chunks.append(chunk)
         steps = ExpressSteps(guard=guard, chunks=chunks, plan=plan.model_copy(update={"held": None}))
         finalize = self._services.finalizing.finalize(
             FinalizeInput(
@@ -69,6 +60,29 @@ class ExpressFinish:
             steps,
         )
         return FinishResult(**steps.model_dump(), finalize=finalize)
+
+    def _chunks(self, step: FinishInput) -> list[ChunkResult]:
+        """The chunks side by side, as many at once as the request's chunk window lets the
+        step-by-step path run (each resumes from its own outcome object on a retry)."""
+
+        def delete(index: int) -> ChunkResult:
+            chunk = ChunkInput(
+                purge_id=step.purge_id,
+                request=step.request,
+                plan_location=step.plan.plan_location,
+                chunk_index=index,
+                engine=Engine.LOCAL,
+            )
+            return self._services.chunks.delete_chunk_from(chunk, ChunkCheckpoint(), signalling=False)
+
+        indexes = range(step.plan.chunk_count)
+        window = min(step.request.options.chunk_window, step.plan.chunk_count)
+        if window <= 1:
+            return [delete(index) for index in indexes]
+        with ThreadPoolExecutor(max_workers=window, thread_name_prefix="express-chunk") as pool:
+            # Each thread runs in a copy of this activity's context: heartbeats, cancellation and
+            # activity.info() are this activity's.
+            return list(pool.map(lambda index: copy_context().run(delete, index), indexes))
 
     def _guard(self, purge_id: str, request: PurgeRequest, locations: list[str]) -> GuardOutcome:
         if not request.options.live_table_guard:
