@@ -38,7 +38,7 @@ from icepurge.contract.status import PurgeStatus
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import activities_in_order, assert_counts_add_up, purge, request_for
 from tests.store import S3Store
-from tests.tables import add_delete_files, simple_table
+from tests.tables import add_delete_files, many_files_table, simple_table
 
 NAMESPACE = ("express",)
 
@@ -190,6 +190,18 @@ async def test_a_small_purge_by_snapshot_takes_one_step_with_the_step_by_step_ou
     assert _outcomes(quick) == _outcomes(stepwise)
     assert quick.planned == stepwise.planned
     assert await _events(temporal_client, quick.purge_id) < await _events(temporal_client, stepwise.purge_id)
+
+
+async def test_a_one_step_purge_of_several_chunks_deletes_them_side_by_side(
+    catalog: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
+) -> None:
+    """100 data files make two chunks at the test worker's 40 a chunk: the step runs them at once (each
+    in this activity's context, which its heartbeats and metrics need)."""
+    table = many_files_table(catalog, NAMESPACE, "snapshot_chunks", manifests=2, files=50)
+    status = await _purged_by_snapshot(purges, s3, table)
+    assert _steps(await activities_in_order(temporal_client, status.purge_id)) == [PLAN_AND_FINISH_ACTIVITY]
+    assert status.chunks_done == status.chunks_total == 2
+    assert status.counts.total().deleted == status.planned.files
 
 
 async def test_a_purge_by_snapshot_over_the_one_step_size_goes_on_step_by_step_from_its_plan(

@@ -80,9 +80,10 @@ class ExpressFinish:
         if window <= 1:
             return [delete(index) for index in indexes]
         with ThreadPoolExecutor(max_workers=window, thread_name_prefix="express-chunk") as pool:
-            # Each thread runs in a copy of this activity's context: heartbeats, cancellation and
-            # activity.info() are this activity's.
-            return list(pool.map(lambda index: copy_context().run(delete, index), indexes))
+            # Each chunk runs in its own copy of this activity's context, taken here on the
+            # activity's thread: heartbeats, cancellation and activity.info() are this activity's.
+            running = [pool.submit(copy_context().run, delete, index) for index in indexes]
+            return [chunk.result() for chunk in running]
 
     def _guard(self, purge_id: str, request: PurgeRequest, locations: list[str]) -> GuardOutcome:
         if not request.options.live_table_guard:
