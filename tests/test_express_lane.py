@@ -77,6 +77,15 @@ async def _events(client: Client, purge_id: str) -> int:
     return len((await client.get_workflow_handle(purge_id).fetch_history()).events)
 
 
+def _tables_with_delete_files(catalog: SqlCatalog, *names: str) -> dict[str, Table]:
+    """Tables of the same shape: three appends, then a position and an equality delete file."""
+    tables = {}
+    for name in names:
+        add_delete_files(simple_table(catalog, NAMESPACE, name, appends=3), "c1")
+        tables[name] = catalog.load_table((*NAMESPACE, name))
+    return tables
+
+
 async def _purged(purges: PurgeClient, table: str, **options: object) -> PurgeStatus:
     purge_id = await purges.purge_by_name(
         LAKE_CATALOG, list(NAMESPACE), table, requested_by="pytest", options=dict(options)
@@ -90,11 +99,7 @@ async def _purged(purges: PurgeClient, table: str, **options: object) -> PurgeSt
 async def test_a_small_table_takes_two_steps_with_the_step_by_step_outcome(
     lake: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
 ) -> None:
-    tables = {}
-    for name in ("quick", "stepwise"):
-        table = simple_table(lake, NAMESPACE, name, appends=3)
-        add_delete_files(table, "c1")
-        tables[name] = lake.load_table((*NAMESPACE, name))
+    tables = _tables_with_delete_files(lake, "quick", "stepwise")
     quick = await _purged(purges, "quick")
     stepwise = await _purged(purges, "stepwise", express_lane=False)
     assert _steps(await activities_in_order(temporal_client, quick.purge_id)) == [
@@ -170,11 +175,7 @@ async def _purged_by_snapshot(
 async def test_a_small_purge_by_snapshot_takes_one_step_with_the_step_by_step_outcome(
     catalog: SqlCatalog, purges: PurgeClient, temporal_client: Client, s3: S3Store
 ) -> None:
-    tables = {}
-    for name in ("snapshot_quick", "snapshot_stepwise"):
-        table = simple_table(catalog, NAMESPACE, name, appends=3)
-        add_delete_files(table, "c1")
-        tables[name] = catalog.load_table((*NAMESPACE, name))
+    tables = _tables_with_delete_files(catalog, "snapshot_quick", "snapshot_stepwise")
     quick = await _purged_by_snapshot(purges, s3, tables["snapshot_quick"])
     stepwise = await _purged_by_snapshot(purges, s3, tables["snapshot_stepwise"], express_lane=False)
     assert _steps(await activities_in_order(temporal_client, quick.purge_id)) == [PLAN_AND_FINISH_ACTIVITY]

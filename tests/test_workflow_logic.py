@@ -372,22 +372,27 @@ async def test_an_invalid_request_fails_at_once_and_its_queries_say_why(
     assert sum(fake.calls.values()) == 0
 
 
+async def _start_paused(client: Client, table: str, budget: float | None) -> str:
+    """A purge by snapshot started with the namespace purge's pause, in the same call."""
+    purge_id = f"icepurge-{table}-{uuid.uuid4().hex[:8]}"
+    await client.start_workflow(
+        WORKFLOW_TYPE,
+        args=[_snapshot(table).model_dump(mode="json"), None],
+        id=purge_id,
+        task_queue=QUEUE,
+        start_signal=NAMESPACE_CONTROL_SIGNAL,
+        start_signal_args=[TableControl(paused=True, bucket_requests_per_second=budget)],
+    )
+    return purge_id
+
+
 async def test_a_pause_signalled_with_the_start_holds_the_deletes_until_resumed(
     fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
 ) -> None:
     """The namespace purge's control may come in the same breath as the start: the status it
     lands on exists from the workflow's first instant."""
     fake, purges = fake_worker
-    request = _snapshot("held")
-    purge_id = f"icepurge-held-{uuid.uuid4().hex[:8]}"
-    await temporal_client.start_workflow(
-        WORKFLOW_TYPE,
-        args=[request.model_dump(mode="json"), None],
-        id=purge_id,
-        task_queue=QUEUE,
-        start_signal=NAMESPACE_CONTROL_SIGNAL,
-        start_signal_args=[TableControl(paused=True, bucket_requests_per_second=5.0)],
-    )
+    purge_id = await _start_paused(temporal_client, "held", 5.0)
     held = await _until(purges, purge_id, lambda status: status.state is PurgeState.PAUSED)
     assert held.bucket_requests_per_second == 5.0
     assert fake.calls["chunk"] == 0
@@ -420,16 +425,7 @@ async def test_a_small_purge_by_snapshot_finished_by_its_plan_step_is_recorded_a
     assert [guard.detail for guard in status.guards] == ["no live table"]
     assert status.report_location is not None
 
-    request = _snapshot("small-paused")
-    purge_id = f"icepurge-small-paused-{uuid.uuid4().hex[:8]}"
-    await temporal_client.start_workflow(
-        WORKFLOW_TYPE,
-        args=[request.model_dump(mode="json"), None],
-        id=purge_id,
-        task_queue=QUEUE,
-        start_signal=NAMESPACE_CONTROL_SIGNAL,
-        start_signal_args=[TableControl(paused=True, bucket_requests_per_second=None)],
-    )
+    purge_id = await _start_paused(temporal_client, "small-paused", None)
     await _until(purges, purge_id, lambda status: status.state is PurgeState.PAUSED)
     assert fake.calls["chunk"] == 3
     await temporal_client.get_workflow_handle(purge_id).signal(
