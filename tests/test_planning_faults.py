@@ -15,7 +15,7 @@ from temporalio.client import Client
 from icepurge.activities.finalize.finalizer import PurgeReportObject
 from icepurge.activities.plan.metadata_reader import read_bytes
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.names import PLAN_ACTIVITY, STATUS_QUERY
+from icepurge.contract.names import PLAN_AND_FINISH_ACTIVITY, STATUS_QUERY
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
@@ -59,7 +59,7 @@ async def test_slow_down_on_older_metadata_is_retried_and_nothing_is_skipped(
         status = await asyncio.wait_for(_workflow_status_when_retrying(temporal_client, purge_id), 120)
         assert status.state is PurgeState.PLANNING
         assert status.retrying is not None
-        assert status.retrying.step == PLAN_ACTIVITY
+        assert status.retrying.step == PLAN_AND_FINISH_ACTIVITY
         assert status.retrying.attempt >= 2
         assert status.retrying.last_error
         assert s3.properties["s3.secret-access-key"] not in status.retrying.last_error
