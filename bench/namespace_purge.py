@@ -8,7 +8,7 @@ would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on
 line says how many of those tables' objects are left (0: the loop deleted everything).
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
-        [--workers 1 2] [--no-guard] [--no-loops]
+        [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops]
 
 Each value of --batch-tables is a namespace purge of its own tables (0: a workflow per table; N:
 the small-table batches of N), one after the other in the same run.
@@ -45,11 +45,12 @@ CATALOG = "benchlake"
 NAMESPACE = ("bench", "retired")
 
 
-def _namespace(batch_tables: int, workers: int = 1) -> tuple[str, ...]:
+def _namespace(batch_tables: int, workers: int = 1, s3_client: str = "obstore") -> tuple[str, ...]:
     name = (
         NAMESPACE[-1]
         + (f"_batch{batch_tables}" if batch_tables else "")
         + (f"_w{workers}" if workers > 1 else "")
+        + (f"_{s3_client}" if s3_client != "obstore" else "")
     )
     return (*NAMESPACE[:-1], name)
 
@@ -316,17 +317,25 @@ def main() -> None:
         default=[0],
         help="a namespace purge per value, on tables of its own: 0 a workflow per table, N batches of N",
     )
+    parser.add_argument(
+        "--s3-clients",
+        nargs="+",
+        default=["obstore"],
+        choices=["obstore", "boto3"],
+        help="the worker's ICEPURGE_S3_CLIENT: each value runs every --workers value on tables of its own",
+    )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
-        for count in arguments.workers:
-            _with_workers(stack, arguments, count)
+        for s3_client in arguments.s3_clients:
+            for count in arguments.workers:
+                _with_workers(stack, arguments, count, s3_client)
         if not arguments.no_loops:
             for label, threads in LOOPS.items():
                 _loop(stack, label, threads, arguments.tables)
 
 
-def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: int) -> None:
+def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: int, s3_client: str) -> None:
     """Every --batch-tables purge with one `icepurge worker` of `count` processes on the queue."""
     slots = (
         {}
@@ -334,23 +343,24 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
         else {"ICEPURGE_MAX_CONCURRENT_ACTIVITIES": str(arguments.activity_slots)}
     )
     worker = stack.worker_process(
-        f"bench-namespace-worker{count}",
+        f"bench-namespace-worker{count}-{s3_client}",
         ICEPURGE_TASK_QUEUE=QUEUE,
         ICEPURGE_WORKER_PROCESSES=str(count),
+        ICEPURGE_S3_CLIENT=s3_client,
         **slots,
     )
     workers = [worker]
     try:
         worker.start()
         for batch_tables in arguments.batch_tables:
-            namespace = _namespace(batch_tables, count)
+            namespace = _namespace(batch_tables, count, s3_client)
             started = time.perf_counter()
             locations = _create_tables(stack, namespace, arguments.tables)
             print(
                 f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends "
                 f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
                 f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
-                f"{count} worker process(es), 2 cores, live-table guard "
+                f"{count} worker process(es), S3 client {s3_client}, 2 cores, live-table guard "
                 f"{'off' if arguments.no_guard else 'on'}",
                 flush=True,
             )

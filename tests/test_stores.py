@@ -26,6 +26,7 @@ from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepInput
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.stack import WAREHOUSE_BUCKET
+from icepurge.stores import s3 as s3_store
 from icepurge.stores import s3_deletes
 from icepurge.stores.azure import AzureStore
 from icepurge.stores.fileio import FileIOStore
@@ -58,10 +59,15 @@ def deletes() -> Iterator[Deletes]:
     limits.close()
 
 
-@pytest.fixture(params=["s3", "azure", "local"])
-def store_under_test(request: pytest.FixtureRequest, deletes: Deletes, tmp_path: Path) -> StoreUnderTest:
+@pytest.fixture(params=["s3", "s3-boto3", "azure", "local"])
+def store_under_test(
+    request: pytest.FixtureRequest, deletes: Deletes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> StoreUnderTest:
     folder = f"stores-{uuid.uuid4().hex[:8]}"
-    if request.param == "s3":
+    if request.param.startswith("s3"):
+        if request.param == "s3-boto3":
+            # What properties without credentials take: boto3 and its credential chain.
+            monkeypatch.setattr(s3_store, "takes_obstore", lambda _: False)
         view: S3View = request.getfixturevalue("s3")
         return StoreUnderTest(
             StoreContext(view.properties, deletes=deletes), f"s3://{WAREHOUSE_BUCKET}/{folder}", view.exists
@@ -115,6 +121,22 @@ def test_every_store_answers_the_same_way(store_under_test: StoreUnderTest) -> N
     store.delete(f"{base}/c.json")
     assert not store_under_test.exists(f"{base}/c.json")
     assert store_under_test.exists(f"{base}/sub/d.json")
+
+
+@pytest.mark.parametrize("client", ["obstore", "boto3"])
+def test_an_s3_store_refusing_the_credentials_raises_permission_error_without_the_secret(
+    client: str, s3: S3View, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if client == "boto3":
+        monkeypatch.setattr(s3_store, "takes_obstore", lambda _: False)
+    secret = uuid.uuid4().hex
+    store = S3Store(StoreContext({**s3.properties, "s3.secret-access-key": secret}, attempts=1))
+    location = f"s3://{WAREHOUSE_BUCKET}/stores-denied/a.json"
+    for request in (lambda: store.read(location), lambda: store.write(location, b"x")):
+        with pytest.raises(PermissionError, match="SignatureDoesNotMatch") as denied:
+            request()
+        assert secret not in str(denied.value)
+        assert location in str(denied.value)
 
 
 def test_one_registry_picks_the_store_by_scheme(tmp_path: Path) -> None:

@@ -1,17 +1,19 @@
-"""S3 and S3-compatible stores (s3://, s3a://, s3n://) through the process's shared boto3 clients:
-one request per object operation (PyArrow's file system sends a HEAD before every read), bulk
-deletes with DeleteObjects."""
+"""S3 and S3-compatible stores (s3://, s3a://, s3n://): one request per object operation
+(PyArrow's file system sends a HEAD before every read), through obstore when the properties carry
+their credentials and through the process's shared boto3 clients otherwise (s3_obstore says why);
+listings and bulk deletes (DeleteObjects) through boto3: a listing's continuation token is kept
+in checkpoints, and obstore's bulk delete gives no outcome per key."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.s3_client import s3_client
 from icepurge.stores.s3_deletes import S3BulkDeleter
-from icepurge.stores.s3_objects import as_os_errors, delete_object, get_object, put_object
+from icepurge.stores.s3_objects import Boto3Objects, as_os_errors
+from icepurge.stores.s3_obstore import ObstoreObjects, takes_obstore
 from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
 
 if TYPE_CHECKING:
@@ -29,13 +31,13 @@ class S3Store:
         self._deleter: S3BulkDeleter | None = None
 
     def read(self, uri: str) -> bytes:
-        return get_object(self._context.properties, uri, self._context.connections, self._context.attempts)
+        return self._objects().get(*bucket_and_key(uri))
 
     def write(self, uri: str, data: bytes) -> None:
-        put_object(self._context.properties, uri, data, self._context.connections, self._context.attempts)
+        self._objects().put(*bucket_and_key(uri), data)
 
     def delete(self, uri: str) -> None:
-        delete_object(self._context.properties, uri, self._context.connections, self._context.attempts)
+        self._objects().delete(*bucket_and_key(uri))
 
     def delete_many(self, uris: list[str]) -> DeleteOutcome:
         if self._deleter is None:
@@ -66,14 +68,12 @@ class S3Store:
         )
 
     def head(self, uri: str) -> ObjectHead | None:
-        bucket, key = bucket_and_key(uri)
-        try:
-            with as_os_errors(uri):
-                answer = self._client().head_object(Bucket=bucket, Key=key)
-        except FileNotFoundError:
-            return None
-        modified: datetime = answer["LastModified"]
-        return ObjectHead(size=int(answer["ContentLength"]), modified=modified)
+        return self._objects().head(*bucket_and_key(uri))
+
+    def _objects(self) -> Boto3Objects | ObstoreObjects:
+        context = self._context
+        objects = ObstoreObjects if takes_obstore(context.properties) else Boto3Objects
+        return objects(context.properties, context.connections, context.attempts)
 
     def _client(self) -> S3Client:
         return s3_client(

@@ -26,8 +26,16 @@ _KEYS = {
 }
 
 
-def _first(properties: dict[str, str], names: tuple[str, ...]) -> str | None:
-    return next((properties[name] for name in names if properties.get(name)), None)
+def first_property(properties: dict[str, str], argument: str) -> str | None:
+    """The property that gives boto3's `argument` (endpoint_url, aws_access_key_id, …)."""
+    return next((properties[name] for name in _KEYS[argument] if properties.get(name)), None)
+
+
+def credentials_given(properties: dict[str, str]) -> bool:
+    """Whether the properties carry an access key and its secret, rather than leaving them to the
+    credential chain."""
+    key = first_property(properties, "aws_access_key_id")
+    return bool(key and first_property(properties, "aws_secret_access_key"))
 
 
 def s3_client(properties: dict[str, str], max_connections: int, max_attempts: int = 8) -> S3Client:
@@ -58,7 +66,7 @@ def load_s3_model() -> None:
 @functools.lru_cache(maxsize=_SHARED_CLIENTS)
 def _shared_client(items: tuple[tuple[str, str], ...], max_connections: int, max_attempts: int) -> S3Client:
     properties = dict(items)
-    arguments = {name: _first(properties, keys) for name, keys in _KEYS.items()}
+    arguments = {name: first_property(properties, name) for name in _KEYS}
     virtual = properties.get("s3.force-virtual-addressing", "false").lower() == "true"
     config = Config(
         # botocore's own "max_attempts" counts retries only.

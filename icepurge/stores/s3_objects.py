@@ -6,42 +6,52 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from icepurge.stores.s3_client import s3_client
+from icepurge.stores.store import ObjectHead
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 _MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "NoSuchBucket", "404"})
 
 
-def get_object(properties: dict[str, str], location: str, connections: int, max_attempts: int) -> bytes:
-    bucket, key = _bucket_and_key(location)
-    client = s3_client(properties, max_connections=connections, max_attempts=max_attempts)
-    with as_os_errors(location):
-        return client.get_object(Bucket=bucket, Key=key)["Body"].read()
+class Boto3Objects:
+    """`attempts` counts the first attempt too; `connections` sizes the shared client's pool."""
 
+    def __init__(self, properties: dict[str, str], connections: int, attempts: int) -> None:
+        self._properties = properties
+        self._connections = connections
+        self._attempts = attempts
 
-def put_object(
-    properties: dict[str, str], location: str, body: bytes, connections: int, max_attempts: int
-) -> None:
-    bucket, key = _bucket_and_key(location)
-    client = s3_client(properties, max_connections=connections, max_attempts=max_attempts)
-    with as_os_errors(location):
-        client.put_object(Bucket=bucket, Key=key, Body=body)
+    def get(self, bucket: str, key: str) -> bytes:
+        with as_os_errors(f"s3://{bucket}/{key}"):
+            return self._client().get_object(Bucket=bucket, Key=key)["Body"].read()
 
+    def put(self, bucket: str, key: str, body: bytes) -> None:
+        with as_os_errors(f"s3://{bucket}/{key}"):
+            self._client().put_object(Bucket=bucket, Key=key, Body=body)
 
-def delete_object(properties: dict[str, str], location: str, connections: int, max_attempts: int) -> None:
-    """Deleting an absent key succeeds, as S3 answers."""
-    bucket, key = _bucket_and_key(location)
-    client = s3_client(properties, max_connections=connections, max_attempts=max_attempts)
-    with as_os_errors(location):
-        client.delete_object(Bucket=bucket, Key=key)
+    def delete(self, bucket: str, key: str) -> None:
+        """Deleting an absent key succeeds, as S3 answers."""
+        with as_os_errors(f"s3://{bucket}/{key}"):
+            self._client().delete_object(Bucket=bucket, Key=key)
 
+    def head(self, bucket: str, key: str) -> ObjectHead | None:
+        try:
+            with as_os_errors(f"s3://{bucket}/{key}"):
+                answer = self._client().head_object(Bucket=bucket, Key=key)
+        except FileNotFoundError:
+            return None
+        modified: datetime = answer["LastModified"]
+        return ObjectHead(size=int(answer["ContentLength"]), modified=modified)
 
-def _bucket_and_key(location: str) -> tuple[str, str]:
-    parts = urlsplit(location)
-    return parts.netloc, parts.path.lstrip("/")
+    def _client(self) -> S3Client:
+        return s3_client(self._properties, max_connections=self._connections, max_attempts=self._attempts)
 
 
 @contextmanager

@@ -36,6 +36,7 @@ from icepurge.connection.connect import connect
 from icepurge.contract.schemes import StoreKind, store_kind
 from icepurge.state.state_store import StateStore
 from icepurge.stores.s3_client import load_s3_model
+from icepurge.stores.s3_obstore import obstore_chosen
 from icepurge.worker.expected_failures import ExpectedFailures
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
@@ -154,6 +155,7 @@ def build_worker(
 
 
 async def serve(settings: WorkerSettings) -> None:
+    obstore_chosen()
     if store_kind(settings.state_location) is StoreKind.S3:
         # Before the first purge, not in it: the express lane keeps a plan in the state location
         # before its drop, and the first client built loads botocore's S3 model (0.2-0.3 s on a

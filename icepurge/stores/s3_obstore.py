@@ -1,0 +1,180 @@
+"""Whole S3 objects read, written and headed through obstore (Rust's object_store): a tenth of
+boto3's CPU per GET or PUT (bench.s3_client_cpu), and those requests were most of a small table's
+worker CPU. Errors come out as s3_objects' do: FileNotFoundError for a 404, PermissionError for a
+401 or 403, and an OSError naming the store's code for anything else ("Could not connect …" when
+no connection was made, as botocore says it).
+
+Used only when the FileIO properties carry the credentials themselves (`takes_obstore`): boto3's
+credential chain (environment, profiles, instance roles) stays boto3's. obstore is not fork-safe
+(developmentseed/obstore#441: a forked child's runtime hangs), so a process forked after its
+first obstore request uses boto3. So does a key obstore's paths can't name as S3 does: one with
+an empty, "." or ".." segment ("a//b" is its own key on S3; obstore refuses it or drops the
+empty segment). ICEPURGE_S3_CLIENT=boto3 sends every request through boto3, for a store that
+answers obstore otherwise than boto3 (and as the benchmarks' baseline)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+import obstore
+from obstore.exceptions import BaseError, PermissionDeniedError, UnauthenticatedError
+from obstore.store import S3Store as ObstoreS3
+
+from icepurge.stores.s3_client import credentials_given, first_property
+from icepurge.stores.s3_objects import Boto3Objects
+from icepurge.stores.store import ObjectHead
+
+if TYPE_CHECKING:
+    from obstore.store import S3Config, S3Credential
+
+# Stores are per bucket: room for every bucket and credential set a worker talks to at once.
+_SHARED_STORES = 64
+_BACKOFF_START = timedelta(milliseconds=100)
+_BACKOFF_CAP = timedelta(seconds=20)
+_STATUS = re.compile(r"status code: (\d{3})")
+_CODE = re.compile(r"<Code>([^<]*)</Code>")
+_MESSAGE = re.compile(r"<Message>([^<]*)</Message>")
+# The innermost cause in the error's debug text: `message: "Connection refused"` or
+# `error: "failed to lookup address information: …"`.
+_CAUSE = re.compile(r'(?:message|error): "([^"]*)"')
+_CONNECT = "kind: Connect"
+_UNNAMEABLE_SEGMENTS = frozenset({"", ".", ".."})
+S3_CLIENT_VARIABLE = "ICEPURGE_S3_CLIENT"
+_CLIENTS = ("obstore", "boto3")
+# The pids that made an obstore request: one, unless this process was forked after one.
+_RUNTIME_PIDS: set[int] = set()
+
+
+def takes_obstore(properties: dict[str, str]) -> bool:
+    """Whether requests with these properties go through obstore rather than boto3."""
+    return obstore_chosen() and credentials_given(properties) and {os.getpid()} >= _RUNTIME_PIDS
+
+
+def obstore_chosen() -> bool:
+    """What ICEPURGE_S3_CLIENT says (the worker checks it as it starts)."""
+    chosen = os.environ.get(S3_CLIENT_VARIABLE, _CLIENTS[0])
+    if chosen not in _CLIENTS:
+        raise ValueError(f"{S3_CLIENT_VARIABLE}={chosen!r}: set one of {', '.join(_CLIENTS)} (default first)")
+    return chosen == _CLIENTS[0]
+
+
+class ObstoreObjects:
+    """`attempts` counts the first attempt too; `connections` sizes the store's idle pool."""
+
+    def __init__(self, properties: dict[str, str], connections: int, attempts: int) -> None:
+        self._items = tuple(sorted(properties.items()))
+        self._connections = connections
+        self._attempts = attempts
+        self._boto3 = Boto3Objects(properties, connections, attempts)
+
+    def get(self, bucket: str, key: str) -> bytes:
+        if not nameable(key):
+            return self._boto3.get(bucket, key)
+        with obstore_errors(f"s3://{bucket}/{key}"):
+            return obstore.get(self._store(bucket), key).bytes().to_bytes()
+
+    def put(self, bucket: str, key: str, body: bytes) -> None:
+        if not nameable(key):
+            self._boto3.put(bucket, key, body)
+            return
+        with obstore_errors(f"s3://{bucket}/{key}"):
+            obstore.put(self._store(bucket), key, body)
+
+    def delete(self, bucket: str, key: str) -> None:
+        """Deleting an absent key succeeds, as S3 answers. Through boto3: obstore sends even one
+        key as a DeleteObjects, whose refusals come back per key in a 200 answer."""
+        self._boto3.delete(bucket, key)
+
+    def head(self, bucket: str, key: str) -> ObjectHead | None:
+        if not nameable(key):
+            return self._boto3.head(bucket, key)
+        try:
+            with obstore_errors(f"s3://{bucket}/{key}"):
+                meta = obstore.head(self._store(bucket), key)
+        except FileNotFoundError:
+            return None
+        modified: datetime = meta["last_modified"]
+        return ObjectHead(size=int(meta["size"]), modified=modified)
+
+    def _store(self, bucket: str) -> ObstoreS3:
+        _RUNTIME_PIDS.add(os.getpid())
+        return _shared_store(self._items, bucket, self._connections, self._attempts)
+
+
+def nameable(key: str) -> bool:
+    """Whether obstore's path for `key` names the same S3 key."""
+    return _UNNAMEABLE_SEGMENTS.isdisjoint(key.split("/"))
+
+
+@functools.lru_cache(maxsize=_SHARED_STORES)
+def _shared_store(
+    items: tuple[tuple[str, str], ...], bucket: str, connections: int, attempts: int
+) -> ObstoreS3:
+    properties = dict(items)
+    endpoint = first_property(properties, "endpoint_url")
+    credential: S3Credential = {
+        "access_key_id": first_property(properties, "aws_access_key_id") or "",
+        "secret_access_key": first_property(properties, "aws_secret_access_key") or "",
+        "token": first_property(properties, "aws_session_token"),
+        "expires_at": None,
+    }
+    virtual = properties.get("s3.force-virtual-addressing", "false").lower() == "true"
+    config: S3Config = {
+        "region": first_property(properties, "region_name") or "us-east-1",
+        "virtual_hosted_style_request": virtual,
+    }
+    if endpoint:
+        config["endpoint"] = endpoint
+    return ObstoreS3(
+        bucket,
+        config=config,
+        # The properties' credentials, never the environment's: as boto3 is given them.
+        credential_provider=lambda: credential,
+        client_options={
+            "allow_http": bool(endpoint and endpoint.startswith("http://")),
+            "connect_timeout": timedelta(seconds=10),
+            "read_timeout": timedelta(seconds=60),
+            "timeout": timedelta(minutes=5),
+            "pool_max_idle_per_host": str(connections),
+        },
+        retry_config={
+            "max_retries": attempts - 1,
+            "retry_timeout": timedelta(minutes=2),
+            "backoff": {"init_backoff": _BACKOFF_START, "max_backoff": _BACKOFF_CAP, "base": 2},
+        },
+    )
+
+
+@contextmanager
+def obstore_errors(location: str) -> Iterator[None]:
+    try:
+        yield
+    except FileNotFoundError as error:
+        raise FileNotFoundError(_summary(str(error), location)) from None
+    except (PermissionDeniedError, UnauthenticatedError) as error:
+        raise PermissionError(_summary(str(error), location)) from None
+    except BaseError as error:
+        raise OSError(_summary(str(error), location)) from None
+
+
+def _summary(text: str, location: str) -> str:
+    """The store's code and message, as boto3's errors name them, rather than obstore's debug
+    dump of its retry state."""
+    status = _STATUS.search(text)
+    if status is not None:
+        code = _CODE.search(text)
+        message = _MESSAGE.search(text)
+        named = code.group(1) if code else status.group(1)
+        return f"{named}: {message.group(1) if message else ''} ({location})"
+    causes = _CAUSE.findall(text)
+    cause = f": {causes[-1]}" if causes else ""
+    if _CONNECT in text:
+        return f"Could not connect to the endpoint URL for {location}{cause}"
+    first_line = text.partition("\n")[0]
+    return f"{first_line}{cause} ({location})"

@@ -1,0 +1,97 @@
+"""Single-object S3 requests through obstore: keys its paths can't name and processes forked after
+its runtime started go to boto3; its errors read as boto3's do, down to what config_faults looks
+for. No store answers here: the endpoints are closed ports."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from icepurge.activities.plan.config_faults import is_configuration_fault
+from icepurge.devstack.free_ports import free_ports
+from icepurge.stores.s3 import S3Store
+from icepurge.stores.s3_obstore import S3_CLIENT_VARIABLE, ObstoreObjects, nameable, takes_obstore
+from icepurge.stores.store import StoreContext
+
+CHILD_SECONDS = 60
+
+
+def _closed_endpoint() -> dict[str, str]:
+    return {
+        "s3.endpoint": f"http://127.0.0.1:{free_ports(1)[0]}",
+        "s3.access-key-id": "icepurge-test",
+        "s3.secret-access-key": "not-a-real-secret",
+    }
+
+
+def test_credentials_in_the_properties_take_obstore_and_the_credential_chain_takes_boto3() -> None:
+    assert takes_obstore(_closed_endpoint())
+    assert takes_obstore({"client.access-key-id": "a", "client.secret-access-key": "b"})
+    assert not takes_obstore({"s3.endpoint": "http://127.0.0.1:9"})
+    assert not takes_obstore({"s3.access-key-id": "a"})
+
+
+def test_the_operator_can_send_every_request_through_boto3_and_a_typo_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(S3_CLIENT_VARIABLE, "boto3")
+    assert not takes_obstore(_closed_endpoint())
+    monkeypatch.setenv(S3_CLIENT_VARIABLE, "obstor")
+    with pytest.raises(ValueError, match="ICEPURGE_S3_CLIENT='obstor': set one of obstore, boto3"):
+        takes_obstore(_closed_endpoint())
+
+
+def test_keys_obstore_cannot_name_go_to_boto3() -> None:
+    assert nameable("warehouse/t/metadata/00001-a b+c=%2F.metadata.json")
+    for key in ("t//metadata/a.json", "/t/a.json", "t/a/", "t/./a", "t/../a"):
+        assert not nameable(key), key
+    objects = ObstoreObjects(_closed_endpoint(), connections=2, attempts=1)
+    # boto3's words, not obstore's ("Could not parse path … empty path segment" was a ValueError).
+    with pytest.raises(OSError, match=r"^EndpointConnectionError: Could not connect"):
+        objects.get("warehouse", "t//metadata/a.json")
+    with pytest.raises(OSError, match=r"^Could not connect to the endpoint URL for s3://warehouse/t/a\.json"):
+        objects.get("warehouse", "t/a.json")
+
+
+def test_a_closed_endpoint_is_a_configuration_fault_that_names_its_cause() -> None:
+    store = S3Store(StoreContext(_closed_endpoint(), attempts=1))
+    for request in (
+        lambda: store.read("s3://warehouse/t/a.json"),
+        lambda: store.write("s3://warehouse/t/a.json", b"x"),
+        lambda: store.head("s3://warehouse/t/a.json"),
+    ):
+        with pytest.raises(OSError) as failed:
+            request()
+        assert not isinstance(failed.value, PermissionError | FileNotFoundError)
+        assert is_configuration_fault(failed.value), failed.value
+        assert "Connection refused" in str(failed.value)
+        assert "not-a-real-secret" not in str(failed.value)
+
+
+def test_a_process_forked_after_an_obstore_request_uses_boto3_and_does_not_hang() -> None:
+    properties = _closed_endpoint()
+    store = S3Store(StoreContext(properties, attempts=1))
+    with pytest.raises(OSError, match=r"^Could not connect to the endpoint URL for"):
+        store.read("s3://warehouse/t/a.json")
+    child = os.fork()
+    if child == 0:
+        # A forked child's obstore runtime hangs its first request; boto3 answers at once.
+        code = 1
+        try:
+            store.read("s3://warehouse/t/a.json")
+        except OSError as error:
+            boto3_said = str(error).startswith("EndpointConnectionError")
+            code = 0 if boto3_said and not takes_obstore(properties) else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + CHILD_SECONDS
+    while (waited := os.waitpid(child, os.WNOHANG)) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(child, 9)
+            os.waitpid(child, 0)
+            pytest.fail(f"the forked child's read did not end within {CHILD_SECONDS}s")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(waited[1]) == 0
+    assert takes_obstore(properties), "the parent keeps obstore"
