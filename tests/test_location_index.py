@@ -24,8 +24,10 @@ from icepurge.catalogs.location_index import Footprint, LocationIndex
 from icepurge.catalogs.locations import table_locations
 from icepurge.catalogs.sql import SqlCatalogKind
 from icepurge.contract.request import OverlapScope
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
 from icepurge.stores.addresses import normalize
-from tests.tables import SCHEMA
+from tests.tables import SCHEMA, simple_table
 
 NAMESPACE = ("wide",)
 _SEGMENTS = ("a", "a-b", "ab", "b", "a.b")
@@ -193,3 +195,17 @@ def test_a_footprint_read_from_the_listed_metadata_file_is_the_one_a_load_gives(
     assert read_footprint(catalog, (*NAMESPACE, "plain"), plain.metadata_location) == Footprint(
         (*NAMESPACE, "plain"), plain.metadata_location, (plain.location(), f"{tmp_path}/elsewhere")
     )
+
+
+def test_a_footprint_of_an_s3_table_costs_one_get_and_no_head(
+    catalog: SqlCatalog, stack: EmbeddedStack
+) -> None:
+    """Regression: each read built a FileIO of its own and PyArrow sent a HEAD before the GET; a
+    namespace purge's first guard reads every table of the namespace so, and stalled its tables."""
+    table = simple_table(catalog, ("footprints",), "one_get", appends=1)
+    identifier = ("footprints", "one_get")
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        proxied = SqlCatalog(catalog.name, **through_proxy(dict(catalog.properties), port))
+        footprint = read_footprint(proxied, identifier, table.metadata_location)
+    assert footprint == load_footprint(catalog, identifier)
+    assert dict(faults.requests) == {"GET": 1}

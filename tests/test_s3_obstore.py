@@ -14,6 +14,7 @@ from icepurge.devstack.free_ports import free_ports
 from icepurge.stores.s3 import S3Store
 from icepurge.stores.s3_obstore import S3_CLIENT_VARIABLE, ObstoreObjects, nameable, takes_obstore
 from icepurge.stores.store import StoreContext
+from tests.cli_runner import run_cli
 
 CHILD_SECONDS = 60
 
@@ -41,6 +42,20 @@ def test_the_operator_can_send_every_request_through_boto3_and_a_typo_says_what_
     monkeypatch.setenv(S3_CLIENT_VARIABLE, "obstor")
     with pytest.raises(ValueError, match="ICEPURGE_S3_CLIENT='obstor': set one of obstore, boto3"):
         takes_obstore(_closed_endpoint())
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+async def test_a_worker_refuses_to_start_on_an_s3_client_it_does_not_have(processes: str) -> None:
+    env = {
+        "ICEPURGE_STATE_LOCATION": "file:///tmp/icepurge-never-written",
+        "ICEPURGE_TEMPORAL_ADDRESS": f"127.0.0.1:{free_ports(1)[0]}",
+        "ICEPURGE_WORKER_PROCESSES": processes,
+        S3_CLIENT_VARIABLE: "boto",
+    }
+    code, _, stderr = await run_cli(("worker",), env)
+    assert code == 2, stderr
+    assert "ICEPURGE_S3_CLIENT='boto': set one of obstore, boto3" in " ".join(stderr.split())
+    assert "Traceback" not in stderr
 
 
 def test_keys_obstore_cannot_name_go_to_boto3() -> None:

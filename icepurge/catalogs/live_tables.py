@@ -3,15 +3,16 @@ the purged metadata, or locations overlapping the purged table's (equal, parent 
 table dropped and re-created at the same place, or registered again from the same metadata,
 would lose its files to the purge.
 
-Its cost is bounded: one listing per namespace in scope, table loads on a bounded pool, and the
-other tables' locations kept per worker (the identifier's own table is always loaded afresh).
-Each scope's tables sit in a location index that every guard brings up to date from its own fresh
-listing (icepurge/catalogs/location_index.py): a guard looks up the purged locations instead
-of comparing them with every table, and reads only the tables that changed. Where the catalog's
-listing says each table's current metadata file (the SQL catalog: one query per namespace), a
-table is known changed by that file, which never changes: a namespace purge's guards read each
-other table's metadata once, not once per purged table. Elsewhere a footprint is kept for a short
-time.
+Its cost is bounded: one listing per namespace in scope, shared by the guards that ask for it at
+once (icepurge/catalogs/fresh_listing.py: each still sees a listing begun after it asked), table
+loads on a bounded pool, and the other tables' locations kept per worker (the identifier's own
+table is always loaded afresh). Each scope's tables sit in a location index that every guard
+brings up to date from its fresh listing (icepurge/catalogs/location_index.py): a guard looks up
+the purged locations instead of comparing them with every table, and reads only the tables that
+changed. Where the catalog's listing says each table's current metadata file (the SQL catalog:
+one query per namespace), a table is known changed by that file, which never changes: a
+namespace purge's guards read each other table's metadata once, not once per purged table.
+Elsewhere a footprint is kept for a short time.
 """
 
 from __future__ import annotations
@@ -21,22 +22,27 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
-from pyiceberg.io import load_file_io
 
+from icepurge.catalogs.fresh_listing import WAIT_BEAT_SECONDS, FreshListing
 from icepurge.catalogs.location_index import Footprint, Identifier, LocationIndex
 from icepurge.catalogs.locations import table_locations
 from icepurge.catalogs.registry import kind_of
 from icepurge.contract.request import OverlapScope
 from icepurge.stores.addresses import normalize
-from icepurge.stores.shared_threads import BoundedPool
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import StoreContext
 
 # Tables named in a refusal or in the list of those that could not be loaded.
 _NAMED_AT_MOST = 5
+# The shared client's connections for the guard's reads of metadata files (its loads in flight
+# are fewer: LiveTableScanner's concurrency).
+_READ_CONNECTIONS = 16
 
 
 def overlaps(first: str, second: str) -> bool:
@@ -57,15 +63,15 @@ def load_footprint(catalog: Catalog, identifier: Identifier) -> Footprint | None
 
 
 def read_footprint(catalog: Catalog, identifier: Identifier, metadata_location: str) -> Footprint | None:
-    """The footprint of the metadata file a listing names, read with the catalog's own FileIO:
-    what loading the table at that file gives, without the catalog's query and the parse of the
-    whole metadata into PyIceberg's model. A file this can't read (compressed, or needing the
-    table's own FileIO settings) is left to a load."""
+    """The footprint of the metadata file a listing names, read with the catalog's FileIO
+    properties through the store layer (one GET; a FileIO built for each file took most of a
+    namespace purge's first guard, which reads every table of the namespace): what loading the
+    table at that file gives, without the catalog's query and the parse of the whole metadata
+    into PyIceberg's model. A file this can't read (compressed, or needing the table's own FileIO
+    settings) is left to a load."""
     try:
-        with (
-            load_file_io(catalog.properties, metadata_location).new_input(metadata_location).open() as stream
-        ):
-            metadata = json.load(stream)
+        context = StoreContext(catalog.properties, connections=_READ_CONNECTIONS)
+        metadata = json.loads(open_store(metadata_location, context).read(metadata_location))
         locations = table_locations(metadata["location"], metadata.get("properties") or {})
     except Exception:  # unreadable here, whatever the reason: the catalog's own load decides
         return load_footprint(catalog, identifier)
@@ -76,8 +82,6 @@ def read_footprint(catalog: Catalog, identifier: Identifier, metadata_location: 
 _BY_METADATA_AT_MOST = 100_000
 # Scopes whose location index a worker keeps; the least recently guarded one goes first.
 _SCOPES_AT_MOST = 64
-# How often a guard waiting for another guard of its scope heartbeats.
-_WAIT_BEAT_SECONDS = 1.0
 
 
 @dataclass
@@ -173,7 +177,7 @@ def _own_elsewhere(footprint: Footprint, own: Footprint | None, identifier: Iden
 @contextmanager
 def _held(lock: threading.Lock, beat: Callable[[], None]) -> Iterator[None]:
     """The scope's lock, heartbeating while another guard of the scope holds it."""
-    while not lock.acquire(timeout=_WAIT_BEAT_SECONDS):
+    while not lock.acquire(timeout=WAIT_BEAT_SECONDS):
         beat()
     try:
         yield
@@ -188,6 +192,7 @@ class _Scope:
     index: LocationIndex = field(default_factory=LocationIndex)
     listed: dict[Identifier, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    listing: FreshListing[dict[Identifier, str | None]] = field(default_factory=FreshListing)
 
     def keep(self, footprint: Footprint) -> None:
         self.index.put(footprint)
@@ -235,9 +240,10 @@ class LiveTableScanner:
         if found.refusal is not None or scope is OverlapScope.TABLE:
             return found
         namespace = purged.identifier[:-1] if scope is OverlapScope.NAMESPACE else ()
-        listing = self._tables(catalog, [namespace] if scope is OverlapScope.NAMESPACE else None, found, beat)
-        listing.pop(purged.identifier, None)
+        namespaces = [namespace] if scope is OverlapScope.NAMESPACE else None
         kept = self._scope((purged.catalog, scope, namespace))
+        listing = dict(kept.listing.take(lambda: self._tables(catalog, namespaces, found, beat), beat))
+        listing.pop(purged.identifier, None)
         with _held(kept.lock, beat):
             self._follow(_ScanRun(catalog, purged, found, beat), kept, listing)
             found.tables_compared += len(kept.index)
@@ -269,7 +275,7 @@ class LiveTableScanner:
         unknown = self._kept_or_unknown(purged.catalog, kept, listing)
         if not unknown:
             return
-        with BoundedPool(min(self._concurrency, len(unknown))) as pool:
+        with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
             loads = pool.map(
                 lambda identifier: self._footprint(catalog, purged, identifier, listing[identifier]), unknown
             )

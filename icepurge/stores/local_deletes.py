@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import Executor
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 from icepurge.stores.outcomes import DeleteOutcome, LatencyObserver, observed
@@ -18,7 +18,7 @@ class LocalBulkDeleter:
 
     def __init__(
         self,
-        pool: Executor,
+        pool: ThreadPoolExecutor,
         slices: int,
         limits: BucketRateLimits,
         observer: LatencyObserver = None,

@@ -5,7 +5,7 @@ per-bucket rate budget."""
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import Executor
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -76,7 +76,7 @@ class S3BulkDeleter:
     def __init__(
         self,
         client: S3Client,
-        pool: Executor,
+        pool: ThreadPoolExecutor,
         limits: BucketRateLimits,
         tuning: DeleteTuning,
         observer: LatencyObserver = None,

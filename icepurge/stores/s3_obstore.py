@@ -56,11 +56,17 @@ def takes_obstore(properties: dict[str, str]) -> bool:
     return obstore_chosen() and credentials_given(properties) and {os.getpid()} >= _RUNTIME_PIDS
 
 
+class S3ClientChoiceError(ValueError):
+    """ICEPURGE_S3_CLIENT names no client icepurge has."""
+
+
 def obstore_chosen() -> bool:
     """What ICEPURGE_S3_CLIENT says (the worker checks it as it starts)."""
     chosen = os.environ.get(S3_CLIENT_VARIABLE, _CLIENTS[0])
     if chosen not in _CLIENTS:
-        raise ValueError(f"{S3_CLIENT_VARIABLE}={chosen!r}: set one of {', '.join(_CLIENTS)} (default first)")
+        raise S3ClientChoiceError(
+            f"{S3_CLIENT_VARIABLE}={chosen!r}: set one of {', '.join(_CLIENTS)} (default first)"
+        )
     return chosen == _CLIENTS[0]
 
 

@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
+from icepurge.stores.s3_obstore import obstore_chosen
 from icepurge.worker.metrics_merge import merge_metrics
 from icepurge.worker.settings import WorkerSettings
 
@@ -80,6 +81,8 @@ class _Child:
 
 
 async def supervise(settings: WorkerSettings, count: int) -> None:
+    # A setting every process would refuse stops the worker here, not after each has died.
+    obstore_chosen()
     ports = [_free_loopback_port() if settings.metrics_address else None for _ in range(count)]
     children = [_Child(index, port) for index, port in enumerate(ports)]
     stop = asyncio.Event()

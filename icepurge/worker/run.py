@@ -35,8 +35,8 @@ from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
 from icepurge.connection.connect import connect
 from icepurge.contract.schemes import StoreKind, store_kind
 from icepurge.state.state_store import StateStore
+from icepurge.stores import s3_obstore
 from icepurge.stores.s3_client import load_s3_model
-from icepurge.stores.s3_obstore import obstore_chosen
 from icepurge.worker.expected_failures import ExpectedFailures
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
@@ -46,6 +46,8 @@ from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
+# What the CLI names when a worker can't start on the S3 client asked for.
+S3ClientChoiceError = s3_obstore.S3ClientChoiceError
 HEARTBEAT_THROTTLE = timedelta(seconds=2)
 # A workflow task goes first to the queue of the worker that ran the workflow last (the SDK's
 # default waits 10 s for it there). A worker that died leaves the next task of each of its
@@ -155,7 +157,8 @@ def build_worker(
 
 
 async def serve(settings: WorkerSettings) -> None:
-    obstore_chosen()
+    """Raises S3ClientChoiceError before it connects, for an ICEPURGE_S3_CLIENT it can't honour."""
+    s3_obstore.obstore_chosen()
     if store_kind(settings.state_location) is StoreKind.S3:
         # Before the first purge, not in it: the express lane keeps a plan in the state location
         # before its drop, and the first client built loads botocore's S3 model (0.2-0.3 s on a

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
 
 from icepurge.contract.schemes import StoreKind, scheme_of, store_kind
 from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
 from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.registry import open_store
-from icepurge.stores.shared_threads import BoundedPool
 from icepurge.stores.store import Deletes, Store, StoreContext
 
 # A third of the steps' heartbeat timeout (15 s): two beats may be lost before it runs out.
@@ -37,9 +37,9 @@ class ObjectStore:
         observer: LatencyObserver = None,
     ) -> None:
         self._limits = BucketRateLimits(requests_per_second)
-        self._pool = BoundedPool(concurrency)
+        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
         # Runs a delete while the activity's own thread heartbeats (`alive`).
-        self._waiting = BoundedPool(1)
+        self._waiting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="icepurge-delete-wait")
         deletes = Deletes(self._pool, self._limits, tuning, concurrency, observer)
         self._context = StoreContext(properties, connections=concurrency + 2, deletes=deletes)
         self._stores: dict[str, Store] = {}

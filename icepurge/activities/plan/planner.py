@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -48,7 +48,6 @@ from icepurge.contract.names import (
 from icepurge.contract.request import PurgeRequest
 from icepurge.state.state_store import StateStore
 from icepurge.stores.addresses import normalize
-from icepurge.stores.shared_threads import BoundedPool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -131,7 +130,7 @@ class OrderedReads:
     the metadata costs the slowest reads of a window, not the sum of every read. The activity's
     thread heartbeats while it waits (the pool's threads can't)."""
 
-    def __init__(self, io: FileIO, pool: Executor, window: int, beat: Callable[[], None]) -> None:
+    def __init__(self, io: FileIO, pool: ThreadPoolExecutor, window: int, beat: Callable[[], None]) -> None:
         self._io = io
         self._pool = pool
         self._window = window
@@ -314,7 +313,7 @@ def reach(
     """Every file the purge reaches besides content files: the manifest lists and manifests it
     reads, older metadata files (read) and the version hint (only looked for)."""
     reachable = ReachableFiles()
-    with BoundedPool(readers) as pool:
+    with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-walk") as pool:
         reads = OrderedReads(io, pool, 2 * readers, beat)
         reachable.add_snapshots(reads, current)
         _walk_metadata_log(reads, current, reachable, request.options.history_sweep)
@@ -387,7 +386,7 @@ def _enumerate_content(
     unreadable = list(chunks.resumed.unreadable)
     paths, entries = list(manifests), list(manifests.values())
     entries_since = manifests_since = 0
-    with BoundedPool(sizing.readers) as pool:
+    with ThreadPoolExecutor(sizing.readers, thread_name_prefix="icepurge-plan-read") as pool:
         reads = OrderedReads(io, pool, 2 * sizing.readers, beat)
         for index, (path, read) in enumerate(reads.in_order(reads.fetch, paths[first:]), start=first):
             try:

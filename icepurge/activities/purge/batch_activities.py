@@ -5,6 +5,7 @@ keep their records, then the batch fails its attempt and its retry answers for t
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from functools import partial
 from typing import Any
@@ -18,7 +19,6 @@ from icepurge.activities.purge.batch_table import BatchTablePurge
 from icepurge.activities.step_definition import implements
 from icepurge.contract.activity_steps import PURGE_TABLE_BATCH
 from icepurge.contract.batch_steps import BatchTableOutcome, TableBatchInput, TableBatchResult
-from icepurge.stores.shared_threads import BoundedPool
 
 
 class BatchActivities:
@@ -35,7 +35,7 @@ class BatchActivities:
         start_batch_beats()
         outcomes: list[BatchTableOutcome] = []
         faults: list[Exception] = []
-        with BoundedPool(len(step.tables)) as pool:
+        with ThreadPoolExecutor(max_workers=len(step.tables), thread_name_prefix="table-batch") as pool:
             # Each thread runs in a copy of this activity's context: heartbeats, cancellation and
             # activity.info() are this activity's.
             ancestry: Ancestry = {}

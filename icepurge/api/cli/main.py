@@ -83,7 +83,7 @@ def worker(
 
     from icepurge.worker.cpu_cores import usable_cores
     from icepurge.worker.processes import WorkerProcessFailedError, bind_to_supervisor, supervise
-    from icepurge.worker.run import serve
+    from icepurge.worker.run import S3ClientChoiceError, serve
     from icepurge.worker.settings import WorkerSettings
 
     bind_to_supervisor()
@@ -92,9 +92,9 @@ def worker(
     count = processes if processes is not None else settings.worker_processes
     count = count or usable_cores()
     if count == 1:
-        run_or_exit(serve(settings))
+        run_or_exit(serve(settings), S3ClientChoiceError)
     else:
-        run_or_exit(supervise(settings, count), WorkerProcessFailedError)
+        run_or_exit(supervise(settings, count), WorkerProcessFailedError, S3ClientChoiceError)
 
 
 @app.command()
