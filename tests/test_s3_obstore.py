@@ -40,7 +40,7 @@ def test_the_operator_can_send_every_request_through_boto3_and_a_typo_says_what_
     monkeypatch.setenv(S3_CLIENT_VARIABLE, "boto3")
     assert not takes_obstore(_closed_endpoint())
     monkeypatch.setenv(S3_CLIENT_VARIABLE, "obstor")
-    with pytest.raises(ValueError, match="ICEPURGE_S3_CLIENT='obstor': set one of obstore, boto3"):
+    with pytest.raises(ValueError, match=r"'obstor': set obstore \(the default\) or boto3"):
         takes_obstore(_closed_endpoint())
 
 
@@ -54,7 +54,7 @@ async def test_a_worker_refuses_to_start_on_an_s3_client_it_does_not_have(proces
     }
     code, _, stderr = await run_cli(("worker",), env)
     assert code == 2, stderr
-    assert "ICEPURGE_S3_CLIENT='boto': set one of obstore, boto3" in " ".join(stderr.split())
+    assert "ICEPURGE_S3_CLIENT='boto': set obstore (the default) or boto3" in " ".join(stderr.split())
     assert "Traceback" not in stderr
 
 

@@ -65,7 +65,7 @@ def obstore_chosen() -> bool:
     chosen = os.environ.get(S3_CLIENT_VARIABLE, _CLIENTS[0])
     if chosen not in _CLIENTS:
         raise S3ClientChoiceError(
-            f"{S3_CLIENT_VARIABLE}={chosen!r}: set one of {', '.join(_CLIENTS)} (default first)"
+            f"{S3_CLIENT_VARIABLE}={chosen!r}: set {_CLIENTS[0]} (the default) or {_CLIENTS[1]}"
         )
     return chosen == _CLIENTS[0]
 
