@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -66,11 +67,11 @@ def _worker_pids(worker: ServiceProcess) -> list[int]:
     """The processes doing the work: a supervisor's worker processes, or the worker itself."""
     pid = worker.pid
     assert pid is not None
-    children = [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text().split()
-    ]
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        # A thread that ended since the listing has no children file.
+        with contextlib.suppress(FileNotFoundError):
+            children += [int(child) for child in (task / "children").read_text().split()]
     return children or [pid]
 
 

@@ -32,6 +32,10 @@ def test_credentials_in_the_properties_take_obstore_and_the_credential_chain_tak
     assert takes_obstore({"client.access-key-id": "a", "client.secret-access-key": "b"})
     assert not takes_obstore({"s3.endpoint": "http://127.0.0.1:9"})
     assert not takes_obstore({"s3.access-key-id": "a"})
+    # boto3 puts the bucket in the endpoint's host; obstore would not.
+    assert not takes_obstore({**_closed_endpoint(), "s3.force-virtual-addressing": "true"})
+    on_aws = {"s3.access-key-id": "a", "s3.secret-access-key": "b", "s3.force-virtual-addressing": "true"}
+    assert takes_obstore(on_aws)
 
 
 def test_the_operator_can_send_every_request_through_boto3_and_a_typo_says_what_to_set(

@@ -25,7 +25,8 @@ from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepInput
 from icepurge.devstack.azurite import AzuriteEndpoint
-from icepurge.devstack.stack import WAREHOUSE_BUCKET
+from icepurge.devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
+from icepurge.devstack.tls_certificates import make_tls_files
 from icepurge.stores import s3 as s3_store
 from icepurge.stores import s3_deletes
 from icepurge.stores.azure import AzureStore
@@ -35,12 +36,14 @@ from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.registry import open_store
 from icepurge.stores.s3 import S3Store
+from icepurge.stores.s3_obstore import takes_obstore
 from icepurge.stores.store import Deletes, ListingUnsupportedError, Store, StoreContext
 from icepurge.worker.settings import WorkerSettings
 from tests.blob_store import BlobStore
 from tests.conftest import AZURE_CONTAINER, DISK_CATALOG
 from tests.store import S3Store as S3View
 from tests.tables import simple_table
+from tests.tls_forwarder import tls_forwarder
 
 
 @dataclass(frozen=True)
@@ -266,3 +269,24 @@ def test_asking_first_lists_a_folder_once_instead_of_a_head_per_file(
     assert sorted(outcome.deleted) == sorted(kept) and outcome.missing == [f"{base}/kept/absent.parquet"]
     # The folder outgrew a page: one listing, then a HEAD per file, then the bulk delete.
     assert outcome.requests == 1 + 4 + 1, outcome.requests
+
+
+def test_an_s3_store_behind_a_private_ca_is_read_with_aws_ca_bundle(
+    s3: S3View, stack: EmbeddedStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """boto3 trusts the CAs AWS_CA_BUNDLE names; obstore is given them too."""
+    files = make_tls_files(tmp_path / "tls")
+    location = f"s3://{WAREHOUSE_BUCKET}/stores-tls/{uuid.uuid4().hex[:8]}.json"
+    s3.put(location, b"behind a private CA")
+    with tls_forwarder(stack.ports.s3, files) as port:
+        properties = {**s3.properties, "s3.endpoint": f"https://127.0.0.1:{port}"}
+        monkeypatch.setenv("AWS_CA_BUNDLE", str(files.other_ca))
+        with pytest.raises(OSError, match=r"Could not connect .*: invalid TLS certificate \(UnknownIssuer\)"):
+            S3Store(StoreContext(properties, attempts=1)).read(location)
+        monkeypatch.setenv("AWS_CA_BUNDLE", str(files.ca))
+        # Another port: a store of its own, built with the bundle named now.
+        with tls_forwarder(stack.ports.s3, files) as trusted:
+            trusted_properties = {**s3.properties, "s3.endpoint": f"https://127.0.0.1:{trusted}"}
+            assert takes_obstore(trusted_properties)
+            store = S3Store(StoreContext(trusted_properties, attempts=1))
+            assert store.read(location) == b"behind a private CA"

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import obstore
@@ -31,7 +32,7 @@ from icepurge.stores.s3_objects import Boto3Objects
 from icepurge.stores.store import ObjectHead
 
 if TYPE_CHECKING:
-    from obstore.store import S3Config, S3Credential
+    from obstore.store import ClientConfig, S3Config, S3Credential
 
 # Stores are per bucket: room for every bucket and credential set a worker talks to at once.
 _SHARED_STORES = 64
@@ -43,17 +44,32 @@ _MESSAGE = re.compile(r"<Message>([^<]*)</Message>")
 # The innermost cause in the error's debug text: `message: "Connection refused"` or
 # `error: "failed to lookup address information: …"`.
 _CAUSE = re.compile(r'(?:message|error): "([^"]*)"')
+# A TLS failure names its cause without quotes: `InvalidCertificate(\n UnknownIssuer,\n)`.
+_CERTIFICATE = re.compile(r"InvalidCertificate\(\s*(\w+)")
 _CONNECT = "kind: Connect"
 _UNNAMEABLE_SEGMENTS = frozenset({"", ".", ".."})
 S3_CLIENT_VARIABLE = "ICEPURGE_S3_CLIENT"
 _CLIENTS = ("obstore", "boto3")
+_CA_BUNDLE_VARIABLE = "AWS_CA_BUNDLE"
 # The pids that made an obstore request: one, unless this process was forked after one.
 _RUNTIME_PIDS: set[int] = set()
 
 
 def takes_obstore(properties: dict[str, str]) -> bool:
-    """Whether requests with these properties go through obstore rather than boto3."""
-    return obstore_chosen() and credentials_given(properties) and {os.getpid()} >= _RUNTIME_PIDS
+    """Whether requests with these properties go through obstore rather than boto3. Not for
+    virtual-host addressing at an endpoint of one's own (boto3 puts the bucket in the endpoint's
+    host, obstore wants an endpoint that names the bucket already)."""
+    own_virtual_endpoint = _virtual(properties) and first_property(properties, "endpoint_url")
+    return (
+        obstore_chosen()
+        and credentials_given(properties)
+        and not own_virtual_endpoint
+        and {os.getpid()} >= _RUNTIME_PIDS
+    )
+
+
+def _virtual(properties: dict[str, str]) -> bool:
+    return properties.get("s3.force-virtual-addressing", "false").lower() == "true"
 
 
 class S3ClientChoiceError(ValueError):
@@ -130,25 +146,29 @@ def _shared_store(
         "token": first_property(properties, "aws_session_token"),
         "expires_at": None,
     }
-    virtual = properties.get("s3.force-virtual-addressing", "false").lower() == "true"
     config: S3Config = {
         "region": first_property(properties, "region_name") or "us-east-1",
-        "virtual_hosted_style_request": virtual,
+        "virtual_hosted_style_request": _virtual(properties),
     }
     if endpoint:
         config["endpoint"] = endpoint
+    client: ClientConfig = {
+        "allow_http": bool(endpoint and endpoint.startswith("http://")),
+        "connect_timeout": timedelta(seconds=10),
+        "read_timeout": timedelta(seconds=60),
+        "timeout": timedelta(minutes=5),
+        "pool_max_idle_per_host": str(connections),
+    }
+    bundle = os.environ.get(_CA_BUNDLE_VARIABLE)
+    if bundle:
+        # The CAs boto3 trusts besides the system's (a store behind a private CA).
+        client["root_certificate"] = Path(bundle).read_bytes()
     return ObstoreS3(
         bucket,
         config=config,
         # The properties' credentials, never the environment's: as boto3 is given them.
         credential_provider=lambda: credential,
-        client_options={
-            "allow_http": bool(endpoint and endpoint.startswith("http://")),
-            "connect_timeout": timedelta(seconds=10),
-            "read_timeout": timedelta(seconds=60),
-            "timeout": timedelta(minutes=5),
-            "pool_max_idle_per_host": str(connections),
-        },
+        client_options=client,
         retry_config={
             "max_retries": attempts - 1,
             "retry_timeout": timedelta(minutes=2),
@@ -179,7 +199,14 @@ def _summary(text: str, location: str) -> str:
         named = code.group(1) if code else status.group(1)
         return f"{named}: {message.group(1) if message else ''} ({location})"
     causes = _CAUSE.findall(text)
-    cause = f": {causes[-1]}" if causes else ""
+    certificate = _CERTIFICATE.search(text)
+    cause = (
+        f": invalid TLS certificate ({certificate.group(1)})"
+        if certificate
+        else f": {causes[-1]}"
+        if causes
+        else ""
+    )
     if _CONNECT in text:
         return f"Could not connect to the endpoint URL for {location}{cause}"
     first_line = text.partition("\n")[0]
