@@ -34,6 +34,7 @@ from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore
 from tests.engines_front_door import ReferenceFrontDoor, reference_front_door
 from tests.listener_workflow import EventListener
+from tests.state_dirs import session_state_dir
 from tests.store import S3Store
 
 # Catalogs the test workers and API know by name, the PyIceberg way (environment variables). The
@@ -134,8 +135,12 @@ def disk_catalog(stack: EmbeddedStack) -> SqlCatalog:
 
 
 @pytest.fixture(scope="session")
-def _stack_and_answers() -> Iterator[tuple[EmbeddedStack, FaultPlan]]:
-    root = Path(os.environ.get("ICEPURGE_TEST_STATE_DIR") or tempfile.mkdtemp(prefix="icepurge-test-"))
+def _stack_and_answers(request: pytest.FixtureRequest) -> Iterator[tuple[EmbeddedStack, FaultPlan]]:
+    with session_state_dir(lambda: request.session.testsfailed) as root:
+        yield from _started_stack(root)
+
+
+def _started_stack(root: Path) -> Iterator[tuple[EmbeddedStack, FaultPlan]]:
     embedded = EmbeddedStack(
         state_dir=root,
         ports=StackPorts.free(),
