@@ -5,14 +5,24 @@ for. No store answers here: the endpoints are closed ports."""
 from __future__ import annotations
 
 import os
+import socket
+import struct
+import threading
 import time
 
 import pytest
+from obstore.exceptions import GenericError
 
 from icepurge.activities.plan.config_faults import is_configuration_fault
 from icepurge.devstack.free_ports import free_ports
 from icepurge.stores.s3 import S3Store
-from icepurge.stores.s3_obstore import S3_CLIENT_VARIABLE, ObstoreObjects, nameable, takes_obstore
+from icepurge.stores.s3_obstore import (
+    S3_CLIENT_VARIABLE,
+    ObstoreObjects,
+    nameable,
+    obstore_errors,
+    takes_obstore,
+)
 from icepurge.stores.store import StoreContext
 from tests.cli_runner import run_cli
 
@@ -114,3 +124,67 @@ def test_a_process_forked_after_an_obstore_request_uses_boto3_and_does_not_hang(
         time.sleep(0.05)
     assert os.waitstatus_to_exitcode(waited[1]) == 0
     assert takes_obstore(properties), "the parent keeps obstore"
+
+
+def _resetting_endpoint() -> dict[str, str]:
+    """A listener that reads each request and resets the connection: the chaos tier's fault."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def reset_each() -> None:
+        while True:
+            connection, _ = listener.accept()
+            connection.recv(65536)
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.close()
+
+    threading.Thread(target=reset_each, daemon=True).start()
+    return {**_closed_endpoint(), "s3.endpoint": f"http://127.0.0.1:{listener.getsockname()[1]}"}
+
+
+def test_a_reset_connection_is_transient_not_a_configuration_fault() -> None:
+    """Regression: obstore names a reset met while connecting a connect error, and reading every
+    one as "Could not connect" made the chaos tier's resets a configuration fault: planning gave
+    up after its 300 s budget and the purge failed."""
+    store = S3Store(StoreContext(_resetting_endpoint(), attempts=1))
+    with pytest.raises(OSError, match="Connection reset by peer") as failed:
+        store.read("s3://warehouse/t/a.json")
+    assert not is_configuration_fault(failed.value), failed.value
+    with (
+        pytest.raises(OSError, match="Connection reset by peer") as failed,
+        obstore_errors("s3://warehouse/t/a.json"),
+    ):
+        raise GenericError(RESET_WHILE_CONNECTING)
+    assert not is_configuration_fault(failed.value), failed.value
+
+
+# obstore's text for a reset met while connecting, as the chaos tier's worker logged it.
+RESET_WHILE_CONNECTING = """Generic S3 error: Error performing GET http://127.0.0.1:9/t/a.json in 2ms - \
+HTTP error: error sending request
+
+Debug source:
+Generic {
+    store: "S3",
+    source: RetryError(
+        RetryErrorImpl {
+            inner: Http(
+                HttpError {
+                    kind: Connect,
+                    source: reqwest::Error {
+                        kind: Request,
+                        source: hyper_util::client::legacy::Error(
+                            Connect,
+                            ConnectError(
+                                "tcp connect error",
+                                Os {
+                                    code: 104,
+                                    kind: ConnectionReset,
+                                    message: "Connection reset by peer",
+                                },
+                            ),
+                        ),
+                    },
+                },
+            ),
+        },
+    ),
+}"""

@@ -47,6 +47,16 @@ _CAUSE = re.compile(r'(?:message|error): "([^"]*)"')
 # A TLS failure names its cause without quotes: `InvalidCertificate(\n UnknownIssuer,\n)`.
 _CERTIFICATE = re.compile(r"InvalidCertificate\(\s*(\w+)")
 _CONNECT = "kind: Connect"
+# What makes a connection error a fault of the address or trust, not of the moment: refused,
+# unresolved, unroutable, an untrusted certificate. A reset or a timeout stays transient (the
+# chaos tier's resets, read as "Could not connect", failed a purge's planning for good).
+_UNREACHABLE = (
+    "ConnectionRefused",
+    "dns error",
+    "HostUnreachable",
+    "NetworkUnreachable",
+    "InvalidCertificate",
+)
 _UNNAMEABLE_SEGMENTS = frozenset({"", ".", ".."})
 S3_CLIENT_VARIABLE = "ICEPURGE_S3_CLIENT"
 _CLIENTS = ("obstore", "boto3")
@@ -207,7 +217,7 @@ def _summary(text: str, location: str) -> str:
         if causes
         else ""
     )
-    if _CONNECT in text:
+    if _CONNECT in text and any(marker in text for marker in _UNREACHABLE):
         return f"Could not connect to the endpoint URL for {location}{cause}"
     first_line = text.partition("\n")[0]
     return f"{first_line}{cause} ({location})"
