@@ -1,6 +1,7 @@
 """The Spark engine on clusters started from PySpark's own scripts: a standalone Master and
 Worker (executors in their own JVMs and Python workers), and a Spark Connect server. No secret
-in the Spark UI's environment, the event log, or any driver, executor or worker log."""
+in the Spark UI's environment, the event log, or any driver, executor or worker log. In the
+engines tier: clusters as users run them, and ~90 s that `make test` can't spare."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
 from tests.store import S3Store
 from tests.tables import many_files_table, rich_table
+
+pytestmark = pytest.mark.engines
 
 
 def _json(url: str) -> Any:
