@@ -16,6 +16,7 @@ from obstore.exceptions import GenericError
 from icepurge.activities.plan.config_faults import is_configuration_fault
 from icepurge.devstack.free_ports import free_ports
 from icepurge.stores.s3 import S3Store
+from icepurge.stores.s3_objects import Boto3Objects
 from icepurge.stores.s3_obstore import (
     S3_CLIENT_VARIABLE,
     ObstoreObjects,
@@ -76,7 +77,8 @@ def test_keys_obstore_cannot_name_go_to_boto3() -> None:
     assert nameable("warehouse/t/metadata/00001-a b+c=%2F.metadata.json")
     for key in ("t//metadata/a.json", "/t/a.json", "t/a/", "t/./a", "t/../a"):
         assert not nameable(key), key
-    objects = ObstoreObjects(_closed_endpoint(), connections=2, attempts=1)
+    properties = _closed_endpoint()
+    objects = ObstoreObjects(properties, 2, 1, Boto3Objects(properties, 2, 1))
     # boto3's words, not obstore's ("Could not parse path … empty path segment" was a ValueError).
     with pytest.raises(OSError, match=r"^EndpointConnectionError: Could not connect"):
         objects.get("warehouse", "t//metadata/a.json")

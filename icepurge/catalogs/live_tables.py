@@ -36,13 +36,10 @@ from icepurge.catalogs.registry import kind_of
 from icepurge.contract.request import OverlapScope
 from icepurge.stores.addresses import normalize
 from icepurge.stores.registry import open_store
-from icepurge.stores.store import StoreContext
+from icepurge.stores.store import READ_CONNECTIONS, StoreContext
 
 # Tables named in a refusal or in the list of those that could not be loaded.
 _NAMED_AT_MOST = 5
-# The shared client's connections for the guard's reads of metadata files (its loads in flight
-# are fewer: LiveTableScanner's concurrency).
-_READ_CONNECTIONS = 16
 
 
 def overlaps(first: str, second: str) -> bool:
@@ -70,7 +67,7 @@ def read_footprint(catalog: Catalog, identifier: Identifier, metadata_location: 
     into PyIceberg's model. A file this can't read (compressed, or needing the table's own FileIO
     settings) is left to a load."""
     try:
-        context = StoreContext(catalog.properties, connections=_READ_CONNECTIONS)
+        context = StoreContext(catalog.properties, connections=READ_CONNECTIONS)
         metadata = json.loads(open_store(metadata_location, context).read(metadata_location))
         locations = table_locations(metadata["location"], metadata.get("properties") or {})
     except Exception:  # unreadable here, whatever the reason: the catalog's own load decides

@@ -29,6 +29,8 @@ class S3Store:
     def __init__(self, context: StoreContext) -> None:
         self._context = context
         self._deleter: S3BulkDeleter | None = None
+        self._boto3 = Boto3Objects(context.properties, context.connections, context.attempts)
+        self._obstore = ObstoreObjects(context.properties, context.connections, context.attempts, self._boto3)
 
     def read(self, uri: str) -> bytes:
         return self._objects().get(*bucket_and_key(uri))
@@ -37,7 +39,9 @@ class S3Store:
         self._objects().put(*bucket_and_key(uri), data)
 
     def delete(self, uri: str) -> None:
-        self._objects().delete(*bucket_and_key(uri))
+        """Through boto3: obstore sends even one key as a DeleteObjects, whose refusals come back
+        per key in a 200 answer."""
+        self._boto3.delete(*bucket_and_key(uri))
 
     def delete_many(self, uris: list[str]) -> DeleteOutcome:
         if self._deleter is None:
@@ -71,9 +75,8 @@ class S3Store:
         return self._objects().head(*bucket_and_key(uri))
 
     def _objects(self) -> Boto3Objects | ObstoreObjects:
-        context = self._context
-        objects = ObstoreObjects if takes_obstore(context.properties) else Boto3Objects
-        return objects(context.properties, context.connections, context.attempts)
+        # Asked on every request: a process forked since the last one must not use obstore.
+        return self._obstore if takes_obstore(self._context.properties) else self._boto3
 
     def _client(self) -> S3Client:
         return s3_client(

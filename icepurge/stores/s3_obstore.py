@@ -97,13 +97,16 @@ def obstore_chosen() -> bool:
 
 
 class ObstoreObjects:
-    """`attempts` counts the first attempt too; `connections` sizes the store's idle pool."""
+    """`attempts` counts the first attempt too; `connections` sizes the store's idle pool;
+    `boto3` takes the keys obstore can't name."""
 
-    def __init__(self, properties: dict[str, str], connections: int, attempts: int) -> None:
+    def __init__(
+        self, properties: dict[str, str], connections: int, attempts: int, boto3: Boto3Objects
+    ) -> None:
         self._items = tuple(sorted(properties.items()))
         self._connections = connections
         self._attempts = attempts
-        self._boto3 = Boto3Objects(properties, connections, attempts)
+        self._boto3 = boto3
 
     def get(self, bucket: str, key: str) -> bytes:
         if not nameable(key):
@@ -117,11 +120,6 @@ class ObstoreObjects:
             return
         with obstore_errors(f"s3://{bucket}/{key}"):
             obstore.put(self._store(bucket), key, body)
-
-    def delete(self, bucket: str, key: str) -> None:
-        """Deleting an absent key succeeds, as S3 answers. Through boto3: obstore sends even one
-        key as a DeleteObjects, whose refusals come back per key in a 200 answer."""
-        self._boto3.delete(bucket, key)
 
     def head(self, bucket: str, key: str) -> ObjectHead | None:
         if not nameable(key):

@@ -56,6 +56,11 @@ class Deletes:
     observer: LatencyObserver = None
 
 
+# Whole-object reads at once per process and store (a plan's manifests, the guard's metadata
+# files): the connection pool of the client they share.
+READ_CONNECTIONS = 16
+
+
 @dataclass(frozen=True)
 class StoreContext:
     """The FileIO properties (credentials included: never logged), requests at once and

@@ -10,10 +10,7 @@ from __future__ import annotations
 from pyiceberg.io import FileIO
 
 from icepurge.stores.registry import open_store
-from icepurge.stores.store import StoreContext
-
-# Reads at once per process and store; the shared client's connection pool.
-READ_CONNECTIONS = 16
+from icepurge.stores.store import READ_CONNECTIONS, StoreContext
 
 
 def read_object(io: FileIO, location: str) -> bytes:
