@@ -28,6 +28,7 @@ from icepurge.devstack.spark_services import connect_server, standalone_master, 
 from icepurge.devstack.stack import EmbeddedStack
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
+from tests.spark_master import alive_spark_workers
 from tests.store import S3Store
 from tests.tables import many_files_table, rich_table
 
@@ -44,11 +45,8 @@ def _json(url: str) -> Any:
 def _wait_for_alive_worker(master_ui_port: int, master: ServiceProcess) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        try:
-            if _json(f"http://127.0.0.1:{master_ui_port}/json/").get("aliveworkers", 0) >= 1:
-                return
-        except OSError:
-            pass
+        if alive_spark_workers(f"http://127.0.0.1:{master_ui_port}") >= 1:
+            return
         time.sleep(0.5)
     raise ServiceFailedError(f"no Spark worker registered with the master; see {master.log_path}")
 

@@ -5,12 +5,10 @@ the store on the services host."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -33,6 +31,7 @@ from tests.fleet_stack import (
 )
 from tests.net_hosts import NetHosts
 from tests.purge_helpers import assert_counts_add_up, request_for
+from tests.spark_master import alive_spark_workers
 from tests.store import S3Store
 
 pytestmark = needs_hosts
@@ -51,11 +50,6 @@ SPARK_SHAPE = TableShape(manifests=8, files_per_manifest=50)
 SPARK_TIMEOUT_SECONDS = 15
 # Long enough for a thawed task's next delete and checkpoint.
 LATE_WORK_SECONDS = 5
-
-
-def _alive_spark_workers(master_ui: str) -> int:
-    with urllib.request.urlopen(f"{master_ui}/json/", timeout=30) as response:  # a test host's http
-        return int(json.load(response).get("aliveworkers", 0))
 
 
 async def test_a_spark_worker_host_cut_off_mid_chunk(fleet: tuple[EmbeddedStack, NetHosts]) -> None:
@@ -113,10 +107,7 @@ async def test_a_spark_worker_host_cut_off_mid_chunk(fleet: tuple[EmbeddedStack,
             spark_worker.start()
         master_ui = f"http://{hosts.address(master_host)}:{master_ui_port}"
         deadline = time.monotonic() + 180
-        while True:
-            with contextlib.suppress(OSError):
-                if _alive_spark_workers(master_ui) == 2:
-                    break
+        while alive_spark_workers(master_ui) < 2:
             assert time.monotonic() < deadline, f"the Spark workers did not register; see {master.log_path}"
             await asyncio.sleep(1)
         driver = fleet_worker(stack, driver_host, settings)
