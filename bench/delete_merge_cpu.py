@@ -1,7 +1,8 @@
 """What lever 3's merged deletes could save (issue 44): a small table's 13 files go out a phase
 at a time (its data files, then manifests, manifest lists, older metadata files, the current
 metadata file last: bench.small_purge_requests counts 6 DeleteObjects a table, one more than
-these phases); a batch of 8 tables could send each phase's keys of all 8 in one. Both ways delete the same keys of the embedded SeaweedFS in one run, rounds interleaved; the
+these phases); a batch of 8 tables could send each phase's keys of all 8 in one. Both ways
+delete the same kind of keys of the embedded SeaweedFS in one run, rounds interleaved; the
 figures are CPU a table: SeaweedFS's (every process of it) and this process's (the boto3 client
 icepurge deletes with, 8 threads as a batch has).
 

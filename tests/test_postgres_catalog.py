@@ -6,13 +6,11 @@ rows, and requests racing each other, each with the outcome its promise says."""
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
@@ -22,8 +20,6 @@ from icepurge.contract.counts import Category
 from icepurge.contract.names import ERROR_LIVE_TABLE
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
-from icepurge.devstack.free_ports import free_ports
-from icepurge.devstack.postgres import PostgresServer
 from icepurge.devstack.requests import request_for_table
 from tests.catalog_drops import check_the_drop_takes_only_the_planned_entry_once, other_engines_entry
 from tests.conftest import POSTGRES_CATALOG
@@ -40,25 +36,6 @@ def test_the_server_is_postgresql_and_its_driver_counts_rows(pglake: SqlCatalog)
     with pglake.engine.connect() as connection:
         assert "PostgreSQL" in connection.execute(text("SELECT version()")).scalar_one()
     assert pglake.engine.dialect.supports_sane_rowcount
-
-
-def test_the_server_stops_at_once_while_a_pool_holds_its_connections() -> None:
-    """A smart shutdown (SIGTERM) waits for every client to hang up, and a catalog's pooled
-    connection never does: each stop took its 10 s grace and ended in SIGKILL."""
-    postgres = PostgresServer(Path(tempfile.mkdtemp(prefix="icepurge-postgres-stop-")), free_ports(1)[0])
-    postgres.start()
-    try:
-        pool = create_engine(postgres.sqlalchemy_uri)
-        with pool.connect() as connection:
-            assert connection.execute(text("SELECT 1")).scalar_one() == 1
-        postgres.stop()
-        log = (postgres.data_dir / "postgres.log").read_text()
-        assert "received fast shutdown request" in log
-        assert "database system is shut down" in log
-        pool.dispose()
-    finally:
-        postgres.stop()
-        shutil.rmtree(postgres.data_dir, ignore_errors=True)
 
 
 @pytest.mark.parametrize("conditional", [True, False], ids=["one statement", "load then drop"])
