@@ -11,18 +11,16 @@ import argparse
 import asyncio
 import json
 import statistics
-import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyiceberg.table import Table
 
+from bench.bench_stack import bench_stack
 from bench.table_templates import S3Template
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
-from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
@@ -88,10 +86,8 @@ def main() -> None:
     parser.add_argument("--files-per-manifest", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    stack = EmbeddedStack(state_dir=Path(tempfile.mkdtemp(prefix="icepurge-bench-")), ports=StackPorts.free())
-    stack.start()
     with ExitStack() as cleanup:
-        cleanup.callback(stack.stop)
+        _, stack = cleanup.enter_context(bench_stack("icepurge-bench-events-"))
         live_url, live = cleanup.enter_context(webhook_receiver())
         dead_url, dead = cleanup.enter_context(webhook_receiver(fail_with=500))
         workers = {

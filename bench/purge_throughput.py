@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-from icepurge.devstack.ports import StackPorts
+from bench.bench_stack import bench_stack
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
 from icepurge.devstack.synthetic_table import OBJECT_BODY, TableShape, synthetic_table
@@ -69,18 +67,16 @@ def main() -> None:
     parser.add_argument("--files-per-manifest", type=int, default=500)
     args = parser.parse_args()
     total = args.manifests * args.files_per_manifest
-    stack = EmbeddedStack(state_dir=Path(tempfile.mkdtemp(prefix="icepurge-bench-")), ports=StackPorts.free())
-    stack.start()
-    worker = stack.worker_process()
-    try:
-        worker.start()
-        ceiling = bulk_delete_ceiling(stack, total)
-        rate, deleted, elapsed = asyncio.run(
-            icepurge_throughput(stack, args.manifests, args.files_per_manifest)
-        )
-    finally:
-        worker.stop()
-        stack.stop()
+    with bench_stack("icepurge-bench-throughput-") as (_, stack):
+        worker = stack.worker_process()
+        try:
+            worker.start()
+            ceiling = bulk_delete_ceiling(stack, total)
+            rate, deleted, elapsed = asyncio.run(
+                icepurge_throughput(stack, args.manifests, args.files_per_manifest)
+            )
+        finally:
+            worker.stop()
     print(f"table: {args.manifests} manifests x {args.files_per_manifest} data files = {total} data files")
     print(
         f"raw bulk-delete ceiling (DeleteObjects x{BATCH}, {CEILING_THREADS} threads): {ceiling:,.0f} keys/s"
