@@ -93,8 +93,9 @@ test: install test-fast lint browser-for-tests nginx-for-tests compose-config
 	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) $(PY) -m pytest -n 2 --dist loadfile -m "not fast and not engines"
 
 # The engines tier: Spark SQL, Trino and Java REST catalogs as users run them, around the front
-# door, and Spark clusters (standalone, Connect) under the Spark engine. It needs `make engines` (a few hundred MB into the tools cache, once) and its own time, so
-# it is a target of its own, which .ci/run runs after `make test`.
+# door, and Spark clusters (standalone, Connect) under the Spark engine. It needs `make engines`
+# (a few hundred MB into the tools cache, once) and its own time, so it is a target of its own,
+# which .ci/run runs after `make test`.
 test-engines: install engines
 	ICEPURGE_ENGINES_DIR=$(ENGINES_DIR) $(PY) -m pytest -m engines -v
 
