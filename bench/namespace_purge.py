@@ -1,4 +1,5 @@
-"""A namespace purge of N small real tables (PyIceberg, three appends each) on the embedded stack:
+"""A namespace purge of N small real tables (three appends each: one written by PyIceberg, the rest
+its copies, see bench.table_copies) on the embedded stack:
 tables/min, files/s against the store's raw bulk-delete ceiling for the same number of keys,
 history events per run of the namespace purge and of one table purge, the worker's peak RSS.
 The worker runs as its own process, as in production.
@@ -29,6 +30,7 @@ from temporalio.client import Client
 from bench.bench_stack import bench_stack
 from bench.cpu_shares import cpu_shares
 from bench.purge_throughput import bulk_delete_ceiling
+from bench.table_copies import copy_table
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
@@ -58,7 +60,7 @@ def _namespace(batch_tables: int, workers: int = 1, s3_client: str = "obstore") 
 
 # The loops' tables: the same shape, in namespaces of their own.
 LOOPS = {"PyIceberg purge_table loop, sequential": 1, "PyIceberg purge_table loop, 8 threads": 8}
-CREATING_THREADS = 4
+COPYING_THREADS = 8
 # A long purge prints where it stands this often: a run stopped early still leaves its rate.
 PROGRESS_SECONDS = 60
 
@@ -258,19 +260,16 @@ def _objects_left(stack: EmbeddedStack, locations: list[str]) -> int:
 
 
 def _create_tables(stack: EmbeddedStack, namespace: tuple[str, ...], count: int) -> list[str]:
-    """The tables' locations. Created on a few threads, a catalog object each: 10,000 tables one
-    after another took 23 minutes."""
-    catalogs = [stack.catalog(CATALOG) for _ in range(CREATING_THREADS)]
-    catalogs[0].create_namespace_if_not_exists(namespace)
+    """The tables' locations: the first written by PyIceberg, the rest its copies (writing 10,000
+    through PyIceberg took ~18 min a namespace here, see bench.table_copies)."""
+    catalog = stack.catalog(CATALOG)
+    template = create_demo_table(catalog, namespace, _table_name(0))
+    names = [_table_name(index) for index in range(1, count)]
+    return [template.location(), *copy_table(catalog, template, names, stack.s3_properties, COPYING_THREADS)]
 
-    def create_every(thread: int) -> list[str]:
-        return [
-            create_demo_table(catalogs[thread], namespace, f"t{index:05d}").location()
-            for index in range(thread, count, CREATING_THREADS)
-        ]
 
-    with ThreadPoolExecutor(CREATING_THREADS) as pool:
-        return [location for made in pool.map(create_every, range(CREATING_THREADS)) for location in made]
+def _table_name(index: int) -> str:
+    return f"t{index:05d}"
 
 
 def _loop(stack: EmbeddedStack, label: str, threads: int, count: int) -> None:
@@ -281,7 +280,7 @@ def _loop(stack: EmbeddedStack, label: str, threads: int, count: int) -> None:
 
     def purge_every(worker: int) -> None:
         for index in range(worker, count, threads):
-            catalogs[worker].purge_table((*namespace, f"t{index:05d}"))
+            catalogs[worker].purge_table((*namespace, _table_name(index)))
 
     started = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
@@ -358,7 +357,7 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
             started = time.perf_counter()
             locations = _create_tables(stack, namespace, arguments.tables)
             print(
-                f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends "
+                f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends, copies of one "
                 f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
                 f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
                 f"{count} worker process(es), S3 client {s3_client}, 2 cores, live-table guard "

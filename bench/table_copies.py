@@ -1,0 +1,105 @@
+"""Copies of one real table, registered in the catalog: a namespace of 10,000 small tables
+seeded in minutes. Writing each through PyIceberg cost ~220 ms of CPU a table here (its writes
+and SeaweedFS's), ~18 min for 10,000 tables on 2 cores, for each contender of a run.
+
+A copy holds the template's objects under its own location: the Parquet files as they are, the
+manifests and manifest lists re-encoded with its own paths (same codec, schema and header), the
+metadata files with its own paths and a table UUID of its own. Its name has the template's
+length, so every path keeps its length too.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import fastavro
+from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
+
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import Store, StoreContext
+
+AVRO_HEADER_KEYS = ("avro.schema", "avro.codec")
+WRITE_CONNECTIONS = 32
+
+
+@dataclass(frozen=True)
+class TemplateObject:
+    """One object of the template, its path relative to the table's location."""
+
+    relative: str
+    body: bytes
+
+    def copied(self, old: str, new: str, table_uuid: tuple[str, str]) -> bytes:
+        if self.relative.endswith(".avro"):
+            return _avro_with(self.body, lambda text: text.replace(old, new))
+        if self.relative.endswith(".metadata.json"):
+            return self.body.decode().replace(old, new).replace(*table_uuid).encode()
+        return self.body
+
+
+def _avro_with(body: bytes, rewrite: Callable[[str], str]) -> bytes:
+    reader = fastavro.reader(io.BytesIO(body))
+    schema = json.loads(reader.metadata["avro.schema"])
+    header = {key: value for key, value in reader.metadata.items() if key not in AVRO_HEADER_KEYS}
+    records = [_rewritten(record, rewrite) for record in reader]
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(schema), records, codec=reader.codec, metadata=header)
+    return out.getvalue()
+
+
+def _rewritten(value: Any, rewrite: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return rewrite(value)
+    if isinstance(value, dict):
+        return {key: _rewritten(item, rewrite) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rewritten(item, rewrite) for item in value]
+    return value
+
+
+def copy_table(
+    catalog: Catalog, template: Table, names: list[str], properties: dict[str, str], threads: int
+) -> list[str]:
+    """Registers a copy of `template` under each name, in the template's namespace; returns their
+    locations. Every name has the template's name's length."""
+    namespace, template_name = template.name()[:-1], template.name()[-1]
+    old_location = template.location()
+    if any(len(name) != len(template_name) for name in names):
+        raise ValueError(f"every copy's name must have {len(template_name)} characters, as {template_name!r}")
+    store = open_store(old_location, StoreContext(properties, connections=WRITE_CONNECTIONS))
+    objects = _template_objects(store, old_location)
+    metadata_relative = template.metadata_location.removeprefix(old_location)
+    old_uuid = str(template.metadata.table_uuid)
+
+    def copy(name: str) -> str:
+        new_location = old_location.removesuffix(template_name) + name
+        for template_object in objects:
+            body = template_object.copied(old_location, new_location, (old_uuid, str(uuid.uuid4())))
+            store.write(new_location + template_object.relative, body)
+        catalog.register_table((*namespace, name), new_location + metadata_relative)
+        return new_location
+
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(copy, names))
+
+
+def _template_objects(store: Store, location: str) -> list[TemplateObject]:
+    objects: list[TemplateObject] = []
+    token: str | None = None
+    while True:
+        page = store.list_page(location, token, 1000, flat=False)
+        objects += [
+            TemplateObject(listed.uri.removeprefix(location), store.read(listed.uri))
+            for listed in page.objects
+            if not listed.uri.endswith("/")
+        ]
+        token = page.next_token
+        if token is None:
+            return objects
