@@ -26,11 +26,19 @@ class FreshListing(Generic[T]):
     # The last listing that completed, and which start it was.
     _latest: tuple[int, T] | None = None
 
-    def take(self, list_now: Callable[[], T], beat: Callable[[], None]) -> T:
-        """A listing begun after this call: shared, so the caller's to read, not to change. A
-        listing that fails fails its maker only: a guard that waited for it makes the next one."""
+    def next_number(self) -> int:
+        """The number of the first listing to begin after this call: what a caller asking now
+        needs, and one it can hand to `take` later (a batch's guards, asking together)."""
         with self._changed:
-            wanted = self._started + 1
+            return self._started + 1
+
+    def take(self, list_now: Callable[[], T], beat: Callable[[], None], wanted: int | None = None) -> T:
+        """A listing begun after this call, or, given `wanted` (from `next_number`), after that
+        one's call: shared, so the caller's to read, not to change. A listing that fails fails
+        its maker only: a guard that waited for it makes the next one."""
+        with self._changed:
+            if wanted is None:
+                wanted = self._started + 1
             while True:
                 if self._latest is not None and self._latest[0] >= wanted:
                     return self._latest[1]

@@ -30,6 +30,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
 from icepurge.catalogs.fresh_listing import WAIT_BEAT_SECONDS, FreshListing
+from icepurge.catalogs.guard_cohort import GuardParty
 from icepurge.catalogs.location_index import Footprint, Identifier, LocationIndex
 from icepurge.catalogs.locations import table_locations
 from icepurge.catalogs.registry import kind_of
@@ -128,10 +129,14 @@ class GuardScan:
 
 @dataclass(frozen=True)
 class PurgedTable:
+    """The table a guard checks for; a batch's table is a `party` of the batch's guards, which
+    share one listing."""
+
     catalog: str
     identifier: Identifier
     metadata_location: str
     locations: tuple[str, ...]
+    party: GuardParty | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -159,11 +164,11 @@ class PurgedTable:
 ScopeKey = tuple[str, OverlapScope, Identifier]
 
 
-def _own_elsewhere(footprint: Footprint, own: Footprint | None, identifier: Identifier) -> bool:
-    """Whether a listed table is the identifier's own entry, listed under another spelling: the
-    same levels joined by dots, at the same metadata file. SQL catalogs and SeaweedFS's keep
-    namespaces as dotted names (`("a.b", "t")` is `("a", "b", "t")` there), and the own entry has
-    been compared (or, in a preview, left out) already. Without an own entry (dropped), none is."""
+def _own_entry(footprint: Footprint, own: Footprint | None, identifier: Identifier) -> bool:
+    """Whether a listed table is the identifier's own entry, compared (or, in a preview, left out)
+    already: the same levels joined by dots, at the same metadata file. SQL catalogs and
+    SeaweedFS's keep namespaces as dotted names (`("a.b", "t")` is `("a", "b", "t")` there).
+    Without an own entry (dropped), none is: a table listed under the name since is another."""
     return (
         own is not None
         and footprint.metadata_location == own.metadata_location
@@ -190,6 +195,10 @@ class _Scope:
     listed: dict[Identifier, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     listing: FreshListing[dict[Identifier, str | None]] = field(default_factory=FreshListing)
+    # The listing the index was last brought up to, and the tables it could not read: the guards
+    # sharing a listing follow it once.
+    followed: dict[Identifier, str | None] | None = None
+    unloadable: list[str] = field(default_factory=list)
 
     def keep(self, footprint: Footprint) -> None:
         self.index.put(footprint)
@@ -228,7 +237,14 @@ class LiveTableScanner:
     ) -> GuardScan:
         """With `skip_own`, the identifier's own entry is left out while it still uses the purged
         metadata: a preview's view of what the real purge finds once it has dropped it."""
-        found = GuardScan()
+        try:
+            return self._scan(_ScanRun(catalog, purged, GuardScan(), beat), scope, skip_own)
+        finally:
+            if purged.party is not None:
+                purged.party.past_asking()
+
+    def _scan(self, run: _ScanRun, scope: OverlapScope, skip_own: bool) -> GuardScan:
+        catalog, purged, found, beat = run.catalog, run.purged, run.found, run.beat
         found.catalog_calls += 1
         own = load_footprint(catalog, purged.identifier)
         if own is not None and not (skip_own and purged.uses_the_purged_metadata(own)):
@@ -239,13 +255,16 @@ class LiveTableScanner:
         namespace = purged.identifier[:-1] if scope is OverlapScope.NAMESPACE else ()
         namespaces = [namespace] if scope is OverlapScope.NAMESPACE else None
         kept = self._scope((purged.catalog, scope, namespace))
-        listing = dict(kept.listing.take(lambda: self._tables(catalog, namespaces, found, beat), beat))
-        listing.pop(purged.identifier, None)
+        wanted = purged.party.number(kept.listing, beat) if purged.party is not None else None
+        listing = kept.listing.take(lambda: self._tables(catalog, namespaces, found, beat), beat, wanted)
         with _held(kept.lock, beat):
-            self._follow(_ScanRun(catalog, purged, found, beat), kept, listing)
+            if kept.followed is not listing:
+                kept.unloadable = self._follow(run, kept, listing)
+                kept.followed = listing
+            found.unloadable += kept.unloadable
             found.tables_compared += len(kept.index)
             for footprint in kept.index.overlapping(purged.metadata_location, purged.locations):
-                if _own_elsewhere(footprint, own, purged.identifier):
+                if _own_entry(footprint, own, purged.identifier):
                     continue
                 found.refusal = purged.refusal(footprint)
                 if found.refusal is not None:
@@ -262,16 +281,17 @@ class LiveTableScanner:
             self._scopes.move_to_end(key)
             return kept
 
-    def _follow(self, run: _ScanRun, kept: _Scope, listing: dict[Identifier, str | None]) -> None:
+    def _follow(self, run: _ScanRun, kept: _Scope, listing: dict[Identifier, str | None]) -> list[str]:
         """The index brought up to the listing: tables gone leave it; tables listed at a metadata
         file other than the one indexed, or listed without one, are read (from the cache where it
-        has them) and replace their entry."""
+        has them) and replace their entry. Returns the tables that could not be read."""
         catalog, purged, found = run.catalog, run.purged, run.found
+        unloadable: list[str] = []
         for gone in kept.listed.keys() - listing.keys():
             kept.forget(gone)
         unknown = self._kept_or_unknown(purged.catalog, kept, listing)
         if not unknown:
-            return
+            return unloadable
         with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
             loads = pool.map(
                 lambda identifier: self._footprint(catalog, purged, identifier, listing[identifier]), unknown
@@ -281,11 +301,12 @@ class LiveTableScanner:
                 found.catalog_calls += 1
                 if isinstance(footprint, Exception):
                     kept.forget(identifier)
-                    found.unloadable.append(".".join(identifier))
+                    unloadable.append(".".join(identifier))
                 elif footprint is None:
                     kept.forget(identifier)
                 else:
                     kept.keep(footprint)
+        return unloadable
 
     def _kept_or_unknown(
         self, catalog: str, kept: _Scope, listing: dict[Identifier, str | None]

@@ -19,6 +19,7 @@ from icepurge.activities import heartbeats
 from icepurge.activities.catalog.catalog_calls import CatalogCalls, admitted
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.catalogs.admission import CatalogAdmission
+from icepurge.catalogs.guard_cohort import GuardParty
 from icepurge.catalogs.io_properties import file_io_properties
 from icepurge.catalogs.kind import CatalogKind
 from icepurge.catalogs.live_tables import LiveTableScanner, PurgedTable, named
@@ -159,8 +160,9 @@ class TableCatalog(CatalogCalls):
         it vends per table): what is left to a purge whose table was dropped before it loaded."""
         return file_io_properties(self._catalog(name).properties)
 
-    def guard(self, step: GuardInput) -> GuardOutcome:
-        """Refusal is the workflow's to make: this reports what it found."""
+    def guard(self, step: GuardInput, party: GuardParty | None = None) -> GuardOutcome:
+        """Refusal is the workflow's to make: this reports what it found. A batch's table is a
+        `party` of the batch's guards."""
         with self._step(LIVE_TABLE_GUARD_ACTIVITY):
             unguarded = admitted(self._admission, step.table.catalog)
             if unguarded is not None:
@@ -171,6 +173,7 @@ class TableCatalog(CatalogCalls):
                 identifier=step.table.identifier,
                 metadata_location=step.metadata_location,
                 locations=tuple(step.locations),
+                party=party,
             )
             scan = self._scanner.scan(
                 self._catalog(step.table.catalog),

@@ -17,6 +17,7 @@ from icepurge.activities.catalog.table_catalog import Ancestry
 from icepurge.activities.heartbeats import start_batch_beats
 from icepurge.activities.purge.batch_table import BatchTablePurge
 from icepurge.activities.step_definition import implements
+from icepurge.catalogs.guard_cohort import GuardCohort
 from icepurge.contract.activity_steps import PURGE_TABLE_BATCH
 from icepurge.contract.batch_steps import BatchTableOutcome, TableBatchInput, TableBatchResult
 
@@ -35,13 +36,16 @@ class BatchActivities:
         start_batch_beats()
         outcomes: list[BatchTableOutcome] = []
         faults: list[Exception] = []
+        # A thread a table: the guards' cohort holds each table at its guard until every other
+        # one has reached its own or ended.
         with ThreadPoolExecutor(max_workers=len(step.tables), thread_name_prefix="table-batch") as pool:
             # Each thread runs in a copy of this activity's context: heartbeats, cancellation and
             # activity.info() are this activity's.
             ancestry: Ancestry = {}
+            parties = GuardCohort(len(step.tables)).parties()
             futures = [
-                pool.submit(copy_context().run, partial(self._tables.run, table, retried, ancestry))
-                for table in step.tables
+                pool.submit(copy_context().run, partial(self._tables.run, table, retried, ancestry, party))
+                for table, party in zip(step.tables, parties, strict=True)
             ]
             for future in futures:
                 try:

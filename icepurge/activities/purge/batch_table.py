@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 
 from temporalio.exceptions import ApplicationError
 
-from icepurge.activities.catalog.planned_drop import DropAttempt, KeptPlan, PlannedDrops, TableChangedError
+from icepurge.activities.catalog.planned_drop import DropAttempt, PlannedDrops, TableChangedError
 from icepurge.activities.catalog.table_catalog import Ancestry
 from icepurge.activities.purge.express_finish import ExpressFinish
 from icepurge.activities.purge.purge_services import PurgeServices
+from icepurge.catalogs.guard_cohort import GuardParty
 from icepurge.contract.batch_steps import (
     BatchedTables,
     BatchTable,
@@ -25,7 +26,6 @@ from icepurge.contract.catalog_steps import TableRef
 from icepurge.contract.express_steps import FinishInput, finishes_at_once
 from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_TABLE_CHANGED
 from icepurge.contract.progress import Progress, pending_status, report_at
-from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.steps import PlanInput, PlanSummary
@@ -81,14 +81,25 @@ class BatchTablePurge:
             path = batched_tables_path(parent_id, first.purge_id)
             self._state.write(self._state.uri(path), BatchedTables(purge_ids=recorded))
 
-    def run(self, table: BatchTable, retried: bool, ancestry: Ancestry) -> BatchTableOutcome:
+    def run(
+        self, table: BatchTable, retried: bool, ancestry: Ancestry, party: GuardParty
+    ) -> BatchTableOutcome:
         """A transient fault leaves as an exception (the batch is retried); a table's own
-        refusal or failure ends its purge FAILED, as a workflow's would."""
+        refusal or failure ends its purge FAILED, as a workflow's would. Whichever way it ends,
+        the table is past asking for a listing: the batch's other guards wait for no more."""
+        try:
+            return self._run(table, retried, ancestry, party)
+        finally:
+            party.past_asking()
+
+    def _run(
+        self, table: BatchTable, retried: bool, ancestry: Ancestry, party: GuardParty
+    ) -> BatchTableOutcome:
         if retried and (report := self.recorded(table.purge_id)) is not None:
             return BatchTableOutcome(purge_id=table.purge_id, report=report)
         progress = Progress(pending_status(table.purge_id, table.request, _now()), _Unpublished())
         try:
-            self._steps(table, progress, retried, ancestry)
+            self._steps(table, progress, retried, ancestry, party)
         except HandedBackError as handed:
             return BatchTableOutcome(purge_id=table.purge_id, handed_back=handed.why)
         except ApplicationError as error:
@@ -99,7 +110,9 @@ class BatchTablePurge:
         self._state.write(self._state.uri(table_record_path(table.purge_id)), report)
         return BatchTableOutcome(purge_id=table.purge_id, report=report)
 
-    def _steps(self, table: BatchTable, progress: Progress, retried: bool, ancestry: Ancestry) -> None:
+    def _steps(
+        self, table: BatchTable, progress: Progress, retried: bool, ancestry: Ancestry, party: GuardParty
+    ) -> None:
         purge_id = table.purge_id
         progress.move_to(PurgeState.LOADING, _now())
         try:
@@ -123,7 +136,11 @@ class BatchTablePurge:
         progress.move_to(PurgeState.DROPPING, _now())
         progress.dropped(_now(), dropped.storage_gone)
         progress.move_to(PurgeState.DELETING, _now())
-        self._finish(purge_id, dropped.request, kept, progress)
+        self._finish(
+            FinishInput(purge_id=purge_id, request=dropped.request, plan=kept.plan, guards=[kept.protection]),
+            progress,
+            party,
+        )
 
     def _held_plan(self, step: PlanInput) -> PlanSummary:
         """A batch takes only plans it finishes at once; a bigger one is handed back before the drop."""
@@ -134,10 +151,8 @@ class BatchTablePurge:
             )
         return plan
 
-    def _finish(self, purge_id: str, request: PurgeRequest, kept: KeptPlan, progress: Progress) -> None:
-        result = self._finish_small.finish(
-            FinishInput(purge_id=purge_id, request=request, plan=kept.plan, guards=[kept.protection])
-        )
+    def _finish(self, step: FinishInput, progress: Progress, party: GuardParty) -> None:
+        result = self._finish_small.finish(step, party)
         progress.guarded(result.guard)
         if not result.guard.passed:
             raise ApplicationError(

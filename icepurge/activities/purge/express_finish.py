@@ -11,6 +11,7 @@ from temporalio import activity
 from icepurge.activities.catalog.catalog_retries import bounded
 from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.purge.purge_services import PurgeServices
+from icepurge.catalogs.guard_cohort import GuardParty
 from icepurge.contract.catalog_steps import GuardInput, TableRef, guard_not_applied
 from icepurge.contract.express_steps import ExpressSteps, FinishInput, FinishResult
 from icepurge.contract.request import Engine, PurgeRequest
@@ -23,7 +24,8 @@ class ExpressFinish:
         self._services = services
         self._catalogs = catalogs
 
-    def finish(self, step: FinishInput) -> FinishResult:
+    def finish(self, step: FinishInput, party: GuardParty | None = None) -> FinishResult:
+        """A batch's table is a `party` of the batch's guards."""
         plan = step.plan
         # Only a retry can find a finish that completed before it.
         recorded = (
@@ -34,7 +36,7 @@ class ExpressFinish:
         if recorded is not None:
             return recorded
         request = step.request
-        guard = bounded(lambda: self._guard(step.purge_id, request, step.plan.locations))
+        guard = bounded(lambda: self._guard(step.purge_id, request, step.plan.locations, party))
         if not guard.passed:
             return FinishResult(guard=guard)
         with self._services.planning.holding_plan(plan):
@@ -85,7 +87,9 @@ class ExpressFinish:
             running = [pool.submit(copy_context().run, delete, index) for index in indexes]
             return [chunk.result() for chunk in running]
 
-    def _guard(self, purge_id: str, request: PurgeRequest, locations: list[str]) -> GuardOutcome:
+    def _guard(
+        self, purge_id: str, request: PurgeRequest, locations: list[str], party: GuardParty | None
+    ) -> GuardOutcome:
         if not request.options.live_table_guard:
             return guard_not_applied("turned off by options.live_table_guard")
         return self._catalogs.guard(
@@ -94,5 +98,6 @@ class ExpressFinish:
                 metadata_location=request.snapshot_location(),
                 locations=locations,
                 scope=request.options.overlap_scope,
-            )
+            ),
+            party,
         )
