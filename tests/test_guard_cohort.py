@@ -139,6 +139,6 @@ def test_a_guard_waiting_for_its_batch_keeps_heartbeating(tmp_path: Path) -> Non
 def _wait_asking(party: GuardParty) -> None:
     cohort = party.cohort
     deadline = time.monotonic() + WAIT
-    while party.index not in cohort._done_asking:  # type: ignore[attr-defined]
+    while party.index not in cohort._done_asking:
         assert time.monotonic() < deadline, "the guard never asked"
         time.sleep(0.005)
