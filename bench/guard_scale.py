@@ -23,8 +23,8 @@ from pathlib import Path
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner, PurgedTable
-from icepurge.catalogs.locations import table_locations
 from icepurge.contract.request import OverlapScope
+from icepurge.devstack.guarded_tables import dropped_for_guard
 from icepurge.devstack.small_tables import SCHEMA
 
 NAMESPACE = ("bench", "wide")
@@ -49,15 +49,7 @@ def _guards(tables: int, guards: int, threads: int) -> None:
         scanner = LiveTableScanner(FootprintCache(ttl_seconds=60), concurrency=8)
 
         def dropped(index: int) -> PurgedTable:
-            identifier = (*NAMESPACE, f"t{index:05d}")
-            table = catalog.load_table(identifier)
-            catalog.drop_table(identifier)
-            return PurgedTable(
-                catalog=catalog.name,
-                identifier=identifier,
-                metadata_location=table.metadata_location,
-                locations=tuple(table_locations(table.metadata.location, table.metadata.properties)),
-            )
+            return dropped_for_guard(catalog, (*NAMESPACE, f"t{index:05d}"))
 
         def guard(purged: PurgedTable) -> tuple[float, int]:
             started = time.perf_counter()

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.catalogs.guard_cohort import GuardCohort, GuardParty
 from icepurge.catalogs.live_tables import FootprintCache, GuardScan, LiveTableScanner, PurgedTable
-from icepurge.catalogs.locations import table_locations
 from icepurge.contract.request import OverlapScope
+from icepurge.devstack.guarded_tables import dropped_for_guard
 from tests.tables import SCHEMA
 
 NAMESPACE = ("batch",)
@@ -32,15 +34,7 @@ def _catalog(tmp_path: Path, tables: int) -> SqlCatalog:
 
 
 def _dropped(catalog: SqlCatalog, name: str, party: GuardParty | None) -> PurgedTable:
-    table = catalog.load_table((*NAMESPACE, name))
-    catalog.drop_table((*NAMESPACE, name))
-    return PurgedTable(
-        catalog=catalog.name,
-        identifier=(*NAMESPACE, name),
-        metadata_location=table.metadata_location,
-        locations=tuple(table_locations(table.metadata.location, table.metadata.properties)),
-        party=party,
-    )
+    return dropped_for_guard(catalog, (*NAMESPACE, name), party)
 
 
 def _warm(scanner: LiveTableScanner, catalog: SqlCatalog) -> None:
@@ -77,18 +71,41 @@ def test_a_batchs_guards_arriving_apart_take_one_listing(tmp_path: Path) -> None
     assert sum(scan.catalog_calls for scan in apart) >= TABLES + 2
 
 
+@dataclass
+class TwoTables:
+    """A batch of two tables, t0 dropped; its guard, once asked, waits for t1's."""
+
+    catalog: SqlCatalog
+    scanner: LiveTableScanner
+    first: GuardParty
+    second: GuardParty
+    purged: PurgedTable
+
+    @classmethod
+    def make(cls, tmp_path: Path) -> TwoTables:
+        catalog = _catalog(tmp_path, 2)
+        scanner = LiveTableScanner(FootprintCache(ttl_seconds=0), concurrency=2)
+        _warm(scanner, catalog)
+        first, second = GuardCohort(2).parties()
+        return cls(catalog, scanner, first, second, _dropped(catalog, "t0", first))
+
+    def first_guard(
+        self, pool: ThreadPoolExecutor, beat: Callable[[], None] = lambda: None
+    ) -> Future[GuardScan]:
+        asked = pool.submit(self.scanner.scan, self.catalog, self.purged, OverlapScope.NAMESPACE, beat)
+        deadline = time.monotonic() + WAIT
+        while self.first.index not in self.first.cohort._done_asking:
+            assert time.monotonic() < deadline, "the guard never asked"
+            time.sleep(0.005)
+        return asked
+
+
 def test_the_shared_listing_shows_a_table_created_after_the_first_guard_asked(tmp_path: Path) -> None:
-    catalog = _catalog(tmp_path, 2)
-    scanner = LiveTableScanner(FootprintCache(ttl_seconds=0), concurrency=2)
-    _warm(scanner, catalog)
-    first, second = GuardCohort(2).parties()
-    purged = _dropped(catalog, "t0", first)
+    batch = TwoTables.make(tmp_path)
+    catalog, scanner, purged, second = batch.catalog, batch.scanner, batch.purged, batch.second
 
     with ThreadPoolExecutor(1) as pool:
-        asked: Future[GuardScan] = pool.submit(
-            scanner.scan, catalog, purged, OverlapScope.NAMESPACE, lambda: None
-        )
-        _wait_asking(first)
+        asked = batch.first_guard(pool)
         # Created inside the purged table's location once its guard asked: the listing the
         # guards share begins after the last of them asks, so it must show this table.
         catalog.create_table((*NAMESPACE, "inside"), schema=SCHEMA, location=purged.locations[0] + "/inside")
@@ -103,42 +120,24 @@ def test_the_shared_listing_shows_a_table_created_after_the_first_guard_asked(tm
 def test_a_table_ended_before_its_guard_lets_the_others_go_and_a_retried_guard_lists_again(
     tmp_path: Path,
 ) -> None:
-    catalog = _catalog(tmp_path, 2)
-    scanner = LiveTableScanner(FootprintCache(ttl_seconds=0), concurrency=2)
-    _warm(scanner, catalog)
-    asking, ended = GuardCohort(2).parties()
-    purged = _dropped(catalog, "t0", asking)
+    batch = TwoTables.make(tmp_path)
 
     with ThreadPoolExecutor(1) as pool:
-        first: Future[GuardScan] = pool.submit(
-            scanner.scan, catalog, purged, OverlapScope.NAMESPACE, lambda: None
-        )
-        _wait_asking(asking)
+        first = batch.first_guard(pool)
         assert not first.done()
-        ended.past_asking()
+        batch.second.past_asking()
         assert first.result(WAIT).catalog_calls == 2
 
-    retried = scanner.scan(catalog, purged, OverlapScope.NAMESPACE, lambda: None)
+    retried = batch.scanner.scan(batch.catalog, batch.purged, OverlapScope.NAMESPACE, lambda: None)
     assert retried.refusal is None and retried.catalog_calls == 2
 
 
 def test_a_guard_waiting_for_its_batch_keeps_heartbeating(tmp_path: Path) -> None:
-    catalog = _catalog(tmp_path, 2)
-    scanner = LiveTableScanner(FootprintCache(ttl_seconds=0), concurrency=2)
-    asking, late = GuardCohort(2).parties()
-    purged = _dropped(catalog, "t0", asking)
+    batch = TwoTables.make(tmp_path)
     beats = threading.Semaphore(0)
 
     with ThreadPoolExecutor(1) as pool:
-        first = pool.submit(scanner.scan, catalog, purged, OverlapScope.NAMESPACE, beats.release)
+        first = batch.first_guard(pool, beats.release)
         assert beats.acquire(timeout=WAIT), "no heartbeat while waiting for the batch"
-        late.past_asking()
+        batch.second.past_asking()
         assert first.result(WAIT).refusal is None
-
-
-def _wait_asking(party: GuardParty) -> None:
-    cohort = party.cohort
-    deadline = time.monotonic() + WAIT
-    while party.index not in cohort._done_asking:
-        assert time.monotonic() < deadline, "the guard never asked"
-        time.sleep(0.005)

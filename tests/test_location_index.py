@@ -21,9 +21,9 @@ from icepurge.catalogs.live_tables import (
     read_footprint,
 )
 from icepurge.catalogs.location_index import Footprint, LocationIndex
-from icepurge.catalogs.locations import table_locations
 from icepurge.catalogs.sql import SqlCatalogKind
 from icepurge.contract.request import OverlapScope
+from icepurge.devstack.guarded_tables import dropped_for_guard
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.stores.addresses import normalize
@@ -90,14 +90,7 @@ def _catalog(tmp_path: Path) -> SqlCatalog:
 
 def _purged(catalog: SqlCatalog, name: str) -> PurgedTable:
     """A table of the namespace, dropped: what a purge's guard checks after the drop."""
-    table = catalog.load_table((*NAMESPACE, name))
-    catalog.drop_table((*NAMESPACE, name))
-    return PurgedTable(
-        catalog=catalog.name,
-        identifier=(*NAMESPACE, name),
-        metadata_location=table.metadata_location,
-        locations=tuple(table_locations(table.metadata.location, table.metadata.properties)),
-    )
+    return dropped_for_guard(catalog, (*NAMESPACE, name))
 
 
 def test_a_kept_index_follows_what_changed_in_the_namespace_since_the_last_guard(tmp_path: Path) -> None:
