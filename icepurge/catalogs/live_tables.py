@@ -4,15 +4,16 @@ table dropped and re-created at the same place, or registered again from the sam
 would lose its files to the purge.
 
 Its cost is bounded: one listing per namespace in scope, shared by the guards that ask for it at
-once (icepurge/catalogs/fresh_listing.py: each still sees a listing begun after it asked), table
-loads on a bounded pool, and the other tables' locations kept per worker (the identifier's own
-table is always loaded afresh). Each scope's tables sit in a location index that every guard
-brings up to date from its fresh listing (icepurge/catalogs/location_index.py): a guard looks up
-the purged locations instead of comparing them with every table, and reads only the tables that
-changed. Where the catalog's listing says each table's current metadata file (the SQL catalog:
-one query per namespace), a table is known changed by that file, which never changes: a
-namespace purge's guards read each other table's metadata once, not once per purged table.
-Elsewhere a footprint is kept for a short time.
+once (icepurge/catalogs/fresh_listing.py: each still sees a listing begun after it asked) and by
+a small-table batch's guards (icepurge/catalogs/guard_cohort.py), table loads on a bounded pool,
+and the other tables' locations kept per worker (the identifier's own table is always loaded
+afresh). Each scope's tables sit in a location index brought up to date once from each fresh
+listing (icepurge/catalogs/location_index.py): a guard looks up the purged locations instead of
+comparing them with every table, and reads only the tables that changed. Where the catalog's
+listing says each table's current metadata file (the SQL catalog: one query per namespace), a
+table is known changed by that file, which never changes: a namespace purge's guards read each
+other table's metadata once, not once per purged table. Elsewhere a footprint is kept for a
+short time.
 """
 
 from __future__ import annotations
