@@ -22,6 +22,7 @@ from typing import TypeVar
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
+from temporalio.api.enums.v1 import PendingActivityState, PendingWorkflowTaskState
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -191,8 +192,12 @@ async def _kill_loop(stack: EmbeddedStack, workers: list[ServiceProcess], draw: 
 Closing = TypeVar("Closing", PurgeStatus, NamespacePurgeStatus)
 
 
-async def _closed(status_of: Callable[[], Awaitable[Closing]], purge_id: str, deadline: float) -> Closing:
-    """Waits for the purge to close; tolerates the server being briefly away after its restart."""
+async def _closed(
+    status_of: Callable[[], Awaitable[Closing]], client: Client, purge_id: str, deadline: float
+) -> Closing:
+    """Waits for the purge to close; tolerates the server being briefly away after its restart.
+    One that doesn't close is shown as it last stood: where it is and what it waits for."""
+    status: Closing | None = None
     while time.monotonic() < deadline:
         try:
             status = await status_of()
@@ -203,11 +208,29 @@ async def _closed(status_of: Callable[[], Awaitable[Closing]], purge_id: str, de
         if status.finished_at is not None:
             return status
         await asyncio.sleep(1)
-    raise AssertionError(f"purge {purge_id} did not close within {BOUND_SECONDS} s")
+    last = status.model_dump_json(exclude_defaults=True) if status is not None else "no status"
+    raise AssertionError(
+        f"purge {purge_id} did not close within {BOUND_SECONDS} s; it stood at {last}; "
+        f"the server had pending {await _pending(client, purge_id)}"
+    )
 
 
-async def _final_status(purges: PurgeClient, purge_id: str, deadline: float) -> PurgeStatus:
-    return await _closed(lambda: purges.status(purge_id), purge_id, deadline)
+async def _pending(client: Client, purge_id: str) -> str:
+    """The purge's pending activities and workflow task, as the server describes them."""
+    raw = (await client.get_workflow_handle(purge_id).describe()).raw_description
+    activities = [
+        f"{pending.activity_type.name} ({PendingActivityState.Name(pending.state)},"
+        f" attempt {pending.attempt}, last heartbeat {pending.last_heartbeat_time.ToJsonString()},"
+        f" last failure {pending.last_failure.message[:300]!r})"
+        for pending in raw.pending_activities
+    ]
+    task = raw.pending_workflow_task
+    task_state = PendingWorkflowTaskState.Name(task.state)
+    return f"activities {activities or 'none'}, workflow task attempt {task.attempt} ({task_state})"
+
+
+async def _final_status(purges: PurgeClient, client: Client, purge_id: str, deadline: float) -> PurgeStatus:
+    return await _closed(lambda: purges.status(purge_id), client, purge_id, deadline)
 
 
 def _span(status: PurgeStatus) -> tuple[float, float]:
@@ -265,9 +288,9 @@ def _small_cases(lake: SqlCatalog, s3: S3Store, namespace: tuple[str, ...]) -> l
 
 
 async def _final_namespace_status(
-    purges: PurgeClient, purge_id: str, deadline: float
+    purges: PurgeClient, client: Client, purge_id: str, deadline: float
 ) -> NamespacePurgeStatus:
-    return await _closed(lambda: purges.namespaces.status(purge_id), purge_id, deadline)
+    return await _closed(lambda: purges.namespaces.status(purge_id), client, purge_id, deadline)
 
 
 async def _table_statuses(
@@ -343,9 +366,14 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
                 for namespace, batch_tables in SMALL_NAMESPACES.items()
             }
             kill_times = await _kill_loop(stack, workers, draw)
-            finals = [await _final_status(purges, case.purge_id, started + BOUND_SECONDS) for case in cases]
+            finals = [
+                await _final_status(purges, temporal_client, case.purge_id, started + BOUND_SECONDS)
+                for case in cases
+            ]
             many_finals = {
-                namespace: await _final_namespace_status(purges, purge_id, started + BOUND_SECONDS)
+                namespace: await _final_namespace_status(
+                    purges, temporal_client, purge_id, started + BOUND_SECONDS
+                )
                 for namespace, purge_id in many.items()
             }
             faults_summary = faults.random_faults.injected.copy()

@@ -3,7 +3,8 @@ through holds nothing else, even when a new table took the old name since (a ret
 attempt 1: the activity after the workflow task's own attempt, or that attempt again after its
 workflow task timed out); an attempt whose
 rename loses to a timed-out attempt's late one finds the table held under the run's name; a
-table that is nowhere is not found."""
+hold whose rename misses the hold namespace while another hold makes it holds its table all the
+same; a table that is nowhere is not found."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pyiceberg.catalog import Catalog
+from pyiceberg.typedef import Identifier
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
@@ -84,3 +86,32 @@ def test_an_attempt_that_loses_to_a_late_rename_finds_the_table_held(tmp_path: P
             holds.hold_table, HoldInput(table=nowhere, hold_namespace=HOLD_NAMESPACE)
         )
     assert (missing.value.type, missing.value.non_retryable) == (ERROR_TABLE_NOT_FOUND, True)
+
+
+def test_a_hold_that_misses_the_namespace_another_hold_makes_meanwhile_holds_its_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    holds, catalog = _holds(tmp_path)
+    catalog.create_namespace(("sales",))
+    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
+    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    rename = catalog.rename_table
+
+    def another_hold_makes_the_namespace_after_the_rename_missed_it(
+        source: str | Identifier, target: str | Identifier
+    ) -> object:
+        try:
+            return rename(source, target)
+        except Exception:
+            catalog.create_namespace_if_not_exists((HOLD_NAMESPACE,))
+            raise
+
+    # Two holds into a namespace that doesn't exist yet, interleaved: this one's rename fails for
+    # want of the namespace, the other makes it before this one looks.
+    monkeypatch.setattr(catalog, "rename_table", another_hold_makes_the_namespace_after_the_rename_missed_it)
+    found = _environment(1).run(holds.hold_table, HoldInput(table=ref, hold_namespace=HOLD_NAMESPACE))
+
+    held = held_ref(ref, HOLD_NAMESPACE, RUN_ID)
+    assert found.held == held and found.loaded.metadata_location == original.metadata_location
+    assert catalog.load_table(held.identifier).metadata_location == original.metadata_location
+    assert not catalog.table_exists(("sales", "orders"))

@@ -117,13 +117,15 @@ class TableHolds(CatalogCalls):
 
 def _rename_into(kind: CatalogKind, table: TableRef, held: TableRef) -> None:
     """The hold namespace is made by the first hold that misses it (a REST catalog says so as a
-    missing table: 404); every later hold costs the rename alone."""
+    missing table: 404); every later hold costs the rename alone. Whether the namespace exists
+    after a failed rename says nothing: another hold may have made it since. The table's own
+    existence says whether it was the one missing."""
     for attempt in (1, 2):
         try:
             kind.rename(table.identifier, held.identifier)
             return
         except (NoSuchTableError, NoSuchNamespaceError):
-            if attempt == 2 or kind.catalog.namespace_exists(held.namespace[0]):
+            if attempt == 2 or not kind.catalog.table_exists(table.identifier):
                 raise ApplicationError(
                     f"catalog {table.catalog!r} has no table {'.'.join(table.identifier)}",
                     type=ERROR_TABLE_NOT_FOUND,
