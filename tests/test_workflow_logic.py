@@ -21,7 +21,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from icepurge.api.clients.closed_by_server import ERROR_CLOSED_BY_SERVER
 from icepurge.api.clients.errors import PurgeFailedError
+from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract import activity_steps as steps
@@ -473,3 +475,58 @@ async def test_a_namespace_purge_counts_each_table_purges_outcome(
     assert status.failure_sample[0].table.endswith("bad")
     assert status.namespaces_dropped == 1
     assert status.files.deleted == 2 * (3 * FILES_PER_CHUNK + 1)
+
+
+async def test_a_terminated_purge_shows_closed_and_why(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """Its last queried status stood SCHEDULED: shown as it was, it looked running forever."""
+    _, purges = fake_worker
+    table = f"terminated-{uuid.uuid4().hex[:8]}"
+    purge_id = await purges.purge_by_name(
+        "tests", ["logic"], table, requested_by="pytest", options={"purge_after_seconds": 3600}
+    )
+    await _until(purges, purge_id, lambda status: status.state is PurgeState.SCHEDULED)
+    await temporal_client.get_workflow_handle(purge_id).terminate(reason="an operator stopped it by hand")
+
+    status = await purges.status(purge_id)
+    print(status)
+    assert status.finished_at is not None
+    assert status.state is PurgeState.FAILED
+    assert status.last_error == (
+        "its workflow was terminated: an operator stopped it by hand; what it had not deleted stays: "
+        f"icepurge purge rerun {purge_id} finishes it"
+    )
+    assert status.error_type == ERROR_CLOSED_BY_SERVER
+    # Listed as its status shows it (visibility catches up within moments).
+    for _ in range(100):
+        listed = (await purges.list(PurgeFilter(table=table))).items
+        if listed and listed[0].closed_at is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert [(summary.state, summary.error) for summary in listed] == [
+        ("FAILED", "its workflow was terminated")
+    ]
+
+
+async def test_a_terminated_namespace_purge_shows_closed_and_why(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    _, purges = fake_worker
+    request = namespace_request(
+        "tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", options={"purge_after_seconds": 3600}
+    )
+    purge_id = await purges.namespaces.start(request)
+    for _ in range(200):
+        if (await purges.namespaces.status(purge_id)).state is NamespacePurgeState.PURGING:
+            break
+        await asyncio.sleep(0.05)
+    await temporal_client.get_workflow_handle(purge_id).terminate(reason="stopped by hand")
+
+    status = await purges.namespaces.status(purge_id)
+    assert status.finished_at is not None
+    assert status.state is NamespacePurgeState.FAILED
+    assert status.last_error == (
+        "its workflow was terminated: stopped by hand; what it had not purged stays: start the "
+        "namespace purge again to purge the rest"
+    )

@@ -23,6 +23,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from icepurge.api.clients.closed_by_server import closed_elsewhere, listed_closed, shown_closed
 from icepurge.api.clients.errors import (
     PurgeControlRejectedError,
     PurgeNotFoundError,
@@ -66,10 +67,14 @@ _NO_UPDATE_WITH_START = (RPCStatusCode.UNIMPLEMENTED, RPCStatusCode.PERMISSION_D
 
 async def _summary(execution: WorkflowExecution) -> PurgeSummary:
     found = execution.typed_search_attributes
+    state, error = found.get(attributes.STATE), await execution.memo_value(ERROR_MEMO, None)
+    closed = listed_closed(execution.status, state)
+    if closed is not None:
+        state, error = closed
     return PurgeSummary(
         purge_id=execution.id,
         kind=kind_of(execution.workflow_type),
-        state=found.get(attributes.STATE),
+        state=state,
         catalog=found.get(attributes.CATALOG),
         namespace=found.get(attributes.NAMESPACE),
         table=found.get(attributes.TABLE),
@@ -77,7 +82,7 @@ async def _summary(execution: WorkflowExecution) -> PurgeSummary:
         files_total=found.get(attributes.FILES_TOTAL),
         files_deleted=found.get(attributes.FILES_DELETED),
         files_failed=found.get(attributes.FILES_FAILED),
-        error=await execution.memo_value(ERROR_MEMO, None),
+        error=error,
         waiting=await execution.memo_value(WAITING_MEMO, None),
         outcome_note=await execution.memo_value(OUTCOME_MEMO, None),
         started_at=execution.start_time,
@@ -307,6 +312,8 @@ class PurgeClient:
                 report: PurgeReport = await handle.result()
                 return report.status
             status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
+            if closed_elsewhere(description, status):
+                return await shown_closed(handle, description, status)
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
         # The server knows when the next attempt is due; the workflow knows the last error even

@@ -15,6 +15,7 @@ from temporalio.common import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
+from icepurge.api.clients.closed_by_server import closed_elsewhere, shown_closed
 from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
 from icepurge.contract import search_attributes as attributes
 from icepurge.contract.controls import rate_budget_change
@@ -114,6 +115,8 @@ class NamespacePurgeClient:
                 report: NamespacePurgeReport = await handle.result()
                 return report.status
             status: NamespacePurgeStatus = await handle.query(STATUS_QUERY, result_type=NamespacePurgeStatus)
+            if closed_elsewhere(description, status):
+                return await shown_closed(handle, description, status)
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
         return status
