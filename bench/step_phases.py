@@ -34,6 +34,11 @@ def _function(frame: str) -> str:
     return f"{name} ({Path(place.rsplit(':', 1)[0]).name})" if place else name
 
 
+def _holds(frames: list[str], function: str) -> bool:
+    """py-spy names a method with its class (`ExpressFinish._chunks`)."""
+    return any(frame == function or frame.endswith(f".{function}") for frame in frames)
+
+
 def read(lines: list[str], step: str, markers: list[tuple[str, str]]) -> Phases:
     phases = Phases([name for name, _ in markers] + [OTHER])
     for line in lines:
@@ -41,9 +46,9 @@ def read(lines: list[str], step: str, markers: list[tuple[str, str]]) -> Phases:
         if not stack or not count.isdigit():
             continue
         frames = [frame.partition(" (")[0] for frame in stack.split(";")]
-        if step not in frames:
+        if not _holds(frames, step):
             continue
-        phase = next((name for name, marker in markers if marker in frames), OTHER)
+        phase = next((name for name, marker in markers if _holds(frames, marker)), OTHER)
         phases.samples[phase] += int(count)
         phases.leaves[phase][_function(stack.split(";")[-1])] += int(count)
     return phases
