@@ -490,7 +490,6 @@ async def test_a_terminated_purge_shows_closed_and_why(
     await temporal_client.get_workflow_handle(purge_id).terminate(reason="an operator stopped it by hand")
 
     status = await purges.status(purge_id)
-    print(status)
     assert status.finished_at is not None
     assert status.state is PurgeState.FAILED
     assert status.last_error == (

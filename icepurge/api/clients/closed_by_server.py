@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import (
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
@@ -56,15 +55,18 @@ def listed_closed(execution: WorkflowExecutionStatus | None, state: str | None) 
 async def shown_closed(
     handle: WorkflowHandle[Any, Any], description: WorkflowExecutionDescription, status: Status
 ) -> Status:
-    """`status` closed as the server closed its workflow."""
-    cancelled = description.status == WorkflowExecutionStatus.CANCELED
-    reason = _reason(await _close_event(handle))
+    """`status` closed as the server closed its workflow (as it is, if the server didn't)."""
+    closed = listed_closed(description.status, None)
+    if closed is None:
+        return status
+    closed_state, said = closed
+    reason = await _reason(handle, said)
     # Its deletes stopped where they were: what it had not deleted stays.
     if isinstance(status, PurgeStatus):
-        state: PurgeState | NamespacePurgeState = PurgeState.CANCELLED if cancelled else PurgeState.FAILED
+        state: PurgeState | NamespacePurgeState = PurgeState(closed_state)
         what_now = f"what it had not deleted stays: icepurge purge rerun {status.purge_id} finishes it"
     else:
-        state = NamespacePurgeState.CANCELLED if cancelled else NamespacePurgeState.FAILED
+        state = NamespacePurgeState(closed_state)
         what_now = "what it had not purged stays: start the namespace purge again to purge the rest"
     closed_at = description.close_time
     return status.model_copy(
@@ -78,24 +80,14 @@ async def shown_closed(
     )
 
 
-async def _close_event(handle: WorkflowHandle[Any, Any]) -> HistoryEvent | None:
+async def _reason(handle: WorkflowHandle[Any, Any], said: str) -> str:
+    """What a listing `said`, with the reason a termination gave or the failure's message."""
     async for event in handle.fetch_history_events(
         event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
     ):
-        return event
-    return None
-
-
-def _reason(event: HistoryEvent | None) -> str:
-    if event is None:
-        return "its workflow closed"
-    if event.HasField("workflow_execution_terminated_event_attributes"):
-        terminated = event.workflow_execution_terminated_event_attributes
-        return f"its workflow was terminated: {terminated.reason or 'no reason given'}"
-    if event.HasField("workflow_execution_timed_out_event_attributes"):
-        return "its workflow timed out"
-    if event.HasField("workflow_execution_failed_event_attributes"):
-        return f"its workflow failed: {event.workflow_execution_failed_event_attributes.failure.message}"
-    if event.HasField("workflow_execution_canceled_event_attributes"):
-        return "its workflow was cancelled"
-    return "its workflow closed"
+        if event.HasField("workflow_execution_terminated_event_attributes"):
+            given = event.workflow_execution_terminated_event_attributes.reason
+            return f"{said}: {given or 'no reason given'}"
+        if event.HasField("workflow_execution_failed_event_attributes"):
+            return f"{said}: {event.workflow_execution_failed_event_attributes.failure.message}"
+    return said
