@@ -304,6 +304,7 @@ def api_settings(worker_settings: WorkerSettings, tmp_path_factory: pytest.TempP
         task_queue=worker_settings.task_queue,
         api_auth_file=token_file(tmp_path_factory.mktemp("api")),
         api_max_body_bytes=64 * 1024,
+        max_concurrent_units=512,
         codec_keys=worker_settings.codec_keys,
         snapshot_only_catalogs=worker_settings.snapshot_only_catalogs,
         state_location=worker_settings.state_location,

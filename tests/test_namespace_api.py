@@ -27,7 +27,9 @@ async def test_a_namespace_purge_over_http_needs_the_drop_role_and_lists_its_tab
     lake: SqlCatalog, s3: S3Store, api_url: str
 ) -> None:
     tree = flat_namespace(lake, s3, ("http_ns",), 3)
-    request = namespace_request(LAKE_CATALOG, ["http_ns"], requested_by="someone", max_concurrent_tables=2)
+    request = namespace_request(
+        LAKE_CATALOG, ["http_ns"], requested_by="someone", max_concurrent_tables=2, batch_tables=0
+    )
     async with HttpPurgeClient(api_url, TOKENS["lake-starter"][0]) as starter:
         with pytest.raises(PurgeAccessDeniedError, match="may not drop") as denied:
             await starter.namespaces.start(request)
@@ -38,6 +40,14 @@ async def test_a_namespace_purge_over_http_needs_the_drop_role_and_lists_its_tab
         headers=bearer("lake-dropper"),
     )
     assert whole.status_code == 422 and "confirm" in whole.text
+    # Past the service's bound on work units at once (ICEPURGE_MAX_CONCURRENT_UNITS here: 512).
+    greedy = httpx.post(
+        f"{api_url}/v1/catalogs/{LAKE_CATALOG}/namespace-purges",
+        json={"namespace": ["http_ns"], "max_concurrent_tables": 513},
+        headers=bearer("lake-dropper"),
+    )
+    assert greedy.status_code == 422, greedy.text
+    assert "ICEPURGE_MAX_CONCURRENT_UNITS" in greedy.text and "513" in greedy.text
     async with HttpPurgeClient(api_url, TOKENS["lake-dropper"][0]) as dropper:
         purge_id = await dropper.namespaces.start(request)
         status = (await dropper.namespaces.wait(purge_id, poll_seconds=0.25)).status
@@ -55,7 +65,9 @@ async def test_the_cli_starts_watches_and_lists_a_namespace_purge(
     lake: SqlCatalog, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     tree = flat_namespace(lake, s3, ("cli_ns", "inner"), 2)
-    code, out, err = await icepurge(stack, "purge", "namespace", LAKE_CATALOG, "cli_ns", "--recursive")
+    code, out, err = await icepurge(
+        stack, "purge", "namespace", LAKE_CATALOG, "cli_ns", "--recursive", "--batch-tables", "0"
+    )
     assert code == 0, err
     purge_id = out.strip()
     code, out, err = await icepurge(stack, "purge", "watch", purge_id, "--interval", "0.3")

@@ -37,6 +37,7 @@ async def test_pause_resume_and_budget_reach_the_running_table_purges(
             ["steered"],
             requested_by="pytest",
             max_concurrent_tables=2,
+            batch_tables=0,
             options={"purge_after_seconds": 3600},
         )
     )

@@ -49,7 +49,9 @@ async def test_a_namespace_purge_survives_ten_worker_kills(
     kills = 0
     try:
         purge_id = await purges.namespaces.start(
-            namespace_request(LAKE_CATALOG, ["killed_ns"], requested_by="pytest", max_concurrent_tables=4)
+            namespace_request(
+                LAKE_CATALOG, ["killed_ns"], requested_by="pytest", max_concurrent_tables=4, batch_tables=0
+            )
         )
         while kills < KILLS:
             await asyncio.to_thread(worker.wait_for_log, "icepurge worker polling")
@@ -97,7 +99,7 @@ async def test_a_worker_dying_after_a_table_page_holds_the_purge_up_for_seconds(
     dying = start_dying_worker(stack, queue, TABLE_PAGE_ACTIVITY)
     purges = PurgeClient(temporal_client, queue)
     purge_id = await purges.namespaces.start(
-        namespace_request(LAKE_CATALOG, ["paged_ns"], requested_by="pytest")
+        namespace_request(LAKE_CATALOG, ["paged_ns"], requested_by="pytest", batch_tables=0)
     )
     await asyncio.wait_for(died(dying), timeout=120)
     survivor = stack.worker_process("page-survivor", ICEPURGE_TASK_QUEUE=queue)

@@ -25,6 +25,8 @@ from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePur
 from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import InvalidPurgeRequestError
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.settings import WorkerSettings
+from tests.batch_records import batch_records
 from tests.catalog_drops import other_engines_entry
 from tests.conftest import ATTIC_CATALOG, LAKE_CATALOG, LISTENER_QUEUE
 from tests.listener_workflow import EventListener
@@ -69,7 +71,12 @@ async def test_a_recursive_namespace_purge_drops_and_purges_every_unprotected_ta
     tree = nested_tree(lake, s3, f"tree{window}")
     purge_id = await purges.namespaces.start(
         namespace_request(
-            LAKE_CATALOG, list(tree.root), requested_by="pytest", recursive=True, max_concurrent_tables=window
+            LAKE_CATALOG,
+            list(tree.root),
+            requested_by="pytest",
+            recursive=True,
+            max_concurrent_tables=window,
+            batch_tables=0,
         )
     )
     status = (await purges.namespaces.wait(purge_id)).status
@@ -98,7 +105,7 @@ async def test_a_table_purge_signals_its_namespace_purge_nothing_it_learns_by_it
     signal for either cost its workflow, whose tasks run one at a time, a task per table."""
     tree = flat_namespace(lake, s3, ("quiet",), tables=3)
     purge_id = await purges.namespaces.start(
-        namespace_request(LAKE_CATALOG, ["quiet"], requested_by="pytest")
+        namespace_request(LAKE_CATALOG, ["quiet"], requested_by="pytest", batch_tables=0)
     )
     status = (await purges.namespaces.wait(purge_id)).status
     assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 3)
@@ -180,20 +187,31 @@ WIDE_TABLES = 120
 
 
 @pytest.mark.usefixtures("listener")
+@pytest.mark.parametrize(
+    ("batch_tables", "window"), [(0, 16), (4, 2)], ids=["a workflow per table", "batches of 4"]
+)
 async def test_a_hundred_and_twenty_tables_cross_several_runs_with_exact_counts(
-    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
+    lake: SqlCatalog,
+    purges: PurgeClient,
+    s3: S3Store,
+    temporal_client: Client,
+    worker_settings: WorkerSettings,
+    batch_tables: int,
+    window: int,
 ) -> None:
-    tree = flat_namespace(lake, s3, ("wide",), WIDE_TABLES, appends=0)
+    namespace = f"wide{batch_tables}"
+    tree = flat_namespace(lake, s3, (namespace,), WIDE_TABLES, appends=0)
     listening = await temporal_client.start_workflow(
-        EventListener.run, id="listener-wide", task_queue=LISTENER_QUEUE
+        EventListener.run, id=f"listener-{namespace}", task_queue=LISTENER_QUEUE
     )
     purge_id = await purges.namespaces.start(
         namespace_request(
             LAKE_CATALOG,
-            ["wide"],
+            [namespace],
             requested_by="pytest",
-            max_concurrent_tables=16,
-            notify_workflow_id="listener-wide",
+            max_concurrent_tables=window,
+            batch_tables=batch_tables,
+            notify_workflow_id=f"listener-{namespace}",
             options={"progress_event_seconds": 1},
         )
     )
@@ -206,9 +224,16 @@ async def test_a_hundred_and_twenty_tables_cross_several_runs_with_exact_counts(
     assert (status.tables_total, status.tables_done, status.tables_failed) == (WIDE_TABLES, WIDE_TABLES, 0)
     assert status.files.planned == status.files.deleted == tree.files
     assert all(not s3.exists(uri) for files in tree.purged.values() for uri in files)
-    assert not lake.namespace_exists(("wide",))
+    assert not lake.namespace_exists((namespace,))
+    # One purge per table: a workflow each, or a record each that its batch kept.
     children = await children_of(purges, purge_id)
-    assert len(children) == len(set(children)) == WIDE_TABLES
+    if batch_tables:
+        assert children == []
+        records = batch_records(s3, worker_settings.state_location, purge_id)
+        assert len(records) == WIDE_TABLES
+        assert sum(record.status.files_done for record in records.values()) == tree.files
+    else:
+        assert len(children) == len(set(children)) == WIDE_TABLES
     # The namespace purge's own events, in order across its runs: started, progress, completed.
     events = await listening.result()
     assert [event.sequence for event in events] == list(range(len(events)))
@@ -236,6 +261,7 @@ async def test_cancel_stops_the_running_table_purges_and_starts_no_more(
             ["halted"],
             requested_by="pytest",
             max_concurrent_tables=2,
+            batch_tables=0,
             options={"purge_after_seconds": 3600},
         )
     )

@@ -21,6 +21,8 @@ from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepInput
+from icepurge.worker.settings import WorkerSettings
+from tests.batch_records import all_batch_records
 from tests.conftest import LAKE_CATALOG
 from tests.purge_helpers import children_of, eventually
 from tests.store import S3Store
@@ -75,7 +77,9 @@ async def test_a_namespace_purge_with_another_scope_purges_only_its_own_tables(
     fresh = {name: simple_table(lake, ("scoped",), name, appends=1) for name in ("new1", "new2")}
     fresh_files = {name: s3.list(table.location()) for name, table in fresh.items()}
 
-    second = await purges.namespaces.start(namespace_request(LAKE_CATALOG, ["scoped"], requested_by="pytest"))
+    second = await purges.namespaces.start(
+        namespace_request(LAKE_CATALOG, ["scoped"], requested_by="pytest", batch_tables=0)
+    )
     await _finished(purges, second)
     status = await purges.namespaces.status(second)
 
@@ -97,7 +101,7 @@ async def test_a_namespace_purge_with_another_scope_purges_only_its_own_tables(
 
 
 async def test_a_later_namespace_purge_purges_the_tables_that_are_there_now(
-    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, worker_settings: WorkerSettings
 ) -> None:
     simple_table(lake, ("again",), "t0", appends=1)
     first = await purges.namespaces.start(namespace_request(LAKE_CATALOG, ["again"], requested_by="pytest"))
@@ -118,10 +122,16 @@ async def test_a_later_namespace_purge_purges_the_tables_that_are_there_now(
     assert status.files.deleted == len(files)
     assert not any(s3.exists(uri) for uri in files)
     assert not lake.namespace_exists(("again",))
-    # Its table purges are this run's two, not the first run's as well.
-    page = await purges.namespace_tables(second)
-    assert sorted(item.table or "" for item in page.items) == ["t0", "t1"]
-    assert len(await children_of(purges, second)) == 3
+    # Its table purges are this run's two, not the first run's as well: each a record its batch
+    # kept, none a workflow; both runs' records are under the same namespace purge's id.
+    records = [record.status for record in all_batch_records(s3, worker_settings.state_location, second)]
+    assert sorted(record.table for record in records) == ["t0", "t0", "t1"]
+    began = status.started_at
+    assert began is not None
+    now = [record for record in records if record.started_at and record.started_at >= began]
+    assert sorted(record.table for record in now) == ["t0", "t1"]
+    assert len({record.purge_id for record in records}) == 3
+    assert await children_of(purges, second) == []
 
 
 async def test_a_table_dropped_recreated_and_purged_again_by_name_is_swept_afresh(

@@ -4,8 +4,6 @@ ends SUCCEEDED with every file reported already missing, and nothing else touche
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
@@ -21,6 +19,8 @@ from icepurge.contract.request import OverlapScope
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardName
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.worker.settings import WorkerSettings
+from tests.batch_records import all_batch_records
 from tests.conftest import REST_CATALOG, REST_TABLE_BUCKET
 from tests.purge_helpers import assert_counts_add_up, status_when
 from tests.store import S3Store
@@ -98,7 +98,7 @@ async def test_undrop_is_refused_when_the_catalog_took_the_files_with_the_drop(
 
 
 async def test_a_recursive_namespace_purge_drops_real_nested_namespaces_on_a_rest_catalog(
-    rest: RestCatalog, purges: PurgeClient, s3: S3Store
+    rest: RestCatalog, purges: PurgeClient, s3: S3Store, worker_settings: WorkerSettings
 ) -> None:
     # SeaweedFS takes only [a-z0-9_-] in a level; unlike SQLite catalogs it keeps levels apart.
     tables = {
@@ -115,10 +115,12 @@ async def test_a_recursive_namespace_purge_drops_real_nested_namespaces_on_a_res
     status = (await purges.namespaces.wait(purge_id)).status
     assert status.state is NamespacePurgeState.SUCCEEDED
     assert (status.tables_total, status.tables_done, status.namespaces_dropped) == (3, 3, 3)
-    page = await purges.list(PurgeFilter(parent=purge_id))
-    assert {(tuple(unquote(item.namespace or "").split("\x1f")), item.table) for item in page.items} == {
+    # In one batch (small tables, the default): a record each, no workflow.
+    records = all_batch_records(s3, worker_settings.state_location, purge_id)
+    assert {(tuple(record.status.namespace), record.status.table) for record in records} == {
         (namespace, name) for namespace, name in tables.items()
     }
+    assert (await purges.list(PurgeFilter(parent=purge_id))).items == []
     assert ("rtree",) not in rest.list_namespaces()
     assert all(s3.list(location) == set() for location in locations)
 

@@ -14,7 +14,7 @@ from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
-from icepurge.contract.names import PURGE_TABLE_BATCH_ACTIVITY
+from icepurge.contract.names import PURGE_RANGE_BATCH_ACTIVITY
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.stack import EmbeddedStack
@@ -120,7 +120,7 @@ async def test_a_batch_whose_result_died_with_its_worker_answers_from_its_record
 ) -> None:
     queue = "icepurge-batch-result-lost"
     tree = flat_namespace(lake, s3, ("batch_lost",), TABLES)
-    dying = start_dying_worker(stack, queue, PURGE_TABLE_BATCH_ACTIVITY)
+    dying = start_dying_worker(stack, queue, PURGE_RANGE_BATCH_ACTIVITY)
     purges = PurgeClient(temporal_client, queue)
     purge_id = await purges.namespaces.start(
         namespace_request(
@@ -140,5 +140,5 @@ async def test_a_batch_whose_result_died_with_its_worker_answers_from_its_record
     finally:
         survivor.stop()
     await _assert_every_table_once(purges, lake, s3, worker_settings, tree, report.status)
-    drops = _drops(stack, f"dying-{PURGE_TABLE_BATCH_ACTIVITY}.log", "batch_lost", tree)
+    drops = _drops(stack, f"dying-{PURGE_RANGE_BATCH_ACTIVITY}.log", "batch_lost", tree)
     assert drops == Counter({identifier[-1]: 1 for identifier in tree.purged}), drops

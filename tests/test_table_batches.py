@@ -17,7 +17,7 @@ from icepurge.api.clients.http_client import HttpPurgeClient
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract import express_steps
-from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_PROTECTED, PURGE_TABLE_BATCH_ACTIVITY
+from icepurge.contract.names import ERROR_LIVE_TABLE, ERROR_PROTECTED, PURGE_RANGE_BATCH_ACTIVITY
 from icepurge.contract.namespace_status import NamespacePurgeState
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport
@@ -102,7 +102,7 @@ async def test_batches_reach_the_outcome_of_a_workflow_per_table_and_keep_each_t
         assert all(s3.exists(uri) for uri in files), identifier
     # No workflow per table: two batches of the namespace purge's own.
     assert await children_of(purges, purge_id) == []
-    assert (await activities_in_order(temporal_client, purge_id)).count(PURGE_TABLE_BATCH_ACTIVITY) == 2
+    assert (await activities_in_order(temporal_client, purge_id)).count(PURGE_RANGE_BATCH_ACTIVITY) == 2
     records = batch_records(s3, worker_settings.state_location, purge_id)
     assert set(records) == {
         identifier[-1] for identifier in (*tree.purged, *tree.kept) if identifier[-1] != "k1"
@@ -179,7 +179,7 @@ async def test_a_namespace_purge_with_options_batches_dont_take_keeps_a_workflow
     status = (await purges.namespaces.wait(purge_id)).status
     assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 2)
     assert len(await children_of(purges, purge_id)) == 2
-    assert PURGE_TABLE_BATCH_ACTIVITY not in await activities_in_order(temporal_client, purge_id)
+    assert PURGE_RANGE_BATCH_ACTIVITY not in await activities_in_order(temporal_client, purge_id)
 
 
 async def test_a_batched_table_the_guard_refuses_is_dropped_and_keeps_its_files_and_the_others_go_on(
@@ -231,7 +231,7 @@ async def test_a_paused_batched_purge_signals_no_table_it_purges_in_a_batch_and_
             options={"bucket_requests_per_second": 2},
         )
     )
-    while not (await purges.namespaces.status(purge_id)).running:
+    while not (await purges.namespaces.status(purge_id)).tables_running:
         await asyncio.sleep(0.05)
     paused = await purges.namespaces.pause(purge_id)
     assert paused.paused and paused.tables_done < 4

@@ -27,6 +27,7 @@ from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.contract import activity_steps as steps
+from icepurge.contract.batch_steps import RangeBatchInput, RangeBatchResult
 from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
@@ -48,7 +49,7 @@ from icepurge.contract.express_steps import (
     PlannedFinish,
 )
 from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
-from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.namespace_status import FileTotals, NamespacePurgeState
 from icepurge.contract.namespace_steps import (
     DropNamespacesInput,
     DropNamespacesResult,
@@ -69,6 +70,7 @@ from icepurge.contract.steps import (
     PlanInput,
     PlanSummary,
 )
+from icepurge.contract.table_outcomes import TableEnd, TableOutcome, TableTallies, outcome_of_error
 from icepurge.devstack.binaries import binary
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
@@ -84,12 +86,22 @@ def _deleted(category: Category, files: int) -> FileCounts:
     return FileCounts(by_category={category: OutcomeCounts(deleted=files)})
 
 
+# The fake catalog's namespace: one table whose plan a test may refuse.
+TABLE_NAMES = ["a", "bad", "c"]
+
+
+def _table_name(index: int) -> str:
+    return TABLE_NAMES[index] if index < len(TABLE_NAMES) else f"t{index}"
+
+
 @dataclass
 class FakeSteps:
     """Answers each step as a healthy store and catalog would; `chunks` per plan, `refuse` names
     the steps that fail (non-retryable) and for which tables."""
 
     chunks: int = 3
+    # Tables each namespace enumerates: the first three TABLE_NAMES, then t3, t4, ...
+    tables: int = 3
     # Purges by snapshot whose plan_and_finish_small finishes them; the others' plans are too big.
     finishes_at_once: bool = False
     refuse: dict[str, Callable[[str], bool]] = field(default_factory=dict)
@@ -221,7 +233,7 @@ class FakeSteps:
             self._called("enumerate", ".".join(step.namespace))
             return EnumerationSummary(
                 tree_location=f"memory://{step.purge_id}/tree.json",
-                tables_total=3,
+                tables_total=self.tables,
                 namespaces_total=1,
                 entries_skipped=0,
                 skipped_sample=[],
@@ -229,8 +241,27 @@ class FakeSteps:
 
         @activity.defn(name=steps.TABLE_PAGE.name)
         async def table_page(step: TablePageInput) -> TablePage:
-            names = ["a", "bad", "c"][step.offset : step.offset + step.limit]
+            names = [
+                _table_name(index) for index in range(step.offset, min(step.offset + step.limit, self.tables))
+            ]
             return TablePage(tables=[TableName(namespace=["ns"], table=name) for name in names])
+
+        @activity.defn(name=steps.PURGE_RANGE_BATCH.name)
+        async def range_batch(step: RangeBatchInput) -> RangeBatchResult:
+            """Each table of the batch as its own purge would end: failed where its plan is refused."""
+            tallies = TableTallies()
+            for index in range(step.first, step.first + step.count):
+                table = _table_name(index)
+                try:
+                    self._called("plan", table)
+                except ApplicationError as refused:
+                    tallies.count(outcome_of_error(f"purge-{table}", table, refused.type, refused.message))
+                    continue
+                files = self.chunks * FILES_PER_CHUNK + 1
+                tallies.count(
+                    TableOutcome(TableEnd.DONE, files=FileTotals(planned=files, done=files, deleted=files))
+                )
+            return RangeBatchResult(tallies=tallies)
 
         @activity.defn(name=steps.DROP_NAMESPACES.name)
         async def drop_namespaces(step: DropNamespacesInput) -> DropNamespacesResult:
@@ -252,6 +283,7 @@ class FakeSteps:
             plan_and_finish,
             enumerate_tree,
             table_page,
+            range_batch,
             drop_namespaces,
         ]
 
@@ -460,13 +492,18 @@ async def test_an_undropped_soft_delete_registers_its_table_again_and_deletes_no
     assert fake.calls["chunk"] == fake.calls["finalize"] == 0
 
 
+@pytest.mark.parametrize("batch_tables", [None, 0], ids=["batches", "a workflow per table"])
 async def test_a_namespace_purge_counts_each_table_purges_outcome(
-    fake_worker: tuple[FakeSteps, PurgeClient],
+    fake_worker: tuple[FakeSteps, PurgeClient], batch_tables: int | None
 ) -> None:
     fake, purges = fake_worker
     fake.refuse["plan"] = lambda table: table == "bad"
     request = namespace_request(
-        "tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", max_concurrent_tables=2
+        "tests",
+        ["ns", uuid.uuid4().hex[:8]],
+        requested_by="pytest",
+        max_concurrent_tables=2,
+        batch_tables=batch_tables,
     )
     purge_id = await purges.namespaces.start(request)
     status = (await purges.namespaces.wait(purge_id)).status
@@ -475,6 +512,35 @@ async def test_a_namespace_purge_counts_each_table_purges_outcome(
     assert status.failure_sample[0].table.endswith("bad")
     assert status.namespaces_dropped == 1
     assert status.files.deleted == 2 * (3 * FILES_PER_CHUNK + 1)
+
+
+async def test_a_batched_namespace_purge_keeps_under_200_bytes_of_history_a_table_and_yields(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """A batch is named by its place in the table list and answers with counts: its history is
+    the same few hundred bytes whatever its tables' names and reports (its input and result
+    carried every table's request and report: ~3.3 KB a table)."""
+    fake, purges = fake_worker
+    fake.tables = 2_000
+    request = namespace_request(
+        "tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", max_concurrent_tables=16
+    )
+    purge_id = await purges.namespaces.start(request)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, fake.tables)
+    size = 0
+    async for run in temporal_client.list_workflows(f"WorkflowId = '{purge_id}'"):
+        history = await temporal_client.get_workflow_handle(purge_id, run_id=run.run_id).fetch_history()
+        size += sum(event.ByteSize() for event in history.events)
+        batches = [
+            event.activity_task_scheduled_event_attributes
+            for event in history.events
+            if event.HasField("activity_task_scheduled_event_attributes")
+            and event.activity_task_scheduled_event_attributes.activity_type.name
+            == steps.PURGE_RANGE_BATCH.name
+        ]
+        assert all(batch.input.ByteSize() < 1_000 for batch in batches)
+    assert size / fake.tables <= 200, size / fake.tables
 
 
 async def test_a_terminated_purge_shows_closed_and_why(

@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 from temporalio.common import RetryPolicy
 
-from icepurge.contract.batch_steps import TableBatchInput, TableBatchResult
+from icepurge.contract.batch_steps import RangeBatchInput, RangeBatchResult, TableBatchInput, TableBatchResult
 from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
@@ -48,6 +48,7 @@ from icepurge.contract.names import (
     LOAD_TABLE_ACTIVITY,
     PLAN_ACTIVITY,
     PLAN_AND_FINISH_ACTIVITY,
+    PURGE_RANGE_BATCH_ACTIVITY,
     PURGE_TABLE_BATCH_ACTIVITY,
     REGISTER_TABLE_ACTIVITY,
     RELEASE_HELD_TABLE_ACTIVITY,
@@ -224,6 +225,15 @@ PURGE_TABLE_BATCH = Step(
     PURGE_TABLE_BATCH_ACTIVITY,
     TableBatchInput,
     TableBatchResult,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
+# The same batch named by its place in the table list, answering with counts (slim payloads).
+PURGE_RANGE_BATCH = Step(
+    PURGE_RANGE_BATCH_ACTIVITY,
+    RangeBatchInput,
+    RangeBatchResult,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,

@@ -9,10 +9,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.express_steps import straight_through
+from icepurge.contract.namespace_steps import TableName
 from icepurge.contract.request import PurgeOptions, PurgeRequest
 from icepurge.contract.status import PurgeReport
+from icepurge.contract.table_outcomes import TableTallies
 
-# Tables purged at once inside one batch (its threads); the namespace purge's window counts them.
+# Tables purged at once inside one batch (its threads); the namespace purge's window counts each
+# batch once.
 MAX_BATCH_TABLES = 32
 
 
@@ -46,9 +49,69 @@ class TableBatchResult(BaseModel):
     outcomes: list[BatchTableOutcome]
 
 
-def takes_batches(options: PurgeOptions, batch_tables: int) -> bool:
-    """Batches take the purges the express lane takes; any other keeps one workflow per table."""
-    return batch_tables > 1 and straight_through(options)
+class BatchTemplate(BaseModel):
+    """What each table's request in a namespace purge's batch shares: all of it but the name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    catalog: str
+    requested_by: str
+    request_id: str = Field(description="The namespace purge's id and run chain: one purge per table.")
+    notify_workflow_id: str = Field(description="The namespace purge that runs the batch.")
+    options: PurgeOptions
+
+    def request_for(self, name: TableName) -> PurgeRequest:
+        return PurgeRequest(
+            catalog=self.catalog,
+            namespace=name.namespace,
+            table=name.table,
+            requested_by=self.requested_by,
+            request_id=self.request_id,
+            notify_workflow_id=self.notify_workflow_id,
+            options=self.options,
+        )
+
+
+class RangeBatchInput(BaseModel):
+    """A batch named by its place in the namespace purge's table list, not by its tables: the
+    activity reads their names there, so the batch's history holds the same few hundred bytes
+    whatever the names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tree_location: str
+    first: int = Field(ge=0, description="The batch's first table's place in the table list.")
+    count: int = Field(ge=1, le=MAX_BATCH_TABLES)
+    template: BatchTemplate
+
+
+class HandedBackTable(BaseModel):
+    """A table the batch left untouched (nothing dropped or deleted): it gets a purge of its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(description="Its place in the table list.")
+    name: TableName
+    why: str
+
+
+class RangeBatchResult(BaseModel):
+    """Counts, not reports: each table's report stays in its record (table_record_path)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tallies: TableTallies
+    handed_back: list[HandedBackTable] = Field(default_factory=list)
+
+
+def takes_batches(options: PurgeOptions, batch_tables: int | None) -> bool:
+    """Batches take the purges the express lane takes; any other keeps one workflow per table.
+    None: the default, batches wherever they can."""
+    return (batch_tables is None or batch_tables > 1) and straight_through(options)
+
+
+def batch_size(batch_tables: int | None) -> int:
+    return MAX_BATCH_TABLES if batch_tables is None else batch_tables
 
 
 # Under the state location: a batch keeps each table's purge report here (the view a table purge

@@ -46,6 +46,8 @@ FINISH_SMALL_PURGE_ACTIVITY: Final = "finish_small_purge"
 PLAN_AND_FINISH_ACTIVITY: Final = "plan_and_finish_small"
 # A namespace purge's small tables, several per activity (icepurge.contract.batch_steps).
 PURGE_TABLE_BATCH_ACTIVITY: Final = "purge_table_batch"
+# A batch named by its place in the table list (a namespace purge started since slim batches).
+PURGE_RANGE_BATCH_ACTIVITY: Final = "purge_range_batch"
 
 # Search-attribute keys, registered on the dev server at start-up (name, Temporal type).
 SEARCH_ATTRIBUTES: Final[tuple[tuple[str, str], ...]] = (

@@ -14,6 +14,12 @@ from icepurge.contract.request import PurgeOptions, printable
 from icepurge.contract.validation import InvalidPurgeRequestError, describe_validation_error
 
 RECURSIVE_MARK = "recursive"
+# Work units a namespace purge runs at once by default: two default worker processes' activity
+# slots (8 each), so a default fleet is kept busy.
+DEFAULT_WINDOW = 16
+# Temporal's default limits on one workflow's pending activities and pending child workflows
+# (limit.numPendingActivities.error, limit.numPendingChildExecutions.error).
+MAX_WINDOW = 2_000
 
 
 class NamespacePurgeRequest(BaseModel):
@@ -29,17 +35,25 @@ class NamespacePurgeRequest(BaseModel):
     confirm: str | None = Field(
         None, max_length=255, description="The catalog's name, required to purge a whole catalog."
     )
-    max_concurrent_tables: int = Field(4, ge=1, le=64, description="Table purges running at once.")
-    batch_tables: int = Field(
-        0,
+    max_concurrent_tables: int = Field(
+        DEFAULT_WINDOW,
+        ge=1,
+        le=MAX_WINDOW,
+        description="Work units running at once: a batch of small tables counts once, as does a table "
+        "purged by a workflow of its own. The default keeps a default fleet's activity slots busy; a "
+        "service may set a lower bound (ICEPURGE_MAX_CONCURRENT_UNITS). At most "
+        f"{MAX_WINDOW:,}: Temporal's own limit on one workflow's pending activities and children.",
+    )
+    batch_tables: int | None = Field(
+        None,
         ge=0,
         le=MAX_BATCH_TABLES,
         description="Small tables purged together in one activity, this many at a time, each through "
-        "the express lane's steps with its own purge id, counts and report (`icepurge purge status` "
-        "reads its record) but no workflow of its own and no events of its own; a table whose plan is "
-        "big gets its own table purge workflow. For namespaces of many small tables: the per-table "
-        "workflow is what bounds their pace. 0 or 1: one workflow per table. Ignored (one workflow "
-        "per table) with options the express lane doesn't take: dry run, soft delete, sweep, Spark.",
+        "the express lane's steps with its own purge id, counts and record (`icepurge purge status` "
+        "reads it) but no workflow of its own and no events of its own; a table whose plan is "
+        f"big gets its own table purge workflow. Unset: {MAX_BATCH_TABLES} wherever batches can "
+        "take the options. 0 or 1: one workflow per table. Options the express lane doesn't take "
+        "(dry run, soft delete, sweep, Spark) keep one workflow per table whatever this says.",
     )
     requested_by: str = Field(min_length=1, max_length=255)
     request_id: str | None = Field(
@@ -53,6 +67,14 @@ class NamespacePurgeRequest(BaseModel):
         min_length=1,
         max_length=1000,
         description="A workflow that receives the namespace purge's own events as 'icepurge_event' signals.",
+    )
+    tenant: str | None = Field(
+        None,
+        min_length=1,
+        max_length=255,
+        description="The fairness key this purge's tasks are dispatched under (default: the catalog): "
+        "bulk purges of different keys share the workers in turn where the Temporal server enables "
+        "fairness.",
     )
     options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table's purge.")
 

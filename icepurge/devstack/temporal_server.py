@@ -13,6 +13,9 @@ from icepurge.devstack.process import ServiceProcess
 TEMPORAL_DATABASE = "temporal.sqlite"
 # A write-ahead log, synced at checkpoints: each history write no longer waits for its own fsync
 # (a killed server loses nothing; a power cut may lose the last writes of a dev stack).
+# Task Queue Priority runs on the new matcher; Fairness needs turning on (bulk purges of different
+# catalogs or tenants then share the workers in turn).
+PRIORITY_AND_FAIRNESS = {"matching.useNewMatcher": "true", "matching.enableFairness": "true"}
 SQLITE_PRAGMAS = ("--sqlite-pragma", "journal_mode=WAL", "--sqlite-pragma", "synchronous=NORMAL")
 
 
@@ -43,6 +46,6 @@ def temporal_server(
     ]  # fmt: skip
     for key, kind in SEARCH_ATTRIBUTES:
         command += ["--search-attribute", f"{key}={kind}"]
-    for key, value in (dynamic_config or {}).items():
+    for key, value in {**PRIORITY_AND_FAIRNESS, **(dynamic_config or {})}.items():
         command += ["--dynamic-config-value", f"{key}={value}"]
     return ServiceProcess("temporal", command, state_dir / "logs" / "temporal.log")

@@ -20,6 +20,7 @@ from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.catalog.table_holds import TableHolds
 from icepurge.activities.delete.spark_engine import SparkEngine
 from icepurge.activities.namespace.namespace_activities import NamespaceActivities
+from icepurge.activities.namespace.table_lists import TableLists
 from icepurge.activities.purge.batch_activities import BatchActivities
 from icepurge.activities.purge.batch_table import BatchTablePurge
 from icepurge.activities.purge.express_activities import ExpressActivities
@@ -75,7 +76,7 @@ def sandboxed_runner() -> SandboxedWorkflowRunner:
 
 
 def build_batches(
-    settings: WorkerSettings, admission: CatalogAdmission, scanner: LiveTableScanner
+    settings: WorkerSettings, admission: CatalogAdmission, scanner: LiveTableScanner, lists: TableLists
 ) -> BatchActivities:
     """A batch's steps of their own, signalling no workflow (a batch's tables have none), on the
     worker's live-table index; its plans never go to Spark (a batch takes small plans only)."""
@@ -83,7 +84,7 @@ def build_batches(
     catalogs = TableCatalog(admission, scanner)
     state = StateStore(settings.state_location, settings.state_io_properties)
     drops = PlannedDrops(catalogs, state)
-    return BatchActivities(BatchTablePurge(services, ExpressFinish(services, catalogs), drops, state))
+    return BatchActivities(BatchTablePurge(services, ExpressFinish(services, catalogs), drops, state), lists)
 
 
 def activity_pool(settings: WorkerSettings) -> ThreadPoolExecutor:
@@ -120,8 +121,9 @@ def build_worker(
     state = StateStore(settings.state_location, settings.state_io_properties)
     express = ExpressActivities(services, catalogs, PlannedDrops(catalogs, state))
     holds = TableHolds(catalogs, signals)
-    batches = build_batches(settings, admission, scanner)
-    namespaces = NamespaceActivities(catalogs.registry, state, signals)
+    lists = TableLists(state)
+    batches = build_batches(settings, admission, scanner, lists)
+    namespaces = NamespaceActivities(catalogs.registry, state, lists, signals)
     sweeps = SweepActivities(settings.activity_settings(), spark, signals)
     delivery = EventDelivery(build_sinks(settings))
     return Worker(

@@ -23,7 +23,7 @@ def namespace_details_markdown(status: NamespacePurgeStatus) -> str:
         f"| tables done | {status.tables_done:,} |",
         f"| tables failed | {status.tables_failed:,} |",
         f"| tables skipped | {status.tables_skipped:,} |",
-        f"| tables running | {status.tables_running:,} of at most {status.max_concurrent_tables} |",
+        f"| tables running | {status.tables_running:,} (window: {status.max_concurrent_tables} units) |",
         f"| files | {files.done:,} / {files.planned:,} |",
         f"| deleted | {files.deleted:,} ({size_text(files.bytes_deleted)}) |",
         f"| files failed | {files.failed:,} |",

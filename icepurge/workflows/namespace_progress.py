@@ -4,9 +4,7 @@ ones' latest counts (from the events they signal), rate and ETA."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
 from icepurge.contract.events import PurgeEvent
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
@@ -16,32 +14,10 @@ from icepurge.contract.namespace_status import (
     NamespacePurgeState,
     NamespacePurgeStatus,
     RunningTable,
-    SkipKind,
     SkippedEntry,
-    TableFailure,
 )
 from icepurge.contract.namespace_steps import DropNamespacesResult, EnumerationSummary
-from icepurge.contract.status import PurgeReport
-
-
-class TableEnd(StrEnum):
-    DONE = "done"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    CANCELLED = "cancelled"
-
-
-def files_of(report: PurgeReport) -> FileTotals:
-    status = report.status
-    total = status.counts.total()
-    return FileTotals(
-        planned=status.files_total,
-        done=status.files_done,
-        deleted=total.deleted,
-        failed=status.failures_total,
-        bytes_deleted=total.bytes_deleted,
-        swept=status.sweep.swept if status.sweep else 0,
-    )
+from icepurge.contract.table_outcomes import TableEnd, TableOutcome, TableTallies
 
 
 def files_of_event(event: PurgeEvent) -> FileTotals:
@@ -54,21 +30,6 @@ def files_of_event(event: PurgeEvent) -> FileTotals:
     )
 
 
-@dataclass(frozen=True)
-class TableOutcome:
-    end: TableEnd
-    files: FileTotals | None = None
-    failure: TableFailure | None = None
-    skipped: SkippedEntry | None = None
-    # A dry run that met a refusal: the real purge would drop the table before its guard refused.
-    dropped_first: bool = False
-
-    @property
-    def table_stays(self) -> bool:
-        """Whether the real purge leaves the table in its catalog."""
-        return self.end is not TableEnd.DONE and not self.dropped_first
-
-
 class NamespaceProgress:
     """The namespace purge's status changes only here; `publish` (search attributes and details)
     runs once per state change, and when the workflow asks (a table purge finished)."""
@@ -79,6 +40,8 @@ class NamespaceProgress:
         # Finished table purges' files; status.files adds the running ones' latest.
         self._settled = status.files.model_copy()
         self._running: dict[str, RunningTable] = {}
+        # Tables inside running batches: counted, never listed (they have no workflow).
+        self._batched = 0
 
     def publish(self) -> None:
         self._publish(self.status)
@@ -151,6 +114,25 @@ class NamespaceProgress:
             status.tables_cancelled += 1
         self._refresh(now)
 
+    def batch_started(self, tables: int, now: datetime) -> None:
+        self._batched += tables
+        self._refresh(now)
+
+    def batch_finished(self, tables: int, tallies: TableTallies, now: datetime) -> None:
+        """A batch's tables that ended (those it handed back start purges of their own)."""
+        self._batched -= tables
+        self._settled.add(tallies.files)
+        status = self.status
+        status.tables_done += tallies.done
+        status.tables_failed += tallies.failed
+        status.tables_skipped += tallies.skipped
+        status.tables_cancelled += tallies.cancelled
+        room = FAILURE_SAMPLE_SIZE - len(status.failure_sample)
+        status.failure_sample += tallies.failure_sample[: max(room, 0)]
+        for entry in tallies.skipped_sample:
+            self.skip(entry)
+        self._refresh(now)
+
     def skip(self, entry: SkippedEntry | None) -> None:
         if entry is not None and len(self.status.skipped_sample) < FAILURE_SAMPLE_SIZE:
             self.status.skipped_sample.append(entry)
@@ -162,7 +144,7 @@ class NamespaceProgress:
             files.add(running.files)
         status.files = files
         status.running = list(self._running.values())
-        status.tables_running = len(self._running)
+        status.tables_running = len(self._running) + self._batched
         status.updated_at = now
         elapsed = (now - status.started_at).total_seconds() if status.started_at else 0.0
         finished = status.tables_finished
@@ -170,7 +152,3 @@ class NamespaceProgress:
             per_second = finished / elapsed
             status.rate_tables_per_minute = round(per_second * 60, 2)
             status.eta_seconds = round((status.tables_total - finished) / per_second, 1)
-
-
-def skipped_table(name: str, reason: str) -> SkippedEntry:
-    return SkippedEntry(kind=SkipKind.TABLE, name=name, reason=reason)

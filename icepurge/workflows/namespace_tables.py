@@ -19,8 +19,17 @@ from temporalio.exceptions import (
     WorkflowAlreadyStartedError,
 )
 
-from icepurge.contract.activity_steps import PURGE_TABLE_BATCH, TABLE_PAGE
-from icepurge.contract.batch_steps import BatchTable, TableBatchInput, takes_batches
+from icepurge.contract.activity_steps import PURGE_RANGE_BATCH, PURGE_TABLE_BATCH, TABLE_PAGE
+from icepurge.contract.batch_steps import (
+    BatchTable,
+    BatchTemplate,
+    HandedBackTable,
+    RangeBatchInput,
+    RangeBatchResult,
+    TableBatchInput,
+    batch_size,
+    takes_batches,
+)
 from icepurge.contract.controls import TableControl
 from icepurge.contract.names import (
     WORKFLOW_TYPE,
@@ -40,19 +49,14 @@ from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import start_attributes
 from icepurge.contract.status import PurgeReport
+from icepurge.contract.table_outcomes import TableOutcome, outcome_of_batch, outcome_of_report
 from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
 from icepurge.workflows.event_stream import EventStream
 from icepurge.workflows.namespace_controls import (
     budget_share,
 )
-from icepurge.workflows.namespace_outcomes import (
-    KeptTables,
-    already_started,
-    outcome_of_batch,
-    outcome_of_failure,
-    outcome_of_report,
-)
-from icepurge.workflows.namespace_progress import NamespaceProgress, TableOutcome
+from icepurge.workflows.namespace_outcomes import KeptTables, already_started, outcome_of_failure
+from icepurge.workflows.namespace_progress import NamespaceProgress
 from icepurge.workflows.step_outcomes import (
     cancel_all,
 )
@@ -80,6 +84,8 @@ class NamespaceTables:
     _page: list[TableName]
     _page_offset: int
     _run_scoped: bool
+    # Batches named by their place in the table list, a window of work units (SLIM_BATCHES).
+    _slim: bool
     _kept: KeptTables
     # Tables purged inside a batch: no workflow of theirs to signal a control to.
     _in_batches: set[str]
@@ -93,8 +99,15 @@ class NamespaceTables:
 
     def _table_control(self) -> TableControl:
         status = self._namespace_run().progress.status
-        share = budget_share(status.bucket_requests_per_second, status.max_concurrent_tables)
+        share = budget_share(status.bucket_requests_per_second, self._tables_at_once())
         return TableControl(paused=status.paused, bucket_requests_per_second=share)
+
+    def _tables_at_once(self) -> int:
+        """The most tables purged at once: the window, whose batches each count their tables."""
+        request = self._namespace_run().request
+        if self._slim and takes_batches(request.options, request.batch_tables):
+            return request.max_concurrent_tables * batch_size(request.batch_tables)
+        return request.max_concurrent_tables
 
     async def _purge_tables(
         self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
@@ -106,7 +119,11 @@ class NamespaceTables:
         outlives the run that awaits it)."""
         progress, events = self._namespace_run().progress, self._namespace_run().events
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
-        batch = request.batch_tables if takes_batches(request.options, request.batch_tables) else 1
+        # Requests from before batches existed have no batch_tables: one workflow per table, as then.
+        old_batches = request.batch_tables is not None and takes_batches(
+            request.options, request.batch_tables
+        )
+        batch = batch_size(request.batch_tables) if old_batches else 1
         in_flight: dict[asyncio.Task[list[int]], int] = {}
 
         def room() -> bool:
@@ -153,6 +170,86 @@ class NamespaceTables:
             await cancel_all(list(in_flight))
             raise
 
+    async def _purge_units(
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
+    ) -> int:
+        """A sliding window of work units, so a small table never waits behind a giant one: each
+        a batch of small tables named by its place in the table list (its names never reach
+        history), or one table purge workflow; a table a batch hands back gets a purge of its own,
+        one unit more. Returns the first table not yet started, as `_purge_tables` does."""
+        progress, events = self._namespace_run().progress, self._namespace_run().events
+        progress.move_to(NamespacePurgeState.PURGING, workflow.now())
+        batched = takes_batches(request.options, request.batch_tables)
+        batch = batch_size(request.batch_tables) if batched else 1
+        in_flight: set[asyncio.Task[list[HandedBackTable]]] = set()
+
+        def room() -> bool:
+            return len(in_flight) < request.max_concurrent_tables
+
+        try:
+            while True:
+                suggested = workflow.info().is_continue_as_new_suggested()
+                while (
+                    room() and next_table < tree.tables_total and not suggested and not progress.status.paused
+                ):
+                    count = min(batch, tree.tables_total - next_table)
+                    if batched:
+                        work = self._purge_range(request, tree, next_table, count, progress)
+                    else:
+                        work = self._purge_one(request, next_table, await self._table_at(tree, next_table))
+                    in_flight.add(asyncio.ensure_future(work))
+                    next_table += count
+                more = next_table < tree.tables_total and not suggested
+                if not in_flight and (not more or not progress.status.paused):
+                    return next_table
+
+                def ready(more: bool = more) -> bool:
+                    return any(task.done() for task in in_flight) or (
+                        more and room() and not progress.status.paused
+                    )
+
+                await workflow.wait_condition(ready)
+                for task in [task for task in in_flight if task.done()]:
+                    in_flight.discard(task)
+                    for handed in task.result():
+                        in_flight.add(
+                            asyncio.ensure_future(self._purge_one(request, handed.index, handed.name))
+                        )
+                progress.publish()
+                events.progress()
+        except asyncio.CancelledError:
+            await cancel_all(list(in_flight))
+            raise
+
+    async def _purge_one(
+        self, request: NamespacePurgeRequest, index: int, name: TableName
+    ) -> list[HandedBackTable]:
+        await self._purge_table(request, index, name, self._namespace_run().progress)
+        return []
+
+    async def _purge_range(
+        self,
+        request: NamespacePurgeRequest,
+        tree: EnumerationSummary,
+        first: int,
+        count: int,
+        progress: NamespaceProgress,
+    ) -> list[HandedBackTable]:
+        """Small tables in one activity, which reads their names and answers with counts; returns
+        those it handed back untouched."""
+        progress.batch_started(count, workflow.now())
+        step = RangeBatchInput(
+            tree_location=tree.tree_location, first=first, count=count, template=self._table_template(request)
+        )
+        result: RangeBatchResult = await run_step(
+            PURGE_RANGE_BATCH,
+            step,
+            summary=f"purge tables {first + 1}-{first + count} of {tree.tables_total}",
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+        progress.batch_finished(count, result.tallies, workflow.now())
+        return result.handed_back
+
     async def _table_at(self, tree: EnumerationSummary, index: int) -> TableName:
         if not self._page_offset <= index < self._page_offset + len(self._page):
             page: TablePage = await run_step(
@@ -162,22 +259,23 @@ class NamespaceTables:
             self._page, self._page_offset = page.tables, index
         return self._page[index - self._page_offset]
 
-    def _table_request(self, request: NamespacePurgeRequest, name: TableName) -> PurgeRequest:
+    def _table_template(self, request: NamespacePurgeRequest) -> BatchTemplate:
+        """What each table's purge request shares. The parent's id and run chain as request id: one
+        purge per table per namespace purge, whatever retries, replays or continue-as-new happen,
+        and a new one when the namespace is purged again after this purge closed."""
         parent_id = self._namespace_run().progress.status.purge_id
-        # The parent's id and run chain as request id: one purge per table per namespace purge,
-        # whatever retries, replays or continue-as-new happen, and a new one when the namespace
-        # is purged again after this purge closed.
         chain = self._run_chain()
         share = self._table_control().bucket_requests_per_second
-        return PurgeRequest(
+        return BatchTemplate(
             catalog=request.catalog,
-            namespace=name.namespace,
-            table=name.table,
             requested_by=request.requested_by,
             request_id=f"{parent_id}{CHILD_REQUEST_SEPARATOR}{chain}" if chain else parent_id,
             notify_workflow_id=parent_id,
             options=request.options.model_copy(update={"bucket_requests_per_second": share}),
         )
+
+    def _table_request(self, request: NamespacePurgeRequest, name: TableName) -> PurgeRequest:
+        return self._table_template(request).request_for(name)
 
     async def _purge_table(
         self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress

@@ -65,7 +65,7 @@ from icepurge.workflows.step_outcomes import (
     failure_type,
 )
 from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE
+from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE, SLIM_BATCHES
 
 
 class CarriedNamespaceState(BaseModel):
@@ -97,6 +97,7 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
         self._page: list[TableName] = []
         self._page_offset = 0
         self._run_scoped = False
+        self._slim = False
         self._kept = carried.kept if carried else KeptTables()
         # Tables purged inside a batch: no workflow of theirs to signal a control to.
         self._in_batches: set[str] = set()
@@ -153,6 +154,7 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
         self, request: dict[str, Any], carried: CarriedNamespaceState | None = None
     ) -> NamespacePurgeReport:
         self._run_scoped = workflow.patched(RUN_SCOPED_STATE)
+        self._slim = workflow.patched(SLIM_BATCHES)
         if self._run is None:
             raise ApplicationError(str(self._invalid), type=ERROR_INVALID_REQUEST, non_retryable=True)
         parsed, progress, events = self._run.request, self._run.progress, self._run.events
@@ -165,7 +167,9 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
         progress.publish()
         try:
             tree = carried.tree if carried else await self._enumerate(parsed, progress)
-            next_table = await self._purge_tables(parsed, tree, carried.next_table if carried else 0)
+            first = carried.next_table if carried else 0
+            purge = self._purge_units if self._slim else self._purge_tables
+            next_table = await purge(parsed, tree, first)
             if next_table < tree.tables_total:
                 await events.close()
                 await workflow.wait_condition(workflow.all_handlers_finished)

@@ -35,3 +35,7 @@ OUTCOME_MEMO: Final = "outcome-memo"
 # A small purge by snapshot on the express lane plans, guards, deletes and finalizes in one activity
 # (plan_and_finish_small): one workflow task from its start to its deletes' end.
 SNAPSHOT_AT_ONCE: Final = "snapshot-at-once"
+# A namespace purge's window counts work units (a batch counts once), and a batch is named by its
+# place in the table list and answers with counts (purge_range_batch): a few hundred bytes of
+# history a batch, whatever its tables' names and reports.
+SLIM_BATCHES: Final = "slim-batches"

@@ -3,7 +3,6 @@ state location, hand it out a page at a time, and drop the namespaces its purges
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,6 +13,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog.catalog_calls import CatalogCalls
+from icepurge.activities.namespace.table_lists import NamespaceTree, TableLists
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.activities.step_definition import implements
 from icepurge.catalogs.configured import CatalogRegistry
@@ -45,16 +45,6 @@ from icepurge.state.state_store import StateStore
 NOT_A_TABLE = "not_iceberg_table"
 
 
-class NamespaceTree(BaseModel):
-    """The enumeration's outcome, in the state location: never in workflow history."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tables: list[TableName]
-    namespaces: list[list[str]] = Field(description="Walked namespaces, deepest first.")
-    skipped: list[SkippedEntry]
-
-
 class DropCheckpoint(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -82,14 +72,12 @@ class NamespaceActivities(CatalogCalls):
         self,
         registry: CatalogRegistry,
         state: StateStore,
+        lists: TableLists,
         signals: ProgressSignals | None = None,
     ) -> None:
         super().__init__(registry, signals)
         self._state = state
-        # The last tree read: a namespace purge reads its pages one after another. Its location
-        # names the purge's run chain, so no later purge under the same id can read it.
-        self._cached: tuple[str, NamespaceTree] | None = None
-        self._lock = threading.Lock()
+        self._lists = lists
 
     @property
     def all(self) -> list[Any]:
@@ -168,23 +156,7 @@ class NamespaceActivities(CatalogCalls):
 
     @implements(TABLE_PAGE)
     def read_table_page(self, step: TablePageInput) -> TablePage:
-        tree = self._tree(step.tree_location)
-        return TablePage(tables=tree.tables[step.offset : step.offset + step.limit])
-
-    def _tree(self, location: str) -> NamespaceTree:
-        with self._lock:
-            if self._cached is not None and self._cached[0] == location:
-                return self._cached[1]
-        raw = self._state.read(location)
-        if raw is None:
-            raise ApplicationError(
-                f"the namespace purge's table list {location} is gone from the state location",
-                non_retryable=True,
-            )
-        tree = NamespaceTree.model_validate_json(raw)
-        with self._lock:
-            self._cached = (location, tree)
-        return tree
+        return TablePage(tables=self._lists.names(step.tree_location, step.offset, step.limit))
 
     @implements(DROP_NAMESPACES)
     def drop_empty_namespaces(self, step: DropNamespacesInput) -> DropNamespacesResult:
@@ -192,7 +164,7 @@ class NamespaceActivities(CatalogCalls):
         its place, so a retry neither drops nor counts twice."""
         with self._step(DROP_NAMESPACES_ACTIVITY):
             catalog = self._catalog(step.catalog)
-            tree = self._tree(step.tree_location)
+            tree = self._lists.tree(step.tree_location)
             preview = _preview(tree, step)
             details = activity.info().heartbeat_details
             # A preview changes nothing: a retry starts it over rather than keep its sets.

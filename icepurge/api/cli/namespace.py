@@ -29,18 +29,30 @@ def purge_namespace(
     ],
     *,
     recursive: Annotated[bool, typer.Option(help="Also every nested namespace.")] = False,
-    max_concurrent_tables: Annotated[int, typer.Option(min=1, max=64)] = 4,
-    batch_tables: Annotated[
-        int,
+    max_concurrent_tables: Annotated[
+        int | None,
         typer.Option(
-            min=0, max=32, help="Small tables purged together in one activity; 0: one workflow each."
+            min=1, help="Work units at once (a batch counts once); default: the contract's default."
         ),
-    ] = 0,
+    ] = None,
+    batch_tables: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=32,
+            help="Small tables purged together in one activity (default 32 where the options "
+            "allow); 0: one workflow each.",
+        ),
+    ] = None,
     confirm: Annotated[str | None, typer.Option(help="The catalog's name: required for ''.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Plan every table; drop and delete nothing.")] = False,
     purge_after: Annotated[int, typer.Option(help="Soft delete each table for this many seconds.")] = 0,
     request_id: Annotated[str | None, typer.Option(help="Makes a retried command idempotent.")] = None,
     requested_by: Annotated[str | None, typer.Option(help="Default: $USER.")] = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option(help="The fairness key its tasks share the workers under; default: the catalog."),
+    ] = None,
 ) -> None:
     """Drop and purge every table of a namespace (or a whole catalog); prints the purge id."""
     from icepurge.api.clients.temporal_namespace_client import namespace_request
@@ -59,6 +71,7 @@ def purge_namespace(
             confirm=confirm,
             options={"dry_run": dry_run, "purge_after_seconds": purge_after},
             request_id=request_id,
+            tenant=tenant,
         )
     except InvalidPurgeRequestError as error:
         console().print(f"[red]{error}[/red]")

@@ -33,6 +33,7 @@ from icepurge.contract.namespace_request import (
     parse_namespace_request,
 )
 from icepurge.contract.namespace_status import NamespacePurgeReport, NamespacePurgeStatus
+from icepurge.contract.priorities import bulk_priority
 from icepurge.contract.request import PurgeOptions, encode_namespace
 
 
@@ -48,6 +49,7 @@ def namespace_request(
     options: PurgeOptions | dict[str, Any] | None = None,
     request_id: str | None = None,
     notify_workflow_id: str | None = None,
+    tenant: str | None = None,
 ) -> NamespacePurgeRequest:
     """Raises InvalidPurgeRequestError naming the bad fields."""
     chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
@@ -59,6 +61,7 @@ def namespace_request(
         "requested_by": requested_by,
         "request_id": request_id,
         "notify_workflow_id": notify_workflow_id,
+        "tenant": tenant,
         "options": chosen,
     }
     if max_concurrent_tables is not None:
@@ -93,6 +96,7 @@ class NamespacePurgeClient:
                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                     id_reuse_policy=reuse,
                     static_summary=f"purge every table of {parsed.name}",
+                    priority=bulk_priority(parsed.catalog, parsed.tenant),
                     search_attributes=TypedSearchAttributes(
                         [
                             SearchAttributePair(attributes.CATALOG, parsed.catalog),

@@ -17,10 +17,12 @@ from icepurge.api.server.namespace_table_pages import NamespaceTablePages
 from icepurge.api.server.routes import StartedPurge, authorize, started
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.controls import RateBudgetChange
+from icepurge.contract.namespace_request import DEFAULT_WINDOW, MAX_WINDOW
 from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.request import PurgeOptions
 from icepurge.contract.roles import Role
 from icepurge.contract.started import StartOutcome
+from icepurge.contract.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1")
@@ -34,12 +36,19 @@ class NamespacePurgeBody(BaseModel):
     namespace: list[str] = Field(description="Namespace levels, outermost first; [] = the whole catalog.")
     recursive: bool = False
     confirm: str | None = Field(None, max_length=255, description="The catalog's name, for [].")
-    max_concurrent_tables: int = Field(4, ge=1, le=64)
-    batch_tables: int = Field(
-        0,
+    max_concurrent_tables: int = Field(
+        DEFAULT_WINDOW,
+        ge=1,
+        le=MAX_WINDOW,
+        description="Work units at once (a batch of small tables counts once); at most the "
+        "service's ICEPURGE_MAX_CONCURRENT_UNITS.",
+    )
+    batch_tables: int | None = Field(
+        None,
         ge=0,
         le=MAX_BATCH_TABLES,
-        description="Small tables purged together in one activity (0: one workflow each).",
+        description=f"Small tables purged together in one activity (unset: {MAX_BATCH_TABLES} wherever "
+        "the options allow; 0: one workflow each).",
     )
     options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table.")
     requested_by: str | None = Field(
@@ -47,6 +56,9 @@ class NamespacePurgeBody(BaseModel):
     )
     request_id: str | None = Field(None, max_length=255)
     notify_workflow_id: str | None = Field(None, min_length=1, max_length=1000)
+    tenant: str | None = Field(
+        None, min_length=1, max_length=255, description="Fairness key (default: the catalog)."
+    )
 
 
 class TablePageParameters(BaseModel):
@@ -71,6 +83,12 @@ async def purge_namespace(
     if not caller.may(Role.DROP, catalog):
         raise forbidden(caller, Role.DROP, catalog)
     known_catalog(request, caller, catalog)
+    limit = request.app.state.settings.max_concurrent_units
+    if body.max_concurrent_tables > limit:
+        raise InvalidPurgeRequestError(
+            f"max_concurrent_tables {body.max_concurrent_tables} is over this service's limit of {limit} "
+            "work units at once (ICEPURGE_MAX_CONCURRENT_UNITS): ask for at most that, or raise the setting"
+        )
     parsed = namespace_request(
         catalog,
         body.namespace,
@@ -82,6 +100,7 @@ async def purge_namespace(
         options=body.options,
         request_id=body.request_id,
         notify_workflow_id=body.notify_workflow_id,
+        tenant=body.tenant,
     )
     purge_id = await client.namespaces.start(parsed)
     log.info("namespace purge %s (%s) started by %s", purge_id, parsed.name, caller.name)

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
 from icepurge.connection.settings import CatalogPolicySettings, TemporalSettings
+from icepurge.contract.namespace_request import MAX_WINDOW
 
 
 class ApiSettings(TemporalSettings, CatalogPolicySettings):
@@ -42,6 +43,14 @@ class ApiSettings(TemporalSettings, CatalogPolicySettings):
         default_factory=dict,
         description="The Iceberg REST front door: the REST catalogs (PyIceberg config) it serves, by "
         "name, each with its policy (JSON); clients use http://<api>/iceberg/<catalog> as their uri.",
+    )
+    max_concurrent_units: int = Field(
+        MAX_WINDOW,
+        ge=1,
+        le=MAX_WINDOW,
+        description="The most work units (a batch of small tables, or one table purge) a namespace "
+        "purge started here may run at once: a request asking for more is refused (422). Lower it to "
+        "keep one purge from taking a shared fleet's every slot.",
     )
     spark_master: str | None = Field(
         None, description="The workers' Spark master, for `icepurge doctor` to check it is reachable."

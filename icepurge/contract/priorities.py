@@ -1,0 +1,18 @@
+"""Where a purge stands in the task queue (Temporal's Task Queue Priority and Fairness): a bulk
+purge's whole tree (its batches, its table purges and their activities inherit the start's
+priority) yields to single-table purges, and bulk purges share the fleet by fairness key."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from temporalio.common import Priority
+
+# Temporal's default priority key is 3 (1 runs first, 5 last): single-table purges keep it.
+BULK_PRIORITY_KEY: Final = 4
+
+
+def bulk_priority(catalog: str, tenant: str | None) -> Priority:
+    """The tenant's key, else the catalog's: two catalogs' bulk purges are dispatched in turn
+    (where the server enables fairness) rather than first come, first served."""
+    return Priority(priority_key=BULK_PRIORITY_KEY, fairness_key=tenant or catalog)
