@@ -1,0 +1,343 @@
+"""The namespace purge's control plane alone: the real PurgeNamespace (and PurgeTable) workflows on
+the Temporal dev server, with every activity registered under its contract name and types and
+answering at once, so only orchestration is measured: tables/min, history bytes a table (every
+run of the namespace purge's chain, and of any table purge workflow it started), runs, and the
+server's and the workers' CPU a table.
+
+    .venv/bin/python -m bench.control_plane --tables 10000 100000 1000000 --workers 1 2 \
+        [--window 64] [--batch-tables 32] [--baseline-tables 2000]
+
+--baseline-tables runs, first, a namespace purge of that many tables with a workflow per table
+(`batch_tables` 0, the window the same): the shape every table took before batches were the
+default. Each worker process has as many activity slots as the window, payloads are sealed by the
+AES-GCM codec as in service, and the dev server suggests continue-as-new at its default.
+
+A worker process of this bench: `python -m bench.control_plane --serve ADDRESS QUEUE SLOTS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+from pydantic import SecretStr
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient, namespace_request
+from icepurge.connection.connect import connect
+from icepurge.connection.settings import TemporalSettings
+from icepurge.contract import activity_steps as steps
+from icepurge.contract.batch_steps import RangeBatchInput, RangeBatchResult
+from icepurge.contract.catalog_steps import LoadedTable
+from icepurge.contract.counts import Category, FileCounts, OutcomeCounts
+from icepurge.contract.events import DeliveryReport, EventBatch
+from icepurge.contract.express_steps import DroppedPlan, FinishInput, FinishResult, LoadAndPlanInput
+from icepurge.contract.namespace_status import FileTotals
+from icepurge.contract.namespace_steps import (
+    DropNamespacesInput,
+    DropNamespacesResult,
+    EnumerateInput,
+    EnumerationSummary,
+    TableName,
+    TablePage,
+    TablePageInput,
+)
+from icepurge.contract.status import GuardName, GuardOutcome, PlannedTotals
+from icepurge.contract.steps import ChunkResult, FinalizeResult, PlanSummary
+from icepurge.contract.table_outcomes import TableTallies
+from icepurge.devstack.free_ports import free_ports
+from icepurge.devstack.ports import StackPorts
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.temporal_server import temporal_server
+from icepurge.worker.run import sandboxed_runner
+from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.purge_table import PurgeTableWorkflow
+
+QUEUE = "bench-control-plane"
+CATALOG = "bench"
+# Each fake table: one data file, its manifest and manifest list, one metadata file.
+FILES_PER_TABLE = 4
+# A throwaway key: the bench's payloads are sealed as in service, the key dies with the run (its
+# worker processes inherit it through the environment).
+CODEC_KEY = os.environ.setdefault("ICEPURGE_BENCH_CODEC_KEY", base64.b64encode(os.urandom(32)).decode())
+
+
+def _settings(address: str) -> TemporalSettings:
+    return TemporalSettings(
+        temporal_address=address, task_queue=QUEUE, codec_keys={"bench": SecretStr(CODEC_KEY)}
+    )
+
+
+def _name(index: int) -> TableName:
+    return TableName(namespace=["ns", f"n{index // 1000:05d}"], table=f"t{index:08d}")
+
+
+def _tallies(count: int) -> TableTallies:
+    files = count * FILES_PER_TABLE
+    return TableTallies(done=count, files=FileTotals(planned=files, done=files, deleted=files))
+
+
+@activity.defn(name=steps.ENUMERATE.name)
+async def enumerate_tree(step: EnumerateInput) -> EnumerationSummary:
+    tables = int(step.namespace[-1].removeprefix("tables"))
+    return EnumerationSummary(
+        tree_location=f"memory://{step.purge_id}/{step.run_chain}/tree.json",
+        tables_total=tables,
+        namespaces_total=tables // 1000 + 1,
+        entries_skipped=0,
+        skipped_sample=[],
+    )
+
+
+@activity.defn(name=steps.TABLE_PAGE.name)
+async def table_page(step: TablePageInput) -> TablePage:
+    return TablePage(tables=[_name(index) for index in range(step.offset, step.offset + step.limit)])
+
+
+@activity.defn(name=steps.PURGE_RANGE_BATCH.name)
+async def range_batch(step: RangeBatchInput) -> RangeBatchResult:
+    return RangeBatchResult(tallies=_tallies(step.count))
+
+
+@activity.defn(name=steps.DROP_NAMESPACES.name)
+async def drop_namespaces(step: DropNamespacesInput) -> DropNamespacesResult:
+    return DropNamespacesResult(dropped=1, kept_total=0, kept_sample=[])
+
+
+@activity.defn(name=steps.DELIVER_EVENTS.name)
+async def deliver(batch: EventBatch) -> DeliveryReport:
+    return DeliveryReport()
+
+
+def _plan(purge_id: str, table: str) -> PlanSummary:
+    return PlanSummary(
+        plan_location=f"memory://{purge_id}/plan.json",
+        chunk_count=1,
+        planned=PlannedTotals(content_files=1, metadata_files=FILES_PER_TABLE - 1),
+        gc_enabled=True,
+        locations=[f"s3://bench/{table}"],
+    )
+
+
+TABLE_STEPS_ANSWERED: list[Callable[..., Any]] = [
+    enumerate_tree,
+    table_page,
+    range_batch,
+    drop_namespaces,
+    deliver,
+]
+
+
+def _table_workflow_steps() -> list[Callable[..., Any]]:
+    """The express lane of a table purge by name, answered at once: loaded, planned, dropped,
+    guarded, deleted and finalized, as a small table's purge is."""
+    passed = GuardOutcome(guard=GuardName.PROTECTION, applied=True, passed=True, detail="none")
+
+    @activity.defn(name=steps.LOAD_PLAN_AND_DROP.name)
+    async def dropped(step: LoadAndPlanInput) -> DroppedPlan:
+        loaded = LoadedTable(
+            metadata_location=f"s3://bench/{step.request.table}/metadata/v1.metadata.json",
+            file_io_properties={},
+            protection=passed,
+        )
+        return DroppedPlan(loaded=loaded, plan=_plan(step.purge_id, step.request.table), storage_gone=False)
+
+    @activity.defn(name=steps.FINISH_SMALL_PURGE.name)
+    async def finish(step: FinishInput) -> FinishResult:
+        counts = FileCounts(by_category={Category.DATA_FILES: OutcomeCounts(deleted=1)})
+        rest = FileCounts(by_category={Category.METADATA_FILES: OutcomeCounts(deleted=FILES_PER_TABLE - 1)})
+        chunk = ChunkResult(
+            chunk_index=0, counts=counts, failures_total=0, failure_sample=[], delete_requests=1
+        )
+        final = FinalizeResult(
+            counts=rest, failures_total=0, failure_sample=[], report_location=f"memory://{step.purge_id}"
+        )
+        guard = GuardOutcome(guard=GuardName.LIVE_TABLE, applied=True, passed=True, detail="none")
+        return FinishResult(guard=guard, chunks=[chunk], finalize=final)
+
+    return [dropped, finish]
+
+
+async def _serve(address: str, slots: int) -> None:
+    client = await connect(_settings(address))
+    worker = Worker(
+        client,
+        task_queue=QUEUE,
+        workflows=[PurgeNamespaceWorkflow, PurgeTableWorkflow],
+        activities=[*TABLE_STEPS_ANSWERED, *_table_workflow_steps()],
+        max_concurrent_activities=slots,
+        workflow_runner=sandboxed_runner(),
+    )
+    await worker.run()
+
+
+@dataclass
+class Measured:
+    label: str
+    tables: int
+    seconds: float
+    history_bytes: int
+    events: int
+    runs: int
+    workflows: int
+    server_cpu: float
+    worker_cpu: float
+
+    def line(self) -> str:
+        per = max(self.tables, 1)
+        return (
+            f"| {self.label} | {self.tables:,} | {self.tables / self.seconds * 60:,.0f} | "
+            f"{self.history_bytes / per:,.1f} | {self.runs} | {self.workflows - 1:,} | "
+            f"{self.server_cpu / per * 1000:.2f} | {self.worker_cpu / per * 1000:.2f} | {self.seconds:.1f} |"
+        )
+
+
+HEADER = (
+    "| configuration | tables | tables/min | history bytes a table | runs of the namespace purge | "
+    "table workflows | server CPU ms a table | workers' CPU ms a table | seconds |\n"
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+)
+
+
+async def _history(client: Client, workflow_id: str) -> tuple[int, int, int]:
+    """Bytes and events over every run of the workflow's chain, and how many runs."""
+    size = events = runs = 0
+    async for found in client.list_workflows(f"WorkflowId = '{workflow_id}'"):
+        history = await client.get_workflow_handle(workflow_id, run_id=found.run_id).fetch_history()
+        size += sum(event.ByteSize() for event in history.events)
+        events += len(history.events)
+        runs += 1
+    return size, events, runs
+
+
+async def _children(client: Client, parent_id: str) -> list[str]:
+    return [found.id async for found in client.list_workflows(f"PurgeParent = '{parent_id}'")]
+
+
+def _cpu(processes: list[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        for each in [process, *process.children(recursive=True)]:
+            times = each.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+async def _measure(
+    client: Client, server: psutil.Process, workers: list[psutil.Process], label: str, **request: object
+) -> Measured:
+    tables = int(str(request.pop("tables")))
+    parsed = namespace_request(
+        CATALOG,
+        ["ns", f"tables{tables}"],
+        requested_by="bench",
+        request_id=label,
+        **request,  # type: ignore[arg-type]
+    )
+    purges = NamespacePurgeClient(client, QUEUE)
+    server_before, workers_before = _cpu([server]), _cpu(workers)
+    started = time.monotonic()
+    purge_id = await purges.start(parsed)
+    report = await purges.wait(purge_id)
+    seconds = time.monotonic() - started
+    server_cpu, worker_cpu = _cpu([server]) - server_before, _cpu(workers) - workers_before
+    assert report.status.tables_done == tables, report.status
+    assert report.status.files.deleted == tables * FILES_PER_TABLE, report.status.files
+    size, events, runs = await _history(client, purge_id)
+    children = await _children(client, purge_id)
+    for child in children:
+        child_size, child_events, _ = await _history(client, child)
+        size += child_size
+        events += child_events
+    return Measured(label, tables, seconds, size, events, runs, len(children) + 1, server_cpu, worker_cpu)
+
+
+def _worker_process(address: str, slots: int, logs: Path, index: int) -> ServiceProcess:
+    command = [sys.executable, "-m", "bench.control_plane", "--serve", address, str(slots)]
+    return ServiceProcess(f"bench-worker-{index}", command, logs / f"worker-{index}.log")
+
+
+async def _run(arguments: argparse.Namespace) -> None:
+    root = Path(tempfile.mkdtemp(prefix="icepurge-control-plane-"))
+    (root / "logs").mkdir()
+    ports = StackPorts.free()
+    server_process = temporal_server(root, ports, codec_endpoint=f"http://127.0.0.1:{free_ports(1)[0]}")
+    server_process.start()
+    server_process.wait_for_port(ports.temporal)
+    address = f"127.0.0.1:{ports.temporal}"
+    client = await connect(_settings(address))
+    server = psutil.Process(server_process.pid)
+    print(
+        f"{os.cpu_count()} cores; window {arguments.window} work units, batches of {arguments.batch_tables}"
+    )
+    print(HEADER)
+    try:
+        for count in arguments.workers:
+            processes = [
+                _worker_process(address, arguments.window, root / "logs", index) for index in range(count)
+            ]
+            for process in processes:
+                process.start()
+            workers = [psutil.Process(process.pid) for process in processes]
+            try:
+                await asyncio.sleep(2)
+                if arguments.baseline_tables:
+                    measured = await _measure(
+                        client,
+                        server,
+                        workers,
+                        f"a workflow per table, {count} worker process(es)",
+                        tables=arguments.baseline_tables,
+                        max_concurrent_tables=arguments.window,
+                        batch_tables=0,
+                    )
+                    print(measured.line(), flush=True)
+                for tables in arguments.tables:
+                    measured = await _measure(
+                        client,
+                        server,
+                        workers,
+                        f"batches of {arguments.batch_tables}, {count} worker process(es)",
+                        tables=tables,
+                        max_concurrent_tables=arguments.window,
+                        batch_tables=arguments.batch_tables,
+                    )
+                    print(measured.line(), flush=True)
+            finally:
+                for process in processes:
+                    process.stop(grace=3)
+    finally:
+        server_process.stop(grace=5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tables", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--window", type=int, default=64)
+    parser.add_argument("--batch-tables", type=int, default=32)
+    parser.add_argument("--baseline-tables", type=int, default=0)
+    parser.add_argument("--serve", nargs=2, metavar=("ADDRESS", "SLOTS"))
+    arguments = parser.parse_args()
+    if arguments.serve:
+        asyncio.run(_serve(arguments.serve[0], int(arguments.serve[1])))
+        return
+    asyncio.run(_run(arguments))
+
+
+if __name__ == "__main__":
+    main()
