@@ -69,6 +69,8 @@ QUEUE = "bench-control-plane"
 CATALOG = "bench"
 # Each fake table: one data file, its manifest and manifest list, one metadata file.
 FILES_PER_TABLE = 4
+# How long each batch holds its activity slot (bench.priority_contention); 0: it answers at once.
+BATCH_SECONDS_VARIABLE = "ICEPURGE_BENCH_BATCH_SECONDS"
 # A throwaway key: the bench's payloads are sealed as in service, the key dies with the run (its
 # worker processes inherit it through the environment).
 CODEC_KEY = os.environ.setdefault("ICEPURGE_BENCH_CODEC_KEY", base64.b64encode(os.urandom(32)).decode())
@@ -108,6 +110,7 @@ async def table_page(step: TablePageInput) -> TablePage:
 
 @activity.defn(name=steps.PURGE_RANGE_BATCH.name)
 async def range_batch(step: RangeBatchInput) -> RangeBatchResult:
+    await asyncio.sleep(float(os.environ.get(BATCH_SECONDS_VARIABLE, "0")))
     return RangeBatchResult(tallies=_tallies(step.count))
 
 
