@@ -14,8 +14,14 @@ TEMPORAL_DATABASE = "temporal.sqlite"
 # A write-ahead log, synced at checkpoints: each history write no longer waits for its own fsync
 # (a killed server loses nothing; a power cut may lose the last writes of a dev stack).
 # Task Queue Priority runs on the new matcher; Fairness needs turning on (bulk purges of different
-# catalogs or tenants then share the workers in turn).
-PRIORITY_AND_FAIRNESS = {"matching.useNewMatcher": "true", "matching.enableFairness": "true"}
+# catalogs or tenants then share the workers in turn). Both order tasks within a partition: on the
+# default four, two catalogs' purges got 0.68:1 of the workers, on one 1.00:1 (bench.fairness_share).
+PRIORITY_AND_FAIRNESS = {
+    "matching.useNewMatcher": "true",
+    "matching.enableFairness": "true",
+    "matching.numTaskqueueReadPartitions": "1",
+    "matching.numTaskqueueWritePartitions": "1",
+}
 SQLITE_PRAGMAS = ("--sqlite-pragma", "journal_mode=WAL", "--sqlite-pragma", "synchronous=NORMAL")
 
 
