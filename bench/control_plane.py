@@ -5,7 +5,10 @@ run of the namespace purge's chain, and of any table purge workflow it started),
 server's and the workers' CPU a table.
 
     .venv/bin/python -m bench.control_plane --tables 10000 100000 1000000 --workers 1 2 \
-        [--window 64] [--batch-tables 32] [--baseline-tables 2000]
+        [--window 64] [--batch-tables 32] [--baseline-tables 2000] [--range-tables 50000]
+
+A purge of more tables than --range-tables runs as a tree (PurgeTableRange children); their
+histories count in the bytes a table.
 
 --baseline-tables runs, first, a namespace purge of that many tables with a workflow per table
 (`batch_tables` 0, the window the same): the shape every table took before batches were the
@@ -44,6 +47,8 @@ from icepurge.contract.catalog_steps import LoadedTable
 from icepurge.contract.counts import Category, FileCounts, OutcomeCounts
 from icepurge.contract.events import DeliveryReport, EventBatch
 from icepurge.contract.express_steps import DroppedPlan, FinishInput, FinishResult, LoadAndPlanInput
+from icepurge.contract.names import TABLE_RANGE_WORKFLOW_TYPE
+from icepurge.contract.namespace_request import DEFAULT_RANGE_TABLES
 from icepurge.contract.namespace_status import FileTotals
 from icepurge.contract.namespace_steps import (
     DropNamespacesInput,
@@ -64,6 +69,7 @@ from icepurge.devstack.temporal_server import temporal_server
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
+from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
 
 QUEUE = "bench-control-plane"
 CATALOG = "bench"
@@ -178,7 +184,7 @@ async def _serve(address: str, slots: int) -> None:
     worker = Worker(
         client,
         task_queue=QUEUE,
-        workflows=[PurgeNamespaceWorkflow, PurgeTableWorkflow],
+        workflows=[PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, PurgeTableWorkflow],
         activities=[*TABLE_STEPS_ANSWERED, *_table_workflow_steps()],
         max_concurrent_activities=slots,
         workflow_runner=sandboxed_runner(),
@@ -209,7 +215,7 @@ class Measured:
 
 HEADER = (
     "| configuration | tables | tables/min | history bytes a table | runs of the namespace purge | "
-    "table workflows | server CPU ms a table | workers' CPU ms a table | seconds |\n"
+    "child workflows (tables, ranges) | server CPU ms a table | workers' CPU ms a table | seconds |\n"
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 
@@ -226,7 +232,14 @@ async def _history(client: Client, workflow_id: str) -> tuple[int, int, int]:
 
 
 async def _children(client: Client, parent_id: str) -> list[str]:
-    return [found.id async for found in client.list_workflows(f"PurgeParent = '{parent_id}'")]
+    """Its table purge workflows, then its ranges (each once, however many runs)."""
+    tables = [found.id async for found in client.list_workflows(f"PurgeParent = '{parent_id}'")]
+    ranges = {
+        found.id
+        async for found in client.list_workflows(f"WorkflowType = '{TABLE_RANGE_WORKFLOW_TYPE}'")
+        if found.id.startswith(f"{parent_id}/range-")
+    }
+    return tables + sorted(ranges)
 
 
 def _cpu(processes: list[psutil.Process]) -> float:
@@ -283,7 +296,8 @@ async def _run(arguments: argparse.Namespace) -> None:
     client = await connect(_settings(address))
     server = psutil.Process(server_process.pid)
     print(
-        f"{os.cpu_count()} cores; window {arguments.window} work units, batches of {arguments.batch_tables}"
+        f"{os.cpu_count()} cores; window {arguments.window} work units, batches of {arguments.batch_tables}, "
+        f"ranges of {arguments.range_tables or DEFAULT_RANGE_TABLES:,} tables"
     )
     print(HEADER)
     try:
@@ -316,6 +330,7 @@ async def _run(arguments: argparse.Namespace) -> None:
                         tables=tables,
                         max_concurrent_tables=arguments.window,
                         batch_tables=arguments.batch_tables,
+                        range_tables=arguments.range_tables,
                     )
                     print(measured.line(), flush=True)
             finally:
@@ -334,6 +349,9 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=64)
     parser.add_argument("--batch-tables", type=int, default=32)
     parser.add_argument("--baseline-tables", type=int, default=0)
+    parser.add_argument(
+        "--range-tables", type=int, default=None, help="Tables a range child takes (default: the contract's)."
+    )
     parser.add_argument("--serve", nargs=2, metavar=("ADDRESS", "SLOTS"))
     arguments = parser.parse_args()
     if arguments.serve:

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -71,7 +71,28 @@ HOLD_NAMESPACE = "chaos_held"
 # Namespace purges of this many small tables each run beside the cases: one a workflow per table
 # (express lane, by name), one in batches of small tables.
 SMALL_TABLES = 12 * SCALE
-SMALL_NAMESPACES = {("chaos_many",): 0, ("chaos_batched",): 4}
+
+
+class SmallNamespace(NamedTuple):
+    batch_tables: int
+    # Set: a tree of ranges of this many tables, two at once in a window of 32.
+    range_tables: int | None = None
+
+    @property
+    def window(self) -> int:
+        return 32 if self.range_tables else 4
+
+    @property
+    def mode(self) -> str:
+        mode = f"in batches of {self.batch_tables}" if self.batch_tables else "a workflow per table"
+        return mode + (f", in ranges of {self.range_tables}" if self.range_tables else "")
+
+
+SMALL_NAMESPACES = {
+    ("chaos_many",): SmallNamespace(0),
+    ("chaos_batched",): SmallNamespace(4),
+    ("chaos_tree",): SmallNamespace(4, range_tables=SMALL_TABLES // 4),
+}
 
 
 @dataclass
@@ -359,11 +380,12 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
                         LAKE_CATALOG,
                         list(namespace),
                         requested_by="chaos",
-                        max_concurrent_tables=4,
-                        batch_tables=batch_tables,
+                        max_concurrent_tables=shape.window,
+                        batch_tables=shape.batch_tables,
+                        range_tables=shape.range_tables,
                     )
                 )
-                for namespace, batch_tables in SMALL_NAMESPACES.items()
+                for namespace, shape in SMALL_NAMESPACES.items()
             }
             kill_times = await _kill_loop(stack, workers, draw)
             finals = [
@@ -425,10 +447,10 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
                 problems.append(f"{case.name}: neighbour file {path} changed")
         if case.by_name is not None:
             problems.extend(_check_dropped_once(stack, lake, case, status))
-    for namespace, batch_tables in SMALL_NAMESPACES.items():
+    for namespace, shape in SMALL_NAMESPACES.items():
         problems.extend(
             await _check_namespace_purge(
-                purges, stack, lake, s3, small[namespace], many_finals[namespace], kill_times, batch_tables
+                purges, stack, lake, s3, small[namespace], many_finals[namespace], kill_times, shape
             )
         )
     opened, closed = _span(undisturbed.status)
@@ -450,7 +472,7 @@ async def _check_namespace_purge(
     cases: list[Case],
     final: NamespacePurgeStatus,
     kill_times: list[float],
-    batch_tables: int,
+    shape: SmallNamespace,
 ) -> list[str]:
     opened, closed = final.started_at, final.finished_at
     seconds = (closed - opened).total_seconds() if closed and opened else 0.0
@@ -459,7 +481,7 @@ async def _check_namespace_purge(
         for moment in kill_times
     )
     left = sum(len(case.owned & s3.list(case.table.location())) for case in cases)
-    mode = f"in batches of {batch_tables}" if batch_tables else "a workflow per table"
+    mode = shape.mode
     print(
         f"  namespace purge of {SMALL_TABLES} small tables, {mode}: {final.state.value} in {seconds:.0f} s"
         f" through {kills} kills, {final.run_count} runs, {final.tables_done}/{final.tables_total} tables,"
@@ -468,5 +490,9 @@ async def _check_namespace_purge(
     problems = []
     if final.state.value != "SUCCEEDED" or final.tables_done != SMALL_TABLES:
         problems.append(f"namespace purge ({mode}): ended {final.state.value}: {final.last_error}")
-    statuses = await _table_statuses(purges, s3, stack, final.purge_id, batched=bool(batch_tables))
+    if shape.range_tables and (final.ranges_total, final.ranges_done) != (4, 4):
+        problems.append(
+            f"namespace purge ({mode}): {final.ranges_done} of {final.ranges_total} ranges, not 4"
+        )
+    statuses = await _table_statuses(purges, s3, stack, final.purge_id, batched=bool(shape.batch_tables))
     return problems + _check_small_tables(stack, lake, s3, cases, statuses)

@@ -18,6 +18,7 @@ from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
+from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*/*.json.gz"))
 
@@ -57,7 +58,7 @@ async def test_a_recorded_history_replays_on_todays_code(recorded: Path) -> None
     # Child ids derive from the workflow's own id: a replay under another id would differ.
     history = WorkflowHistory.from_json(saved["workflow_id"], saved["history"])
     replayer = Replayer(
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, EchoWorkflow],
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, EchoWorkflow],
         data_converter=pydantic_data_converter,
         workflow_runner=sandboxed_runner(),
     )

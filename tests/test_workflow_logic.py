@@ -48,8 +48,14 @@ from icepurge.contract.express_steps import (
     LoadedPlan,
     PlannedFinish,
 )
-from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
-from icepurge.contract.namespace_status import FileTotals, NamespacePurgeState
+from icepurge.contract.names import (
+    NAMESPACE_CONTROL_SIGNAL,
+    SEARCH_ATTRIBUTES,
+    STATUS_QUERY,
+    TABLE_RANGE_WORKFLOW_TYPE,
+    WORKFLOW_TYPE,
+)
+from icepurge.contract.namespace_status import FileTotals, NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.namespace_steps import (
     DropNamespacesInput,
     DropNamespacesResult,
@@ -59,6 +65,7 @@ from icepurge.contract.namespace_steps import (
     TablePage,
     TablePageInput,
 )
+from icepurge.contract.range_steps import TableRangeReport
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardName, GuardOutcome, PlannedTotals, PurgeStatus
@@ -75,6 +82,7 @@ from icepurge.devstack.binaries import binary
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
+from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
 
 QUEUE = "icepurge-workflow-logic"
 CONTINUE_AS_NEW_EVENTS = 60
@@ -106,6 +114,10 @@ class FakeSteps:
     finishes_at_once: bool = False
     refuse: dict[str, Callable[[str], bool]] = field(default_factory=dict)
     calls: Counter[str] = field(default_factory=Counter)
+    # How long each batch takes, and under which namespace purge each batch listed its tables.
+    batch_seconds: float = 0.0
+    listed_under: Counter[str | None] = field(default_factory=Counter)
+    batched: Counter[int] = field(default_factory=Counter)
     chunk_calls: Counter[tuple[str, int]] = field(default_factory=Counter)
 
     def _called(self, step: str, table: str) -> None:
@@ -249,8 +261,11 @@ class FakeSteps:
         @activity.defn(name=steps.PURGE_RANGE_BATCH.name)
         async def range_batch(step: RangeBatchInput) -> RangeBatchResult:
             """Each table of the batch as its own purge would end: failed where its plan is refused."""
+            self.listed_under[step.listed_under] += 1
+            await asyncio.sleep(self.batch_seconds)
             tallies = TableTallies()
             for index in range(step.first, step.first + step.count):
+                self.batched[index] += 1
                 table = _table_name(index)
                 try:
                     self._called("plan", table)
@@ -313,7 +328,7 @@ async def fake_worker(temporal_client: Client) -> AsyncIterator[tuple[FakeSteps,
     worker = Worker(
         temporal_client,
         task_queue=QUEUE,
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow],
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow],
         activities=fake.activities,
         workflow_runner=sandboxed_runner(),
     )
@@ -541,6 +556,132 @@ async def test_a_batched_namespace_purge_keeps_under_200_bytes_of_history_a_tabl
         ]
         assert all(batch.input.ByteSize() < 1_000 for batch in batches)
     assert size / fake.tables <= 200, size / fake.tables
+
+
+async def _ranges_of(client: Client, purge_id: str) -> set[str]:
+    """Each range's id once, however many runs its continue-as-new chain has."""
+    return {
+        listed.id
+        async for listed in client.list_workflows(f"WorkflowType = '{TABLE_RANGE_WORKFLOW_TYPE}'")
+        if listed.id.startswith(f"{purge_id}/range-")
+    }
+
+
+async def test_a_namespace_purge_past_one_range_runs_as_a_tree_and_counts_every_table_once(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """Ranges of 100 in windows of 16, 4 at once (a window of 64), every range and the namespace
+    purge continuing as new (this server suggests it every 60 events): each table purged once,
+    counted once, its batch listed under the namespace purge."""
+    fake, purges = fake_worker
+    fake.tables = 1_000
+    fake.refuse["plan"] = lambda table: table == "bad"
+    request = namespace_request(
+        "tests",
+        ["ns", uuid.uuid4().hex[:8]],
+        requested_by="pytest",
+        max_concurrent_tables=64,
+        batch_tables=4,
+        range_tables=100,
+    )
+    purge_id = await purges.namespaces.start(request)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED_WITH_ERRORS
+    assert (status.tables_total, status.tables_done, status.tables_failed) == (1_000, 999, 1)
+    assert (status.ranges_total, status.ranges_done, status.ranges_running, status.tables_running) == (
+        10,
+        10,
+        0,
+        0,
+    )
+    assert status.files.deleted == 999 * (3 * FILES_PER_CHUNK + 1)
+    assert status.failure_sample[0].table.endswith("bad")
+    assert set(fake.batched) == set(range(1_000)) and set(fake.batched.values()) == {1}
+    assert fake.listed_under == Counter({purge_id: 250})
+    assert len(await _ranges_of(temporal_client, purge_id)) == 10
+
+
+async def test_a_tree_s_table_purge_workflows_are_the_namespace_purge_s_children_in_its_listing(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    """A table purge workflow started by a range has the namespace purge as its parent, as the
+    flat purge's would: `purge tables` lists it there."""
+    _, purges = fake_worker
+    request = namespace_request(
+        "tests",
+        ["ns", uuid.uuid4().hex[:8]],
+        requested_by="pytest",
+        batch_tables=0,
+        range_tables=2,
+        max_concurrent_tables=32,
+    )
+    purge_id = await purges.namespaces.start(request)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.ranges_total, status.tables_done, status.tables_failed) == (2, 3, 0)
+    listed = (await purges.namespace_tables(purge_id, page_size=10)).items
+    assert sorted(str(item.table) for item in listed) == sorted(TABLE_NAMES)
+
+
+async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_reach_every_range(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    fake, purges = fake_worker
+    fake.tables = 400
+    fake.batch_seconds = 0.3
+    request = namespace_request(
+        "tests",
+        ["ns", uuid.uuid4().hex[:8]],
+        requested_by="pytest",
+        max_concurrent_tables=32,
+        batch_tables=2,
+        range_tables=100,
+    )
+    purge_id = await purges.namespaces.start(request)
+    # Counted while its ranges run, from their signals: before any range ends.
+    for _ in range(200):
+        status = await purges.namespaces.status(purge_id)
+        if status.tables_done:
+            break
+        await asyncio.sleep(0.05)
+    assert status.tables_done > 0 and status.ranges_done == 0 and status.ranges_running == 2
+
+    await purges.namespaces.pause(purge_id)
+    ranges = await _ranges_of(temporal_client, purge_id)
+
+    async def range_status(range_id: str) -> NamespacePurgeStatus:
+        handle = temporal_client.get_workflow_handle(range_id, result_type=TableRangeReport)
+        status: NamespacePurgeStatus = await handle.query(STATUS_QUERY, result_type=NamespacePurgeStatus)
+        return status
+
+    for _ in range(100):
+        if all([(await range_status(range_id)).paused for range_id in ranges]):
+            break
+        await asyncio.sleep(0.05)
+    assert all([(await range_status(range_id)).paused for range_id in ranges])
+    # Once the batches running at the pause end, none starts.
+    await asyncio.sleep(fake.batch_seconds * 2)
+    held = sum(fake.batched.values())
+    await asyncio.sleep(fake.batch_seconds * 3)
+    assert sum(fake.batched.values()) == held < fake.tables
+
+    await purges.namespaces.resume(purge_id)
+    for _ in range(200):
+        if sum(fake.batched.values()) > held:
+            break
+        await asyncio.sleep(0.05)
+    await temporal_client.get_workflow_handle(purge_id).cancel()
+    with pytest.raises(PurgeFailedError):
+        await purges.namespaces.wait(purge_id)
+    status = await purges.namespaces.status(purge_id)
+    started = sum(fake.batched.values())
+    assert status.state is NamespacePurgeState.CANCELLED
+    # Every batch the ranges ran is counted; none runs after the close.
+    assert status.tables_done == started < fake.tables
+    await asyncio.sleep(fake.batch_seconds * 2)
+    assert sum(fake.batched.values()) == started
+    for range_id in await _ranges_of(temporal_client, purge_id):
+        description = await temporal_client.get_workflow_handle(range_id).describe()
+        assert description.status is not None and description.status.name != "RUNNING"
 
 
 async def test_a_terminated_purge_shows_closed_and_why(

@@ -83,6 +83,11 @@ class RangeBatchInput(BaseModel):
     first: int = Field(ge=0, description="The batch's first table's place in the table list.")
     count: int = Field(ge=1, le=MAX_BATCH_TABLES)
     template: BatchTemplate
+    listed_under: str | None = Field(
+        None,
+        description="The namespace purge whose table listing names the batch's tables, when a range "
+        "of its tree runs the batch; None: the workflow that runs it.",
+    )
 
 
 class HandedBackTable(BaseModel):

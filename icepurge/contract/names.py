@@ -5,6 +5,8 @@ from typing import Final
 WORKFLOW_TYPE: Final = "PurgeTable"
 NAMESPACE_WORKFLOW_TYPE: Final = "PurgeNamespace"
 NAMESPACE_ID_PREFIX: Final = "icepurge-ns-"
+# A range of a namespace purge's table list, purged by a child workflow of its own (a tree).
+TABLE_RANGE_WORKFLOW_TYPE: Final = "PurgeTableRange"
 TASK_QUEUE: Final = "icepurge"
 WORKFLOW_ID_PREFIX: Final = "icepurge-"
 STATUS_QUERY: Final = "status"
@@ -22,6 +24,8 @@ EXPEDITE_UPDATE: Final = "expedite"
 AWAIT_STAGE_UPDATE: Final = "await_stage"
 # From a namespace purge to its table purges: pause, resume, the budget share.
 NAMESPACE_CONTROL_SIGNAL: Final = "namespace_control"
+# From a range of a namespace purge to the namespace purge: its tables' tallies so far.
+RANGE_PROGRESS_SIGNAL: Final = "range_progress"
 
 PLAN_ACTIVITY: Final = "plan_purge"
 CHUNK_ACTIVITY: Final = "delete_content_chunk"

@@ -20,6 +20,10 @@ DEFAULT_WINDOW = 16
 # Temporal's default limits on one workflow's pending activities and pending child workflows
 # (limit.numPendingActivities.error, limit.numPendingChildExecutions.error).
 MAX_WINDOW = 2_000
+# A purge of up to this many tables stays one workflow, as before trees; larger ones hand ranges
+# of this many to child workflows (icepurge.contract.range_steps).
+DEFAULT_RANGE_TABLES = 50_000
+MAX_RANGE_TABLES = 10_000_000
 
 
 class NamespacePurgeRequest(BaseModel):
@@ -54,6 +58,14 @@ class NamespacePurgeRequest(BaseModel):
         f"big gets its own table purge workflow. Unset: {MAX_BATCH_TABLES} wherever batches can "
         "take the options. 0 or 1: one workflow per table. Options the express lane doesn't take "
         "(dry run, soft delete, sweep, Spark) keep one workflow per table whatever this says.",
+    )
+    range_tables: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_RANGE_TABLES,
+        description="A purge of more tables than this hands ranges of this many to child workflows, "
+        "each with its own window (the namespace purge's split evenly) and history, so that no one "
+        f"workflow bounds the rate. Unset: {DEFAULT_RANGE_TABLES:,}.",
     )
     requested_by: str = Field(min_length=1, max_length=255)
     request_id: str | None = Field(

@@ -108,6 +108,11 @@ class NamespacePurgeStatus(BaseModel):
     files: FileTotals = Field(
         default_factory=FileTotals, description="Finished table purges plus the running ones' latest."
     )
+    ranges_total: int = Field(
+        0, description="Child workflows the table list is handed to in ranges (0: none, one workflow)."
+    )
+    ranges_done: int = 0
+    ranges_running: int = 0
     namespaces_total: int = Field(0, description="Namespaces walked, the purged one included.")
     namespaces_dropped: int = Field(
         0, description="Namespaces dropped; in a dry run, those the real run would drop."

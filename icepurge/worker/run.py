@@ -45,6 +45,7 @@ from icepurge.worker.spark_session import build_spark_session, warm_up
 from icepurge.workflows.echo import EchoWorkflow
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
+from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
 
 log = logging.getLogger(__name__)
 # What the CLI names when a worker can't start on the S3 client asked for.
@@ -129,7 +130,7 @@ def build_worker(
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, EchoWorkflow],
+        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, EchoWorkflow],
         activities=[
             *activities.all,
             *catalog_steps.all,

@@ -1,5 +1,6 @@
 """Keeps a namespace purge's status current: table purges started and finished, the running
-ones' latest counts (from the events they signal), rate and ETA."""
+ones' latest counts (from the events they signal), its ranges' tallies (from the progress they
+signal, then their reports), rate and ETA."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from icepurge.contract.namespace_status import (
     SkippedEntry,
 )
 from icepurge.contract.namespace_steps import DropNamespacesResult, EnumerationSummary
+from icepurge.contract.range_steps import RangeProgress
 from icepurge.contract.table_outcomes import TableEnd, TableOutcome, TableTallies
 
 
@@ -42,6 +44,9 @@ class NamespaceProgress:
         self._running: dict[str, RunningTable] = {}
         # Tables inside running batches: counted, never listed (they have no workflow).
         self._batched = 0
+        # Running ranges' latest progress; the status's table counts include it (`_live`).
+        self._ranges: dict[int, RangeProgress] = {}
+        self._live = TableTallies()
 
     def publish(self) -> None:
         self._publish(self.status)
@@ -114,6 +119,28 @@ class NamespaceProgress:
             status.tables_cancelled += 1
         self._refresh(now)
 
+    def ranges_planned(self, total: int) -> None:
+        self.status.ranges_total = total
+
+    def range_started(self, index: int, now: datetime) -> None:
+        self._ranges[index] = RangeProgress(index=index, tallies=TableTallies(), running=0)
+        self.status.ranges_running = len(self._ranges)
+        self._refresh(now)
+
+    def range_progressed(self, progress: RangeProgress, now: datetime) -> None:
+        """A finished range's or a stale signal changes nothing: it never counts twice or back."""
+        known = self._ranges.get(progress.index)
+        if known is not None and progress.tallies.tables >= known.tallies.tables:
+            self._ranges[progress.index] = progress
+            self._refresh(now)
+
+    def range_finished(self, index: int, tallies: TableTallies, now: datetime) -> None:
+        """Its report's tallies replace its signalled ones."""
+        self._ranges.pop(index, None)
+        self.status.ranges_running = len(self._ranges)
+        self.status.ranges_done += 1
+        self.batch_finished(0, tallies, now)
+
     def batch_started(self, tables: int, now: datetime) -> None:
         self._batched += tables
         self._refresh(now)
@@ -133,6 +160,24 @@ class NamespaceProgress:
             self.skip(entry)
         self._refresh(now)
 
+    def _count_live(self) -> None:
+        """The table counts hold the settled ones plus the running ranges' latest: the old latest
+        taken out, the new one put in."""
+        live = TableTallies()
+        for progress in self._ranges.values():
+            tallies = progress.tallies
+            live.done += tallies.done
+            live.failed += tallies.failed
+            live.skipped += tallies.skipped
+            live.cancelled += tallies.cancelled
+            live.files.add(tallies.files)
+        status = self.status
+        status.tables_done += live.done - self._live.done
+        status.tables_failed += live.failed - self._live.failed
+        status.tables_skipped += live.skipped - self._live.skipped
+        status.tables_cancelled += live.cancelled - self._live.cancelled
+        self._live = live
+
     def skip(self, entry: SkippedEntry | None) -> None:
         if entry is not None and len(self.status.skipped_sample) < FAILURE_SAMPLE_SIZE:
             self.status.skipped_sample.append(entry)
@@ -142,9 +187,12 @@ class NamespaceProgress:
         files = self._settled.model_copy()
         for running in self._running.values():
             files.add(running.files)
+        self._count_live()
+        files.add(self._live.files)
         status.files = files
         status.running = list(self._running.values())
-        status.tables_running = len(self._running) + self._batched
+        running_in_ranges = sum(progress.running for progress in self._ranges.values())
+        status.tables_running = len(self._running) + self._batched + running_in_ranges
         status.updated_at = now
         elapsed = (now - status.started_at).total_seconds() if status.started_at else 0.0
         finished = status.tables_finished

@@ -9,6 +9,8 @@ Deterministic: no I/O, only the contract models; every side effect is an activit
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
+from contextlib import suppress
 from dataclasses import dataclass
 
 from temporalio import workflow
@@ -16,6 +18,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
     ApplicationError,
     ChildWorkflowError,
+    FailureError,
     WorkflowAlreadyStartedError,
 )
 
@@ -31,9 +34,7 @@ from icepurge.contract.batch_steps import (
     takes_batches,
 )
 from icepurge.contract.controls import TableControl
-from icepurge.contract.names import (
-    WORKFLOW_TYPE,
-)
+from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, WORKFLOW_TYPE
 from icepurge.contract.namespace_request import NamespacePurgeRequest
 from icepurge.contract.namespace_status import (
     NamespacePurgeState,
@@ -62,22 +63,21 @@ from icepurge.workflows.step_outcomes import (
 )
 from icepurge.workflows.steps_runner import run_step
 
-# Between a namespace purge's id and its run chain in its table purges' request ids.
-CHILD_REQUEST_SEPARATOR = "@"
-
 
 @dataclass
 class NamespaceRun:
-    """A valid request and everything built from it, from the first instant of the run."""
+    """A valid request and everything built from it, from the first instant of the run; a range
+    of a tree has no events of its own (its namespace purge's stand for it)."""
 
     request: NamespacePurgeRequest
     progress: NamespaceProgress
-    events: EventStream
+    events: EventStream | None
 
 
-class NamespaceTables:
+class NamespaceTables(ABC):
     """Set by the workflow's `@workflow.init`: the run (None for an invalid request, `_invalid`
-    saying why), the page of table names read last, and what the tables' purges left."""
+    saying why), the page of table names read last, and what the tables' purges left. The
+    namespace purge runs it over its whole table list, or each range of its tree over its own."""
 
     _run: NamespaceRun | None
     _invalid: str | None
@@ -89,6 +89,18 @@ class NamespaceTables:
     _kept: KeptTables
     # Tables purged inside a batch: no workflow of theirs to signal a control to.
     _in_batches: set[str]
+
+    @abstractmethod
+    def _root_id(self) -> str:
+        """The namespace purge: its table purges' parent, under which they are listed."""
+
+    @abstractmethod
+    def _table_request_id(self) -> str:
+        """What each table purge's id derives from: one purge per table per namespace purge."""
+
+    @abstractmethod
+    async def _units_progressed(self) -> None:
+        """Work units ended: tell whoever follows this purge."""
 
     def _namespace_run(self) -> NamespaceRun:
         if self._run is None:
@@ -117,7 +129,7 @@ class NamespaceTables:
         hands back gets its own purge, counted as one). Returns the first table not yet started:
         below the total when the run should continue as new (the window drains first, so no child
         outlives the run that awaits it)."""
-        progress, events = self._namespace_run().progress, self._namespace_run().events
+        progress = self._namespace_run().progress
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
         # Requests from before batches existed have no batch_tables: one workflow per table, as then.
         old_batches = request.batch_tables is not None and takes_batches(
@@ -165,19 +177,20 @@ class NamespaceTables:
                             asyncio.ensure_future(self._purge_table(request, index, name, progress))
                         ] = 1
                 progress.publish()
-                events.progress()
+                await self._units_progressed()
         except asyncio.CancelledError:
             await cancel_all(list(in_flight))
             raise
 
     async def _purge_units(
-        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int, end: int
     ) -> int:
-        """A sliding window of work units, so a small table never waits behind a giant one: each
-        a batch of small tables named by its place in the table list (its names never reach
-        history), or one table purge workflow; a table a batch hands back gets a purge of its own,
-        one unit more. Returns the first table not yet started, as `_purge_tables` does."""
-        progress, events = self._namespace_run().progress, self._namespace_run().events
+        """A sliding window of work units over the tables before `end`, so a small table never
+        waits behind a giant one: each a batch of small tables named by its place in the table
+        list (its names never reach history), or one table purge workflow; a table a batch hands
+        back gets a purge of its own, one unit more. Returns the first table not yet started, as
+        `_purge_tables` does."""
+        progress = self._namespace_run().progress
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
         batched = takes_batches(request.options, request.batch_tables)
         batch = batch_size(request.batch_tables) if batched else 1
@@ -189,17 +202,15 @@ class NamespaceTables:
         try:
             while True:
                 suggested = workflow.info().is_continue_as_new_suggested()
-                while (
-                    room() and next_table < tree.tables_total and not suggested and not progress.status.paused
-                ):
-                    count = min(batch, tree.tables_total - next_table)
+                while room() and next_table < end and not suggested and not progress.status.paused:
+                    count = min(batch, end - next_table)
                     if batched:
                         work = self._purge_range(request, tree, next_table, count, progress)
                     else:
                         work = self._purge_one(request, next_table, await self._table_at(tree, next_table))
                     in_flight.add(asyncio.ensure_future(work))
                     next_table += count
-                more = next_table < tree.tables_total and not suggested
+                more = next_table < end and not suggested
                 if not in_flight and (not more or not progress.status.paused):
                     return next_table
 
@@ -216,7 +227,7 @@ class NamespaceTables:
                             asyncio.ensure_future(self._purge_one(request, handed.index, handed.name))
                         )
                 progress.publish()
-                events.progress()
+                await self._units_progressed()
         except asyncio.CancelledError:
             await cancel_all(list(in_flight))
             raise
@@ -238,8 +249,13 @@ class NamespaceTables:
         """Small tables in one activity, which reads their names and answers with counts; returns
         those it handed back untouched."""
         progress.batch_started(count, workflow.now())
+        root_id = self._root_id()
         step = RangeBatchInput(
-            tree_location=tree.tree_location, first=first, count=count, template=self._table_template(request)
+            tree_location=tree.tree_location,
+            first=first,
+            count=count,
+            template=self._table_template(request),
+            listed_under=root_id if root_id != workflow.info().workflow_id else None,
         )
         result: RangeBatchResult = await run_step(
             PURGE_RANGE_BATCH,
@@ -260,17 +276,14 @@ class NamespaceTables:
         return self._page[index - self._page_offset]
 
     def _table_template(self, request: NamespacePurgeRequest) -> BatchTemplate:
-        """What each table's purge request shares. The parent's id and run chain as request id: one
-        purge per table per namespace purge, whatever retries, replays or continue-as-new happen,
-        and a new one when the namespace is purged again after this purge closed."""
-        parent_id = self._namespace_run().progress.status.purge_id
-        chain = self._run_chain()
+        """What each table's purge request shares; its events go to this workflow, which keeps
+        the running tables' counts."""
         share = self._table_control().bucket_requests_per_second
         return BatchTemplate(
             catalog=request.catalog,
             requested_by=request.requested_by,
-            request_id=f"{parent_id}{CHILD_REQUEST_SEPARATOR}{chain}" if chain else parent_id,
-            notify_workflow_id=parent_id,
+            request_id=self._table_request_id(),
+            notify_workflow_id=workflow.info().workflow_id,
             options=request.options.model_copy(update={"bucket_requests_per_second": share}),
         )
 
@@ -280,7 +293,7 @@ class NamespaceTables:
     async def _purge_table(
         self, request: NamespacePurgeRequest, index: int, name: TableName, progress: NamespaceProgress
     ) -> list[int]:
-        parent_id = progress.status.purge_id
+        parent_id = self._root_id()
         child = self._table_request(request, name)
         child_id = purge_id_for(child)
         progress.started(child_id, child.table_name, workflow.now())
@@ -345,6 +358,17 @@ class NamespaceTables:
         self._namespace_run().progress.finished(purge_id, outcome, workflow.now())
         if request.options.dry_run and outcome.table_stays:
             self._kept.keep(index)
+
+    async def _control_tables(self) -> None:
+        """Pass the pause and the budget share on to the running table purge workflows."""
+        control = self._table_control()
+        running = self._namespace_run().progress.status.running
+        for table in [table for table in running if table.purge_id not in self._in_batches]:
+            # A table purge that closed meanwhile needs no control.
+            with suppress(FailureError):
+                await workflow.get_external_workflow_handle(table.purge_id).signal(
+                    NAMESPACE_CONTROL_SIGNAL, control
+                )
 
     def _run_chain(self) -> str | None:
         """What tells this purge's state from an earlier or later purge under the same id."""

@@ -1,5 +1,6 @@
 """The PurgeNamespace workflow: enumerate a namespace tree (or a whole catalog) into the state
-location, purge its tables by name as a sliding window of PurgeTable children, drop the
+location, purge its tables by name as a sliding window of batches and PurgeTable children (or,
+past one range of tables, of PurgeTableRange children that each run such a window), drop the
 namespaces left empty (deepest first), report across the children.
 
 Deterministic: no I/O; every side effect is an activity or a child workflow.
@@ -8,7 +9,6 @@ Deterministic: no I/O; every side effect is an activity or a child workflow.
 from __future__ import annotations
 
 import asyncio
-from contextlib import suppress
 from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +17,7 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
-    FailureError,
+    ChildWorkflowError,
 )
 
 from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE
@@ -26,8 +26,8 @@ from icepurge.contract.identity import identity_of
 from icepurge.contract.names import (
     ERROR_INVALID_REQUEST,
     EVENT_SIGNAL,
-    NAMESPACE_CONTROL_SIGNAL,
     NAMESPACE_WORKFLOW_TYPE,
+    RANGE_PROGRESS_SIGNAL,
     STATUS_QUERY,
 )
 from icepurge.contract.namespace_request import NamespacePurgeRequest, parse_namespace_request
@@ -43,8 +43,10 @@ from icepurge.contract.namespace_steps import (
     EnumerationSummary,
     TableName,
 )
+from icepurge.contract.range_steps import RangeProgress
 from icepurge.contract.search_attributes import namespace_updates
 from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
+from icepurge.workflows.event_stream import EventStream
 from icepurge.workflows.namespace_controls import (
     check_namespace_budget,
     check_namespace_pause,
@@ -57,7 +59,8 @@ from icepurge.workflows.namespace_outcomes import (
     drops_not_previewed,
 )
 from icepurge.workflows.namespace_progress import NamespaceProgress
-from icepurge.workflows.namespace_tables import NamespaceRun, NamespaceTables
+from icepurge.workflows.namespace_ranges import NamespaceRanges
+from icepurge.workflows.namespace_tables import NamespaceRun
 from icepurge.workflows.run_start import start_run
 from icepurge.workflows.step_outcomes import (
     error_memo,
@@ -65,7 +68,10 @@ from icepurge.workflows.step_outcomes import (
     failure_type,
 )
 from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE, SLIM_BATCHES
+from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE, SLIM_BATCHES, TABLE_RANGES
+
+# Between a namespace purge's id and its run chain in its table purges' request ids.
+CHILD_REQUEST_SEPARATOR = "@"
 
 
 class CarriedNamespaceState(BaseModel):
@@ -91,7 +97,7 @@ def _publish(status: NamespacePurgeStatus) -> None:
 
 
 @workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
-class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStatus]):
+class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStatus]):
     @workflow.init
     def __init__(self, request: dict[str, Any], carried: CarriedNamespaceState | None = None) -> None:
         self._page: list[TableName] = []
@@ -101,6 +107,7 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
         self._kept = carried.kept if carried else KeptTables()
         # Tables purged inside a batch: no workflow of theirs to signal a control to.
         self._in_batches: set[str] = set()
+        self._ranges: dict[int, str] = {}
         self._invalid: str | None = None
         self._run: NamespaceRun | None = None
         start = start_run(request, parse_namespace_request, carried, _new_status, NamespaceEvents)
@@ -135,19 +142,42 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
         progress.publish()
 
     async def _control_running(self) -> None:
-        control = self._table_control()
-        for table in [table for table in self.status().running if table.purge_id not in self._in_batches]:
-            # A table purge that closed meanwhile needs no control.
-            with suppress(FailureError):
-                await workflow.get_external_workflow_handle(table.purge_id).signal(
-                    NAMESPACE_CONTROL_SIGNAL, control
-                )
+        await self._control_tables()
+        await self._control_ranges()
 
     @workflow.signal(name=EVENT_SIGNAL)
     def table_event(self, event: PurgeEvent) -> None:
         """Each table purge signals its events here: the running ones' counts stay live."""
         if self._run is not None:
             self._run.progress.event(event, workflow.now())
+
+    @workflow.signal(name=RANGE_PROGRESS_SIGNAL)
+    def range_progress(self, progress: RangeProgress) -> None:
+        """Each range of the tree signals its tallies so far: the status counts them live."""
+        if self._run is not None:
+            self._run.progress.range_progressed(progress, workflow.now())
+
+    def _root_id(self) -> str:
+        return self._namespace_run().progress.status.purge_id
+
+    def _table_request_id(self) -> str:
+        """The id and run chain: one purge per table per namespace purge, whatever retries,
+        replays or continue-as-new happen, and a new one when the namespace is purged again after
+        this purge closed."""
+        purge_id, chain = self._root_id(), self._run_chain()
+        return f"{purge_id}{CHILD_REQUEST_SEPARATOR}{chain}" if chain else purge_id
+
+    async def _units_progressed(self) -> None:
+        self._events_progressed()
+
+    def _events_progressed(self) -> None:
+        self._events().progress()
+
+    def _events(self) -> EventStream:
+        events = self._namespace_run().events
+        if events is None:
+            raise ApplicationError("a namespace purge always has its event stream", non_retryable=True)
+        return events
 
     @workflow.run
     async def run(
@@ -157,7 +187,7 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
         self._slim = workflow.patched(SLIM_BATCHES)
         if self._run is None:
             raise ApplicationError(str(self._invalid), type=ERROR_INVALID_REQUEST, non_retryable=True)
-        parsed, progress, events = self._run.request, self._run.progress, self._run.events
+        parsed, progress, events = self._run.request, self._run.progress, self._events()
         status = progress.status
         events.start()
         if carried:
@@ -168,8 +198,7 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
         try:
             tree = carried.tree if carried else await self._enumerate(parsed, progress)
             first = carried.next_table if carried else 0
-            purge = self._purge_units if self._slim else self._purge_tables
-            next_table = await purge(parsed, tree, first)
+            next_table = await self._purge_from(parsed, tree, first)
             if next_table < tree.tables_total:
                 await events.close()
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -186,7 +215,8 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
             progress.move_to(final, workflow.now())
             await self._close(EventKind.COMPLETED_WITH_ERRORS if failed else EventKind.COMPLETED)
             return self._report()
-        except ActivityError as error:
+        except (ActivityError, ChildWorkflowError) as error:
+            # A step failed, or a range of the tree did (as a failed step would).
             if isinstance(error.cause, CancelledError):
                 await self._stop_cancelled()
                 raise
@@ -195,9 +225,16 @@ class PurgeNamespaceWorkflow(NamespaceTables, ControlHandlers[NamespacePurgeStat
             await self._stop_cancelled()
             raise
 
+    async def _purge_from(self, request: NamespacePurgeRequest, tree: EnumerationSummary, first: int) -> int:
+        if not self._slim:
+            return await self._purge_tables(request, tree, first)
+        if workflow.patched(TABLE_RANGES) and self._is_tree(request, tree):
+            return await self._purge_ranges(request, tree, first)
+        return await self._purge_units(request, tree, first, tree.tables_total)
+
     async def _close(self, final: EventKind) -> None:
         """The last event, delivered; then no handler is left half-way when the run ends."""
-        events = self._namespace_run().events
+        events = self._events()
         events.emit(final)
         await events.close()
         await workflow.wait_condition(workflow.all_handlers_finished)

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, FailureError
 
 from icepurge.contract.controls import ControlRejectedError
 from icepurge.contract.names import ERROR_CONTROL_REJECTED, ERROR_MEMO
@@ -47,12 +47,12 @@ def was_cancelled(outcome: BaseException) -> bool:
     return isinstance(outcome, ActivityError) and isinstance(outcome.cause, CancelledError)
 
 
-def failure_reason(error: ActivityError) -> str:
+def failure_reason(error: FailureError) -> str:
     cause = error.cause
     return str(cause) if cause is not None else str(error)
 
 
-def failure_type(error: ActivityError) -> str | None:
+def failure_type(error: FailureError) -> str | None:
     cause = error.cause
     return cause.type if isinstance(cause, ApplicationError) else None
 

@@ -39,3 +39,6 @@ SNAPSHOT_AT_ONCE: Final = "snapshot-at-once"
 # place in the table list and answers with counts (purge_range_batch): a few hundred bytes of
 # history a batch, whatever its tables' names and reports.
 SLIM_BATCHES: Final = "slim-batches"
+# A namespace purge of more tables than one range hands ranges of its table list to child
+# PurgeTableRange workflows (icepurge.workflows.namespace_ranges).
+TABLE_RANGES: Final = "table-ranges"

@@ -54,7 +54,7 @@ class BatchActivities:
         names = self._lists.names(step.tree_location, step.first, step.count)
         requests = [step.template.request_for(name) for name in names]
         tables = [BatchTable(purge_id=purge_id_for(request), request=request) for request in requests]
-        outcomes = self._purge(tables)
+        outcomes = self._purge(tables, step.listed_under)
         tallies = TableTallies()
         handed_back = []
         for index, (name, table, outcome) in enumerate(zip(names, tables, outcomes, strict=True)):
@@ -65,7 +65,7 @@ class BatchActivities:
             tallies.count(outcome_of_batch(table.purge_id, table.request.table_name, outcome.report))
         return RangeBatchResult(tallies=tallies, handed_back=handed_back)
 
-    def _purge(self, tables: list[BatchTable]) -> list[BatchTableOutcome]:
+    def _purge(self, tables: list[BatchTable], listed_under: str | None = None) -> list[BatchTableOutcome]:
         """Each table's outcome, in the order given; raises when any table met a transient fault
         (the others' records answer for them on the retry)."""
         retried = activity.info().attempt > 1
@@ -91,7 +91,7 @@ class BatchActivities:
                     raise
                 except Exception as error:
                     faults.append(error)
-        parent_id = activity.info().workflow_id
+        parent_id = listed_under or activity.info().workflow_id
         if parent_id is not None:
             self._tables.list_recorded(parent_id, tables[0], outcomes)
         if faults:

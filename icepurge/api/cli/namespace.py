@@ -44,6 +44,14 @@ def purge_namespace(
             "allow); 0: one workflow each.",
         ),
     ] = None,
+    range_tables: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Tables each child range workflow takes (default 50,000); a purge of fewer stays "
+            "one workflow.",
+        ),
+    ] = None,
     confirm: Annotated[str | None, typer.Option(help="The catalog's name: required for ''.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Plan every table; drop and delete nothing.")] = False,
     purge_after: Annotated[int, typer.Option(help="Soft delete each table for this many seconds.")] = 0,
@@ -68,6 +76,7 @@ def purge_namespace(
             recursive=recursive,
             max_concurrent_tables=max_concurrent_tables,
             batch_tables=batch_tables,
+            range_tables=range_tables,
             confirm=confirm,
             options={"dry_run": dry_run, "purge_after_seconds": purge_after},
             request_id=request_id,

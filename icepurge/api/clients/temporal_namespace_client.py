@@ -45,6 +45,7 @@ def namespace_request(
     recursive: bool = False,
     max_concurrent_tables: int | None = None,
     batch_tables: int | None = None,
+    range_tables: int | None = None,
     confirm: str | None = None,
     options: PurgeOptions | dict[str, Any] | None = None,
     request_id: str | None = None,
@@ -62,6 +63,7 @@ def namespace_request(
         "request_id": request_id,
         "notify_workflow_id": notify_workflow_id,
         "tenant": tenant,
+        "range_tables": range_tables,
         "options": chosen,
     }
     if max_concurrent_tables is not None:

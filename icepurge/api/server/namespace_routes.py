@@ -17,7 +17,12 @@ from icepurge.api.server.namespace_table_pages import NamespaceTablePages
 from icepurge.api.server.routes import StartedPurge, authorize, started
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.controls import RateBudgetChange
-from icepurge.contract.namespace_request import DEFAULT_WINDOW, MAX_WINDOW
+from icepurge.contract.namespace_request import (
+    DEFAULT_RANGE_TABLES,
+    DEFAULT_WINDOW,
+    MAX_RANGE_TABLES,
+    MAX_WINDOW,
+)
 from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.request import PurgeOptions
 from icepurge.contract.roles import Role
@@ -49,6 +54,13 @@ class NamespacePurgeBody(BaseModel):
         le=MAX_BATCH_TABLES,
         description=f"Small tables purged together in one activity (unset: {MAX_BATCH_TABLES} wherever "
         "the options allow; 0: one workflow each).",
+    )
+    range_tables: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_RANGE_TABLES,
+        description=f"Tables each child range workflow takes (unset: {DEFAULT_RANGE_TABLES:,}); a purge "
+        "of fewer stays one workflow.",
     )
     options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table.")
     requested_by: str | None = Field(
@@ -96,6 +108,7 @@ async def purge_namespace(
         recursive=body.recursive,
         max_concurrent_tables=body.max_concurrent_tables,
         batch_tables=body.batch_tables,
+        range_tables=body.range_tables,
         confirm=body.confirm,
         options=body.options,
         request_id=body.request_id,

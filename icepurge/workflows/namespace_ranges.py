@@ -1,0 +1,147 @@
+"""A namespace purge too big for one workflow, as a tree: its table list handed in ranges to
+child PurgeTableRange workflows, a window of them at once, each with its share of the window and
+of the budget; their tallies added up as they signal them and replaced by their reports.
+
+Deterministic: no I/O, only the contract models; every side effect is a child workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import abstractmethod
+from contextlib import suppress
+
+from temporalio import workflow
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import FailureError
+
+from icepurge.contract.controls import TableControl
+from icepurge.contract.names import NAMESPACE_CONTROL_SIGNAL, TABLE_RANGE_WORKFLOW_TYPE
+from icepurge.contract.namespace_request import NamespacePurgeRequest
+from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.namespace_steps import EnumerationSummary
+from icepurge.contract.range_steps import (
+    TableRange,
+    TableRangeReport,
+    range_id,
+    range_size,
+    ranges_at_once,
+)
+from icepurge.workflows.namespace_controls import budget_share
+from icepurge.workflows.namespace_tables import NamespaceTables
+from icepurge.workflows.step_outcomes import cancel_all
+
+
+class NamespaceRanges(NamespaceTables):
+    """Set by the workflow's `@workflow.init`: the running ranges' workflow ids, by place."""
+
+    _ranges: dict[int, str]
+
+    @abstractmethod
+    def _events_progressed(self) -> None:
+        """The namespace purge's progress event, when one is due."""
+
+    def _is_tree(self, request: NamespacePurgeRequest, tree: EnumerationSummary) -> bool:
+        return tree.tables_total > range_size(request)
+
+    def _range_control(self) -> TableControl:
+        status = self._namespace_run().progress.status
+        at_once = ranges_at_once(self._namespace_run().request.max_concurrent_tables)
+        return TableControl(
+            paused=status.paused,
+            bucket_requests_per_second=budget_share(status.bucket_requests_per_second, at_once),
+        )
+
+    async def _control_ranges(self) -> None:
+        control = self._range_control()
+        for child_id in list(self._ranges.values()):
+            # A range that closed meanwhile needs no control.
+            with suppress(FailureError):
+                await workflow.get_external_workflow_handle(child_id).signal(
+                    NAMESPACE_CONTROL_SIGNAL, control
+                )
+
+    async def _purge_ranges(
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
+    ) -> int:
+        """A sliding window of ranges; returns the first table not yet handed out, below the total
+        when the run should continue as new (the running ranges end first)."""
+        progress = self._namespace_run().progress
+        progress.move_to(NamespacePurgeState.PURGING, workflow.now())
+        size = range_size(request)
+        at_once = ranges_at_once(request.max_concurrent_tables)
+        progress.ranges_planned(-(-tree.tables_total // size))
+        in_flight: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                suggested = workflow.info().is_continue_as_new_suggested()
+                while (
+                    len(in_flight) < at_once
+                    and next_table < tree.tables_total
+                    and not suggested
+                    and not progress.status.paused
+                ):
+                    index = next_table // size
+                    end = min((index + 1) * size, tree.tables_total)
+                    in_flight.add(
+                        asyncio.ensure_future(self._purge_range_child(request, tree, index, next_table, end))
+                    )
+                    next_table = end
+                more = next_table < tree.tables_total and not suggested
+                if not in_flight and (not more or not progress.status.paused):
+                    return next_table
+
+                def ready(more: bool = more) -> bool:
+                    return any(task.done() for task in in_flight) or (
+                        more and len(in_flight) < at_once and not progress.status.paused
+                    )
+
+                await workflow.wait_condition(ready)
+                for task in [task for task in in_flight if task.done()]:
+                    in_flight.discard(task)
+                    # A range that failed fails the namespace purge, as a failed step would.
+                    task.result()
+                progress.publish()
+                self._events_progressed()
+        except asyncio.CancelledError:
+            await cancel_all(list(in_flight))
+            raise
+
+    async def _purge_range_child(
+        self, request: NamespacePurgeRequest, tree: EnumerationSummary, index: int, first: int, end: int
+    ) -> None:
+        progress = self._namespace_run().progress
+        root_id = progress.status.purge_id
+        window = max(1, request.max_concurrent_tables // ranges_at_once(request.max_concurrent_tables))
+        table_range = TableRange(
+            root_id=root_id,
+            index=index,
+            request=request.model_copy(update={"max_concurrent_tables": window}),
+            request_id=self._table_request_id(),
+            tree_location=tree.tree_location,
+            tables_total=tree.tables_total,
+            first=first,
+            end=end,
+            control=self._range_control(),
+        )
+        child_id = range_id(root_id, self._run_chain(), index)
+        self._ranges[index] = child_id
+        progress.range_started(index, workflow.now())
+        try:
+            report: TableRangeReport = await workflow.execute_child_workflow(
+                TABLE_RANGE_WORKFLOW_TYPE,
+                table_range.model_dump(mode="json"),
+                id=child_id,
+                result_type=TableRangeReport,
+                task_queue=workflow.info().task_queue,
+                parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+                cancellation_type=workflow.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=f"tables {first + 1}-{end} of {tree.tables_total} ({request.name})",
+            )
+        finally:
+            del self._ranges[index]
+        progress.range_finished(index, report.tallies, workflow.now())
+        for kept in report.kept:
+            self._kept.keep(kept)
+        self._kept.overflow = self._kept.overflow or report.kept_overflow
