@@ -128,7 +128,7 @@ class NamespaceRanges(NamespaceTables):
         self._ranges[index] = child_id
         progress.range_started(index, workflow.now())
         try:
-            report: TableRangeReport = await workflow.execute_child_workflow(
+            handle = await workflow.start_child_workflow(
                 TABLE_RANGE_WORKFLOW_TYPE,
                 table_range.model_dump(mode="json"),
                 id=child_id,
@@ -139,6 +139,10 @@ class NamespaceRanges(NamespaceTables):
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=f"tables {first + 1}-{end} of {tree.tables_total} ({request.name})",
             )
+            # A pause or budget that came while the range was starting found no workflow to signal.
+            if self._range_control() != table_range.control:
+                await handle.signal(NAMESPACE_CONTROL_SIGNAL, self._range_control())
+            report: TableRangeReport = await handle
         finally:
             del self._ranges[index]
         progress.range_finished(index, report.tallies, workflow.now())
