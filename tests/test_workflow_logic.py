@@ -599,6 +599,12 @@ async def test_a_namespace_purge_past_one_range_runs_as_a_tree_and_counts_every_
     assert set(fake.batched) == set(range(1_000)) and set(fake.batched.values()) == {1}
     assert fake.listed_under == Counter({purge_id: 250})
     assert len(await _ranges_of(temporal_client, purge_id)) == 10
+    range_runs = [
+        listed
+        async for listed in temporal_client.list_workflows(f"WorkflowType = '{TABLE_RANGE_WORKFLOW_TYPE}'")
+        if listed.id.startswith(f"{purge_id}/range-")
+    ]
+    assert status.run_count > 1 and len(range_runs) > 10
 
 
 async def test_a_tree_s_table_purge_workflows_are_the_namespace_purge_s_children_in_its_listing(

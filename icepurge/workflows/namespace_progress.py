@@ -7,8 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from temporalio import workflow
+
 from icepurge.contract.events import PurgeEvent
+from icepurge.contract.identity import identity_of
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
+from icepurge.contract.namespace_request import NamespacePurgeRequest
 from icepurge.contract.namespace_status import (
     NAMESPACE_TERMINAL_STATES,
     FileTotals,
@@ -200,3 +204,19 @@ class NamespaceProgress:
             per_second = finished / elapsed
             status.rate_tables_per_minute = round(per_second * 60, 2)
             status.eta_seconds = round((status.tables_total - finished) / per_second, 1)
+
+
+def new_namespace_status(request: NamespacePurgeRequest) -> NamespacePurgeStatus:
+    """A namespace purge's status at its start (a range's too, with its own total and controls)."""
+    now = workflow.now()
+    return NamespacePurgeStatus(
+        **identity_of(request),
+        purge_id=workflow.info().workflow_id,
+        state=NamespacePurgeState.PENDING,
+        recursive=request.walks_nested,
+        dry_run=request.options.dry_run,
+        max_concurrent_tables=request.max_concurrent_tables,
+        bucket_requests_per_second=request.options.bucket_requests_per_second,
+        started_at=now,
+        updated_at=now,
+    )

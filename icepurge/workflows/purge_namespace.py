@@ -22,7 +22,6 @@ from temporalio.exceptions import (
 
 from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE
 from icepurge.contract.events import EventCursor, EventKind, PurgeEvent
-from icepurge.contract.identity import identity_of
 from icepurge.contract.names import (
     ERROR_INVALID_REQUEST,
     EVENT_SIGNAL,
@@ -58,7 +57,7 @@ from icepurge.workflows.namespace_outcomes import (
     KeptTables,
     drops_not_previewed,
 )
-from icepurge.workflows.namespace_progress import NamespaceProgress
+from icepurge.workflows.namespace_progress import NamespaceProgress, new_namespace_status
 from icepurge.workflows.namespace_ranges import NamespaceRanges
 from icepurge.workflows.namespace_tables import NamespaceRun
 from icepurge.workflows.run_start import start_run
@@ -110,7 +109,7 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
         self._ranges: dict[int, str] = {}
         self._invalid: str | None = None
         self._run: NamespaceRun | None = None
-        start = start_run(request, parse_namespace_request, carried, _new_status, NamespaceEvents)
+        start = start_run(request, parse_namespace_request, carried, new_namespace_status, NamespaceEvents)
         if isinstance(start, str):
             self._invalid = start
             return
@@ -298,18 +297,3 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
             ),
         )
         progress.namespaces_dropped(result)
-
-
-def _new_status(request: NamespacePurgeRequest) -> NamespacePurgeStatus:
-    now = workflow.now()
-    return NamespacePurgeStatus(
-        **identity_of(request),
-        purge_id=workflow.info().workflow_id,
-        state=NamespacePurgeState.PENDING,
-        recursive=request.walks_nested,
-        dry_run=request.options.dry_run,
-        max_concurrent_tables=request.max_concurrent_tables,
-        bucket_requests_per_second=request.options.bucket_requests_per_second,
-        started_at=now,
-        updated_at=now,
-    )

@@ -19,7 +19,6 @@ from temporalio.exceptions import FailureError
 
 from icepurge.contract.controls import TableControl
 from icepurge.contract.events import PurgeEvent
-from icepurge.contract.identity import identity_of
 from icepurge.contract.names import (
     EVENT_SIGNAL,
     NAMESPACE_CONTROL_SIGNAL,
@@ -38,7 +37,7 @@ from icepurge.contract.range_steps import (
 from icepurge.contract.table_outcomes import TableTallies
 from icepurge.workflows.namespace_details import namespace_details_markdown
 from icepurge.workflows.namespace_outcomes import KeptTables
-from icepurge.workflows.namespace_progress import NamespaceProgress
+from icepurge.workflows.namespace_progress import NamespaceProgress, new_namespace_status
 from icepurge.workflows.namespace_tables import NamespaceRun, NamespaceTables
 
 
@@ -164,18 +163,11 @@ class PurgeTableRangeWorkflow(NamespaceTables):
 
 
 def _new_status(table_range: TableRange) -> NamespacePurgeStatus:
-    now = workflow.now()
-    request = table_range.request
-    return NamespacePurgeStatus(
-        **identity_of(request),
-        purge_id=workflow.info().workflow_id,
-        state=NamespacePurgeState.PENDING,
-        recursive=request.walks_nested,
-        dry_run=request.options.dry_run,
-        max_concurrent_tables=request.max_concurrent_tables,
-        tables_total=table_range.tables,
-        paused=table_range.control.paused,
-        bucket_requests_per_second=table_range.control.bucket_requests_per_second,
-        started_at=now,
-        updated_at=now,
+    control = table_range.control
+    return new_namespace_status(table_range.request).model_copy(
+        update={
+            "tables_total": table_range.tables,
+            "paused": control.paused,
+            "bucket_requests_per_second": control.bucket_requests_per_second,
+        }
     )
