@@ -11,6 +11,7 @@ from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
 from icepurge.contract.purge_id import derived_id
 from icepurge.contract.request import PurgeOptions, printable
+from icepurge.contract.table_selection import TableSelection
 from icepurge.contract.validation import InvalidPurgeRequestError, describe_validation_error
 
 RECURSIVE_MARK = "recursive"
@@ -67,6 +68,11 @@ class NamespacePurgeRequest(BaseModel):
         "each with its own window (the namespace purge's split evenly) and history, so that no one "
         f"workflow bounds the rate. Unset: {DEFAULT_RANGE_TABLES:,}.",
     )
+    selection: TableSelection | None = Field(
+        None,
+        description="Purge only the tables that match; the others stay, listed as skipped with the "
+        "condition they failed, and so do the namespaces that hold them. Part of the purge's identity.",
+    )
     requested_by: str = Field(min_length=1, max_length=255)
     request_id: str | None = Field(
         None,
@@ -117,7 +123,20 @@ class NamespacePurgeRequest(BaseModel):
                 "options.hold_namespace frees one table's identifier before its plan, for a drop "
                 "someone waits on; a namespace purge drops each table after its plan: leave it unset"
             )
+        self._listed_inside()
         return self
+
+    def _listed_inside(self) -> None:
+        if self.selection is None:
+            return
+        for name in self.selection.tables:
+            levels = name.split(".")[:-1]
+            inside = levels[: len(self.namespace)] == self.namespace
+            if not inside or (len(levels) > len(self.namespace) and not self.walks_nested):
+                raise ValueError(
+                    f"listed table {name!r} is outside {self.name}"
+                    + ("" if self.walks_nested or not inside else " (not recursive)")
+                )
 
     @property
     def whole_catalog(self) -> bool:
@@ -145,9 +164,13 @@ def namespace_purge_id_for(request: NamespacePurgeRequest) -> str:
     """ "icepurge-ns-" + readable + "-" + hash, as icepurge/contract/purge_id.py says, over the names
     catalog and levels and the identity ["<catalog>", [levels], "<request_id>" or null], with
     "recursive" appended for a recursive namespace purge: two scopes are two purges. (A whole
-    catalog is always walked whole, so `recursive` changes nothing there, and neither its id.)"""
+    catalog is always walked whole, so `recursive` changes nothing there, and neither its id.)
+    A selection appends {"selection": TableSelection.identity()}: lists sorted and without
+    repeats, the age in seconds, so two spellings of one selection are one purge."""
     identity: list[object] = [request.catalog, request.namespace, request.request_id]
     if request.namespace and request.recursive:
         identity.append(RECURSIVE_MARK)
+    if request.selection is not None:
+        identity.append({"selection": request.selection.identity()})
     names = [request.catalog, *request.namespace]
     return derived_id(NAMESPACE_ID_PREFIX, names, identity, request.options.dry_run)

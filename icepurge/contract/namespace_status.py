@@ -8,6 +8,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from icepurge.contract.table_selection import TableSelection
+
 
 class NamespacePurgeState(StrEnum):
     PENDING = "PENDING"
@@ -45,7 +47,22 @@ class SkippedEntry(BaseModel):
 
     kind: SkipKind
     name: str = Field(description="Catalog, levels and name joined by dots.")
-    reason: str = Field(description="protected, not_iceberg, gone, or a kept namespace's reason.")
+    reason: str = Field(
+        description="protected, not_iceberg, gone, `unselected: <the condition it failed>`, or a kept "
+        "namespace's reason."
+    )
+
+
+class SkippedPage(BaseModel):
+    """The entries a namespace purge's enumeration left alone, a page at a time: tables the selection
+    didn't select, protected namespaces, views and other engines' entries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    purge_id: str
+    state: str
+    entries: list[SkippedEntry]
+    next_offset: int | None = Field(None, description="Pass as offset for the next page; null at the end.")
 
 
 class TableFailure(BaseModel):
@@ -99,12 +116,22 @@ class NamespacePurgeStatus(BaseModel):
     request_id: str | None = None
     dry_run: bool = False
     max_concurrent_tables: int
-    tables_total: int = Field(0, description="Iceberg tables found, protected ones included.")
+    selection: TableSelection | None = Field(None, description="The request's selection, if any.")
+    tables_total: int = Field(
+        0,
+        description="Iceberg tables found and selected (all found, without a selection), protected "
+        "ones included.",
+    )
     tables_done: int = Field(0, description="Table purges that succeeded (with errors included).")
     tables_failed: int = 0
     tables_skipped: int = Field(0, description="Protected, or gone before its purge loaded it.")
     tables_running: int = 0
     tables_cancelled: int = 0
+    tables_unselected: int = Field(
+        0,
+        description="Tables found that the selection left alone (or a listed table not found), each "
+        "listed among the skipped entries with the condition it failed.",
+    )
     files: FileTotals = Field(
         default_factory=FileTotals, description="Finished table purges plus the running ones' latest."
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.namespace_status import SkippedEntry
+from icepurge.contract.table_selection import TableSelection
 
 # Bounded so that a page stays far below Temporal's payload limits, whatever the names' length.
 TABLE_PAGE_SIZE = 100
@@ -30,6 +31,10 @@ class EnumerateInput(BaseModel):
         description="The namespace purge's first run id: its table list is kept apart from any "
         "other purge's under the same id. None: a purge started before run-scoped state.",
     )
+    selection: TableSelection | None = None
+    cutoff_ms: int | None = Field(
+        None, description="The selection's older_than from the enumeration's start, in epoch ms."
+    )
 
 
 class EnumerationSummary(BaseModel):
@@ -39,6 +44,7 @@ class EnumerationSummary(BaseModel):
     tables_total: int
     namespaces_total: int
     entries_skipped: int
+    tables_unselected: int = Field(0, description="Tables found that the selection left alone.")
     skipped_sample: list[SkippedEntry]
 
 

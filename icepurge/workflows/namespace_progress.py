@@ -83,6 +83,7 @@ class NamespaceProgress:
         status.tables_total = tree.tables_total
         status.namespaces_total = tree.namespaces_total
         status.entries_skipped = tree.entries_skipped
+        status.tables_unselected = tree.tables_unselected
         for entry in tree.skipped_sample:
             self.skip(entry)
 
@@ -216,6 +217,7 @@ def new_namespace_status(request: NamespacePurgeRequest) -> NamespacePurgeStatus
         recursive=request.walks_nested,
         dry_run=request.options.dry_run,
         max_concurrent_tables=request.max_concurrent_tables,
+        selection=request.selection,
         bucket_requests_per_second=request.options.bucket_requests_per_second,
         started_at=now,
         updated_at=now,

@@ -90,6 +90,12 @@ NAMESPACE_CONTROL_CHECKS = ControlChecks(
 )
 
 
+def _cutoff_ms(request: NamespacePurgeRequest) -> int | None:
+    """A table last committed before this is old enough for the selection's older_than."""
+    age = request.selection.age if request.selection else None
+    return int((workflow.now() - age).timestamp() * 1000) if age else None
+
+
 def _publish(status: NamespacePurgeStatus) -> None:
     workflow.upsert_search_attributes(namespace_updates(status))
     workflow.set_current_details(namespace_details_markdown(status))
@@ -268,6 +274,8 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
                 namespace=request.namespace,
                 nested=request.walks_nested,
                 run_chain=self._run_chain(),
+                selection=request.selection,
+                cutoff_ms=_cutoff_ms(request),
             ),
         )
         progress.enumerated(tree)

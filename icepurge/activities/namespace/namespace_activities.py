@@ -14,6 +14,7 @@ from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog.catalog_calls import CatalogCalls
 from icepurge.activities.namespace.table_lists import NamespaceTree, TableLists
+from icepurge.activities.namespace.table_selector import TableSelector
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.activities.step_definition import implements
 from icepurge.catalogs.configured import CatalogRegistry
@@ -40,6 +41,7 @@ from icepurge.contract.namespace_steps import (
     TablePage,
     TablePageInput,
 )
+from icepurge.contract.table_selection import UNSELECTED
 from icepurge.state.state_store import StateStore
 
 NOT_A_TABLE = "not_iceberg_table"
@@ -89,7 +91,7 @@ class NamespaceActivities(CatalogCalls):
             catalog = self._catalog(step.catalog)
             root = kind_of(catalog).spelled_as_listed(step.namespace)
             self._check_root(catalog, step, root)
-            tree = self._walk(catalog, step, root)
+            tree, unselected = self._walk(catalog, step, root)
             chain = [step.run_chain] if step.run_chain else []
             location = self._state.uri("namespace-purges", step.purge_id, *chain, "tree.json")
             self._state.write(location, tree, compress=True)
@@ -97,7 +99,8 @@ class NamespaceActivities(CatalogCalls):
                 tree_location=location,
                 tables_total=len(tree.tables),
                 namespaces_total=len(tree.namespaces),
-                entries_skipped=len(tree.skipped),
+                entries_skipped=len(tree.skipped) - unselected,
+                tables_unselected=unselected,
                 skipped_sample=tree.skipped[:FAILURE_SAMPLE_SIZE],
             )
 
@@ -119,16 +122,27 @@ class NamespaceActivities(CatalogCalls):
                 non_retryable=True,
             )
 
-    def _walk(self, catalog: Catalog, step: EnumerateInput, root: Identifier) -> NamespaceTree:
+    def _walk(self, catalog: Catalog, step: EnumerateInput, root: Identifier) -> tuple[NamespaceTree, int]:
+        """The tree, and how many of its skipped entries are tables the selection left alone."""
         tables: list[TableName] = []
         namespaces: list[Identifier] = [root] if root else []
         skipped: list[SkippedEntry] = []
+        rules = step.selection.rules(step.cutoff_ms) if step.selection else None
+        selector = TableSelector(catalog, rules, self._registry.redact)
+        unselected = 0
         pending = [root]
         while pending:
             namespace = pending.pop()
             entries = kind_of(catalog).namespace_entries(namespace)
             for identifier in entries.tables:
-                tables.append(TableName(namespace=list(identifier[:-1]), table=identifier[-1]))
+                unmet = selector.unmet(identifier)
+                if unmet is None:
+                    tables.append(TableName(namespace=list(identifier[:-1]), table=identifier[-1]))
+                    continue
+                unselected += 1
+                skipped.append(
+                    SkippedEntry(kind=SkipKind.TABLE, name=_dotted(step.catalog, identifier), reason=unmet)
+                )
             skipped += [_not_a_table(step.catalog, entry) for entry in entries.others]
             if namespace and not step.nested:
                 continue
@@ -143,9 +157,13 @@ class NamespaceActivities(CatalogCalls):
                 namespaces.append(child)
                 pending.append(child)
             activity.heartbeat(len(namespaces))
+        missing = _listed_not_found(step, tables, skipped)
         # Deepest first, so that a parent is looked at once its children are gone.
         ordered = sorted(namespaces, key=len, reverse=True)
-        return NamespaceTree(tables=tables, namespaces=[list(ns) for ns in ordered], skipped=skipped)
+        tree = NamespaceTree(
+            tables=tables, namespaces=[list(ns) for ns in ordered], skipped=skipped + missing
+        )
+        return tree, unselected + len(missing)
 
     @staticmethod
     def _properties(catalog: Catalog, namespace: Identifier) -> dict[str, str]:
@@ -188,6 +206,22 @@ class NamespaceActivities(CatalogCalls):
             return DropNamespacesResult(
                 dropped=done.dropped, kept_total=done.kept_total, kept_sample=done.kept_sample
             )
+
+
+def _listed_not_found(
+    step: EnumerateInput, tables: list[TableName], skipped: list[SkippedEntry]
+) -> list[SkippedEntry]:
+    """A listed table the walk never met: named, so that the list's typo shows."""
+    if step.selection is None or not step.selection.tables:
+        return []
+    met = {".".join([*table.namespace, table.table]) for table in tables}
+    met |= {entry.name.removeprefix(f"{step.catalog}.") for entry in skipped if entry.kind is SkipKind.TABLE}
+    return [
+        SkippedEntry(
+            kind=SkipKind.TABLE, name=f"{step.catalog}.{name}", reason=f"{UNSELECTED}: listed, not found"
+        )
+        for name in sorted(set(step.selection.tables) - met)
+    ]
 
 
 def _preview(tree: NamespaceTree, step: DropNamespacesInput) -> DropPreview | None:

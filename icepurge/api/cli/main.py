@@ -27,7 +27,13 @@ from icepurge.api.cli.common import (
     started_saying_if_closed,
 )
 from icepurge.api.cli.groups import admin, app, purge
-from icepurge.api.cli.namespace import namespace_status, purge_namespace, purge_tables, watch_namespace
+from icepurge.api.cli.namespace import (
+    namespace_status,
+    purge_namespace,
+    purge_tables,
+    skipped_entries,
+    watch_namespace,
+)
 from icepurge.api.cli.report import report
 from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.contract.kinds import PurgeKind
@@ -37,6 +43,8 @@ from icepurge.contract.roles import Role
 from icepurge.contract.states import TERMINAL_STATES, PurgeState
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from icepurge.api.clients.listing import PurgePage
     from icepurge.contract.status import PurgeStatus
 
@@ -399,8 +407,27 @@ def tables(
         console().print(f"more: --page-token {page.next_page_token}")
 
 
+@purge.command("skipped")
+def skipped(
+    purge_id: str,
+    offset: Annotated[int, typer.Option(min=0, help="Entries to skip: the previous page's next offset.")] = 0,
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="Entries per page.")] = 1000,
+) -> None:
+    """List what a namespace purge's enumeration left alone, and why: tables its selection didn't
+    select, protected namespaces, views, other engines' entries. With a dry run and `purge tables`,
+    exactly what the real purge would purge and leave."""
+    from rich.table import Table
+
+    page = skipped_entries(purge_id, offset, limit)
+    listing = Table("kind", "name", "reason")
+    for entry in page.entries:
+        listing.add_row(entry.kind.value, entry.name, entry.reason)
+    _print_listing(listing)
+    if page.next_offset is not None:
+        console().print(f"more: --offset {page.next_offset}")
+
+
 def _print_page(page: PurgePage) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     listing = Table("kind", "state", "name", "files", "deleted", "failed", "started", "reason")
@@ -419,6 +446,12 @@ def _print_page(page: PurgePage) -> None:
             _truncated(item.reason or ""),
             item.purge_id,
         )
+    _print_listing(listing)
+
+
+def _print_listing(listing: Table) -> None:
+    from rich.console import Console
+
     # Piped output is not cut to 80 columns.
     Console(width=None if sys.stdout.isatty() else 250).print(listing)
 

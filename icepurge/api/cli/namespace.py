@@ -13,7 +13,7 @@ from icepurge.contract.reasons import shortened
 
 if TYPE_CHECKING:
     from icepurge.api.clients.listing import PurgePage
-    from icepurge.contract.namespace_status import NamespacePurgeStatus
+    from icepurge.contract.namespace_status import NamespacePurgeStatus, SkippedPage
 
 # By the final state's name: the status models load only when a command runs.
 NAMESPACE_EXIT_CODES = {"SUCCEEDED": 0, "SUCCEEDED_WITH_ERRORS": 3, "FAILED": 4, "CANCELLED": 5}
@@ -61,8 +61,28 @@ def purge_namespace(
         str | None,
         typer.Option(help="The fairness key its tasks share the workers under; default: the catalog."),
     ] = None,
+    match: Annotated[
+        list[str] | None,
+        typer.Option(help="Only tables whose dotted name below the catalog matches this glob (repeatable)."),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option(help="Leave tables whose dotted name matches this glob (repeatable).")
+    ] = None,
+    table_property: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--property", help="Only tables with key=value, key (set) or !key (not set) (repeatable)."
+        ),
+    ] = None,
+    older_than: Annotated[
+        str | None, typer.Option(help="Only tables last committed longer ago than this (30d, 12h, 90m).")
+    ] = None,
+    table: Annotated[
+        list[str] | None, typer.Option(help="Only this table, namespace.table (repeatable).")
+    ] = None,
 ) -> None:
-    """Drop and purge every table of a namespace (or a whole catalog); prints the purge id."""
+    """Drop and purge every table of a namespace (or a whole catalog), or those a selection
+    matches; prints the purge id."""
     from icepurge.api.clients.temporal_namespace_client import namespace_request
     from icepurge.contract.validation import InvalidPurgeRequestError
 
@@ -81,6 +101,7 @@ def purge_namespace(
             options={"dry_run": dry_run, "purge_after_seconds": purge_after},
             request_id=request_id,
             tenant=tenant,
+            selection=_selection(match, exclude, table_property, older_than, table),
         )
     except InvalidPurgeRequestError as error:
         console().print(f"[red]{error}[/red]")
@@ -90,6 +111,23 @@ def purge_namespace(
         return await (await cli_client()).namespaces.start(request)
 
     print(run_or_exit(go(), InvalidPurgeRequestError))
+
+
+def _selection(
+    match: list[str] | None,
+    exclude: list[str] | None,
+    conditions: list[str] | None,
+    older_than: str | None,
+    tables: list[str] | None,
+) -> dict[str, object] | None:
+    chosen: dict[str, object] = {
+        "names": match or [],
+        "exclude_names": exclude or [],
+        "properties": conditions or [],
+        "older_than": older_than,
+        "tables": tables or [],
+    }
+    return chosen if any(chosen.values()) else None
 
 
 def purge_tables(purge_id: str, limit: int, page_token: str | None) -> PurgePage:
@@ -115,6 +153,26 @@ def purge_tables(purge_id: str, limit: int, page_token: str | None) -> PurgePage
         return await NamespaceTablePages(temporal, reader, purge_id, None).page(limit, page_token)
 
     return run_or_exit(go(), PurgeNotFoundError, InvalidPurgeRequestError)
+
+
+def skipped_entries(purge_id: str, offset: int, limit: int) -> SkippedPage:
+    """What a namespace purge's enumeration left alone, over the API or read from the state
+    location as the API would."""
+
+    async def go() -> SkippedPage:
+        from icepurge.api.clients.http_client import HttpPurgeClient
+
+        client = await cli_client()
+        if isinstance(client, HttpPurgeClient):
+            return await client.namespaces.skipped(purge_id, offset, limit)
+        from icepurge.api.server.report_pages import ReportReader
+        from icepurge.api.server.settings import ApiSettings
+
+        settings = ApiSettings()
+        reader = ReportReader(settings.state_location, settings.state_io_properties)
+        return await reader.skipped(await client.namespaces.status(purge_id), offset, limit)
+
+    return run_or_exit(go(), PurgeNotFoundError)
 
 
 def namespace_status(purge_id: str) -> NamespacePurgeStatus:

@@ -14,6 +14,7 @@ from icepurge.contract.namespace_status import (
     NAMESPACE_TERMINAL_STATES,
     NamespacePurgeReport,
     NamespacePurgeStatus,
+    SkippedPage,
 )
 
 
@@ -34,6 +35,15 @@ class HttpNamespacePurgeClient:
         return NamespacePurgeStatus.model_validate(
             await self._call("GET", resource_path("namespace-purges", purge_id))
         )
+
+    async def skipped(self, purge_id: str, offset: int = 0, limit: int = 1000) -> SkippedPage:
+        """The entries its enumeration left alone, with why; PurgeNotFoundError while it has no
+        table list."""
+        params = {"offset": offset, "limit": limit}
+        answer = await self._call(
+            "GET", resource_path("namespace-purges", purge_id, "skipped"), params=params
+        )
+        return SkippedPage.model_validate(answer)
 
     async def pause(self, purge_id: str) -> NamespacePurgeStatus:
         return await self._control(purge_id, "pause")

@@ -35,6 +35,7 @@ from icepurge.contract.namespace_request import (
 from icepurge.contract.namespace_status import NamespacePurgeReport, NamespacePurgeStatus
 from icepurge.contract.priorities import bulk_priority
 from icepurge.contract.request import PurgeOptions, encode_namespace
+from icepurge.contract.table_selection import TableSelection
 
 
 def namespace_request(
@@ -51,6 +52,7 @@ def namespace_request(
     request_id: str | None = None,
     notify_workflow_id: str | None = None,
     tenant: str | None = None,
+    selection: TableSelection | dict[str, Any] | None = None,
 ) -> NamespacePurgeRequest:
     """Raises InvalidPurgeRequestError naming the bad fields."""
     chosen = options.model_dump(mode="json") if isinstance(options, PurgeOptions) else options or {}
@@ -65,6 +67,9 @@ def namespace_request(
         "tenant": tenant,
         "range_tables": range_tables,
         "options": chosen,
+        "selection": selection.model_dump(mode="json")
+        if isinstance(selection, TableSelection)
+        else selection,
     }
     if max_concurrent_tables is not None:
         raw["max_concurrent_tables"] = max_concurrent_tables

@@ -14,6 +14,7 @@ from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.api.server.catalog_checks import known_catalog
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
 from icepurge.api.server.namespace_table_pages import NamespaceTablePages
+from icepurge.api.server.report_pages import ReportReader
 from icepurge.api.server.routes import StartedPurge, authorize, started
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.controls import RateBudgetChange
@@ -23,10 +24,11 @@ from icepurge.contract.namespace_request import (
     MAX_RANGE_TABLES,
     MAX_WINDOW,
 )
-from icepurge.contract.namespace_status import NamespacePurgeStatus
+from icepurge.contract.namespace_status import NamespacePurgeStatus, SkippedPage
 from icepurge.contract.request import PurgeOptions
 from icepurge.contract.roles import Role
 from icepurge.contract.started import StartOutcome
+from icepurge.contract.table_selection import TableSelection
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,9 @@ class NamespacePurgeBody(BaseModel):
         "of fewer stays one workflow.",
     )
     options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table.")
+    selection: TableSelection | None = Field(
+        None, description="Only the tables that match; the others stay, listed with the reason."
+    )
     requested_by: str | None = Field(
         None, min_length=1, max_length=255, description="Default: the token's name."
     )
@@ -114,6 +119,7 @@ async def purge_namespace(
         request_id=body.request_id,
         notify_workflow_id=body.notify_workflow_id,
         tenant=body.tenant,
+        selection=body.selection,
     )
     purge_id = await client.namespaces.start(parsed)
     log.info("namespace purge %s (%s) started by %s", purge_id, parsed.name, caller.name)
@@ -140,6 +146,30 @@ async def namespace_purge_tables(
     await authorize(client, caller, Role.READ, purge_id)
     pages = NamespaceTablePages(client, request.app.state.reports, purge_id, caller.visible_catalogs())
     return await pages.page(parameters.page_size, parameters.page_token)
+
+
+class SkippedParameters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    offset: int = Field(0, ge=0, description="Entries to skip: the previous page's next_offset.")
+    limit: int = Field(1000, ge=1, le=10_000)
+
+
+@router.get("/namespace-purges/{purge_id}/skipped", response_model=SkippedPage, responses={404: {}})
+async def namespace_purge_skipped(
+    purge_id: str,
+    parameters: Annotated[SkippedParameters, Query()],
+    caller: Caller,
+    client: Purges,
+    request: Request,
+) -> SkippedPage:
+    """Every entry the enumeration left alone, with why: tables its selection didn't select (or
+    listed and not found), protected namespaces, views and other engines' entries. With a dry run
+    and `purge tables`, exactly what the real purge would purge and what it would leave."""
+    await authorize(client, caller, Role.READ, purge_id)
+    status = await client.namespaces.status(purge_id)
+    reader: ReportReader = request.app.state.reports
+    return await reader.skipped(status, parameters.offset, parameters.limit)
 
 
 @router.post("/namespace-purges/{purge_id}/pause", response_model=NamespacePurgeStatus)

@@ -4,6 +4,7 @@ report of millions of entries never sits in memory whole."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 from itertools import islice
 from typing import Any
 
@@ -12,12 +13,16 @@ from pyiceberg.io import load_file_io
 
 from icepurge.api.clients.errors import PurgeReportUnavailableError, PurgeServiceUnavailableError
 from icepurge.contract.batch_steps import BatchedTables, batched_tables_folder, table_record_path
+from icepurge.contract.namespace_status import NamespacePurgeStatus, SkippedEntry, SkippedPage
 from icepurge.contract.reasons import typed_reason
 from icepurge.contract.report_pages import ReportEntry, ReportPage
 from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
+
+# RFC 1952's first two bytes: the state store writes table lists gzip under a plain name.
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _entry(item: Any) -> ReportEntry:
@@ -38,15 +43,7 @@ class ReportReader:
         location = status.report_location
         if location is None:
             raise PurgeReportUnavailableError(_why_no_report(status))
-        if self._location is None:
-            raise PurgeServiceUnavailableError(
-                "this process can't read reports: set ICEPURGE_STATE_LOCATION and "
-                "ICEPURGE_STATE_IO_PROPERTIES as on the workers"
-            )
-        if not location.startswith(self._location):
-            raise PurgeReportUnavailableError(
-                f"purge {status.purge_id}'s report is outside this process's state location"
-            )
+        self._check_inside(status.purge_id, location)
         entries, following = await asyncio.to_thread(self._read, location, section, offset, limit)
         return ReportPage(
             purge_id=status.purge_id,
@@ -56,6 +53,30 @@ class ReportReader:
             entries=entries,
             next_offset=following,
         )
+
+    async def skipped(self, status: NamespacePurgeStatus, offset: int, limit: int) -> SkippedPage:
+        """The entries a namespace purge's enumeration left alone, read from its table list."""
+        location = status.tree_location
+        if location is None:
+            raise PurgeReportUnavailableError(
+                f"namespace purge {status.purge_id} has no table list yet: it is {status.state.value}"
+            )
+        self._check_inside(status.purge_id, location)
+        entries, following = await asyncio.to_thread(self._read_skipped, location, offset, limit)
+        return SkippedPage(
+            purge_id=status.purge_id, state=status.state.value, entries=entries, next_offset=following
+        )
+
+    def _check_inside(self, purge_id: str, location: str) -> None:
+        if self._location is None:
+            raise PurgeServiceUnavailableError(
+                "this process can't read reports: set ICEPURGE_STATE_LOCATION and "
+                "ICEPURGE_STATE_IO_PROPERTIES as on the workers"
+            )
+        if not location.startswith(self._location):
+            raise PurgeReportUnavailableError(
+                f"purge {purge_id}'s report is outside this process's state location"
+            )
 
     async def table_record(self, purge_id: str) -> PurgeReport | None:
         """A table purged in a namespace purge's batch has no workflow: its record stands in."""
@@ -110,6 +131,19 @@ class ReportReader:
             raise PurgeReportUnavailableError(f"the report object {location} is gone") from None
         following = offset + limit if len(window) > limit else None
         return [_entry(item) for item in window[:limit]], following
+
+    def _read_skipped(self, location: str, offset: int, limit: int) -> tuple[list[SkippedEntry], int | None]:
+        try:
+            with load_file_io(self._properties, location).new_input(location).open() as raw:
+                head = raw.read(2)
+                raw.seek(0)
+                stream = gzip.GzipFile(fileobj=raw) if head == _GZIP_MAGIC else raw
+                entries = ijson.items(stream, "skipped.item")
+                window = list(islice(entries, offset, offset + limit + 1))
+        except FileNotFoundError:
+            raise PurgeReportUnavailableError(f"the table list {location} is gone") from None
+        following = offset + limit if len(window) > limit else None
+        return [SkippedEntry.model_validate(item) for item in window[:limit]], following
 
 
 def _why_no_report(status: PurgeStatus) -> str:
