@@ -6,15 +6,20 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from icepurge.api.cli.main import app
-from icepurge.contract.namespace_request import namespace_purge_id_for, parse_namespace_request
+import icepurge.api.cli.main  # noqa: F401  (registers every command on the app)
+from icepurge.api.cli.groups import app
+from icepurge.contract.namespace_request import (
+    NamespacePurgeRequest,
+    namespace_purge_id_for,
+    parse_namespace_request,
+)
 from icepurge.contract.table_selection import TableSelection
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 BASE = {"catalog": "prod", "namespace": ["sales"], "requested_by": "x"}
 
 
-def _request(selection: dict[str, object], **more: object) -> object:
+def _request(selection: dict[str, object], **more: object) -> NamespacePurgeRequest:
     return parse_namespace_request({**BASE, **more, "selection": selection})
 
 
@@ -48,15 +53,15 @@ def test_a_listed_table_in_a_nested_namespace_is_inside_a_recursive_purge() -> N
 
 def test_the_selection_is_part_of_the_id_whatever_its_spelling() -> None:
     plain = namespace_purge_id_for(parse_namespace_request(BASE))
-    one = namespace_purge_id_for(_request({"names": ["sales.a*", "sales.b*"], "older_than": "1d"}))  # type: ignore[arg-type]
+    one = namespace_purge_id_for(_request({"names": ["sales.a*", "sales.b*"], "older_than": "1d"}))
     same = namespace_purge_id_for(
-        _request({"names": ["sales.b*", "sales.a*", "sales.b*"], "older_than": "24h"})  # type: ignore[arg-type]
+        _request({"names": ["sales.b*", "sales.a*", "sales.b*"], "older_than": "24h"})
     )
-    other = namespace_purge_id_for(_request({"names": ["sales.a*"], "older_than": "1d"}))  # type: ignore[arg-type]
+    other = namespace_purge_id_for(_request({"names": ["sales.a*"], "older_than": "1d"}))
     assert one == same
     assert len({plain, one, other}) == 3
     # An empty selection selects every table, but it was asked for: an id of its own.
-    assert namespace_purge_id_for(_request({})) not in {plain, one, other}  # type: ignore[arg-type]
+    assert namespace_purge_id_for(_request({})) not in {plain, one, other}
 
 
 def test_each_kind_of_condition_says_which_table_it_leaves_and_why() -> None:
