@@ -78,6 +78,8 @@ AZURE_CONTAINER = "warehouse"
 # Low enough that a few-hundred-file test table crosses continue-as-new several times.
 CONTINUE_AS_NEW_EVENTS = 60
 TEST_CHUNK_FILES = 40
+# Pages of a few names: every namespace purge's list spans several page objects.
+TEST_LIST_PAGE_ENTRIES = 3
 # Where EventListener workflows (tests/listener_workflow.py) run.
 LISTENER_QUEUE = "icepurge-listener"
 
@@ -250,6 +252,7 @@ def worker_settings(stack: EmbeddedStack) -> WorkerSettings:
         delete_max_attempts=3,
         codec_keys=stack.codec_keys,
         snapshot_only_catalogs=list(SNAPSHOT_ONLY_CATALOGS),
+        table_list_page_entries=TEST_LIST_PAGE_ENTRIES,
     )
 
 

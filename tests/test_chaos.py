@@ -61,6 +61,8 @@ WORKER_ENV = {
     "ICEPURGE_TASK_QUEUE": QUEUE,
     "ICEPURGE_CHUNK_TARGET_FILES": "20",
     "ICEPURGE_DELETE_BATCH_FILES": "10",
+    # Namespace purges read their table lists across pages of a few names while workers die.
+    "ICEPURGE_TABLE_LIST_PAGE_ENTRIES": "5",
     "ICEPURGE_SHUTDOWN_GRACE_SECONDS": "2",
     # Chaos tables plan in well under a second: without this their chunks would never delete
     # while planning runs, and kills would never land in that overlap.

@@ -124,7 +124,9 @@ def build_worker(
     holds = TableHolds(catalogs, signals)
     lists = TableLists(state)
     batches = build_batches(settings, admission, scanner, lists)
-    namespaces = NamespaceActivities(catalogs.registry, state, lists, signals)
+    namespaces = NamespaceActivities(
+        catalogs.registry, state, lists, signals, settings.table_list_page_entries
+    )
     sweeps = SweepActivities(settings.activity_settings(), spark, signals)
     delivery = EventDelivery(build_sinks(settings))
     return Worker(

@@ -8,6 +8,7 @@ from icepurge.activities.delete.engine_choice import STORE_KINDS, AutoSparkThres
 from icepurge.activities.plan.planner import ChunkSizing
 from icepurge.activities.settings import ActivitySettings
 from icepurge.connection.settings import CatalogPolicySettings, TemporalSettings
+from icepurge.contract.table_list import PAGE_ENTRIES
 from icepurge.stores.outcomes import DeleteTuning
 
 
@@ -103,6 +104,13 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
         "(the purged identifier's own table is always loaded afresh).",
     )
     guard_concurrency: int = Field(8, ge=1, le=64, description="Table loads in flight per guard check.")
+    table_list_page_entries: int = Field(
+        PAGE_ENTRIES,
+        ge=1,
+        le=100_000,
+        description="Names in each page object of a namespace purge's table list (and skipped "
+        "entries in each of its skipped pages): the most of a list any reader holds per page.",
+    )
     metrics_address: str | None = Field(
         None, description="host:port for the Prometheus /metrics endpoint; unset = no endpoint."
     )

@@ -7,20 +7,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import NoSuchNamespaceError
 from pyiceberg.typedef import Identifier
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog.catalog_calls import CatalogCalls
-from icepurge.activities.namespace.table_lists import NamespaceTree, TableLists
-from icepurge.activities.namespace.table_selector import TableSelector
+from icepurge.activities.namespace.namespace_walk import NamespaceWalk, dotted
+from icepurge.activities.namespace.table_list_writer import TableListWriter
+from icepurge.activities.namespace.table_lists import TableLists
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.activities.step_definition import implements
 from icepurge.catalogs.configured import CatalogRegistry
-from icepurge.catalogs.entries import VIEW, Entry
-from icepurge.catalogs.namespace_drops import DropPreview, children, drop_if_empty
-from icepurge.catalogs.protection import protected, protected_ancestor
+from icepurge.catalogs.namespace_drops import DropPreview, drop_if_empty
+from icepurge.catalogs.protection import protected_ancestor
 from icepurge.catalogs.registry import kind_of
 from icepurge.contract.activity_steps import DROP_NAMESPACES, ENUMERATE, TABLE_PAGE
 from icepurge.contract.names import (
@@ -37,14 +36,11 @@ from icepurge.contract.namespace_steps import (
     DropNamespacesResult,
     EnumerateInput,
     EnumerationSummary,
-    TableName,
     TablePage,
     TablePageInput,
 )
-from icepurge.contract.table_selection import UNSELECTED
+from icepurge.contract.table_list import INDEX_NAME, PAGE_ENTRIES, NamespaceSpan
 from icepurge.state.state_store import StateStore
-
-NOT_A_TABLE = "not_iceberg_table"
 
 
 class DropCheckpoint(BaseModel):
@@ -56,19 +52,6 @@ class DropCheckpoint(BaseModel):
     kept_sample: list[SkippedEntry] = Field(default_factory=list)
 
 
-def _dotted(catalog: str, levels: Identifier) -> str:
-    return ".".join([catalog, *levels])
-
-
-def _not_a_table(catalog: str, entry: Entry) -> SkippedEntry:
-    """A view or another engine's entry: left alone, and listed with its kind."""
-    if entry.kind == VIEW:
-        return SkippedEntry(kind=SkipKind.VIEW, name=_dotted(catalog, entry.identifier), reason=NOT_A_TABLE)
-    return SkippedEntry(
-        kind=SkipKind.ENTRY, name=_dotted(catalog, entry.identifier), reason=f"{NOT_A_TABLE} ({entry.kind})"
-    )
-
-
 class NamespaceActivities(CatalogCalls):
     def __init__(
         self,
@@ -76,10 +59,12 @@ class NamespaceActivities(CatalogCalls):
         state: StateStore,
         lists: TableLists,
         signals: ProgressSignals | None = None,
+        page_entries: int = PAGE_ENTRIES,
     ) -> None:
         super().__init__(registry, signals)
         self._state = state
         self._lists = lists
+        self._page_entries = page_entries
 
     @property
     def all(self) -> list[Any]:
@@ -91,17 +76,19 @@ class NamespaceActivities(CatalogCalls):
             catalog = self._catalog(step.catalog)
             root = kind_of(catalog).spelled_as_listed(step.namespace)
             self._check_root(catalog, step, root)
-            tree, unselected = self._walk(catalog, step, root)
             chain = [step.run_chain] if step.run_chain else []
-            location = self._state.uri("namespace-purges", step.purge_id, *chain, "tree.json")
-            self._state.write(location, tree, compress=True)
+            location = self._state.uri("namespace-purges", step.purge_id, *chain, INDEX_NAME)
+            writer = TableListWriter(self._state, location, self._page_entries)
+            walk = NamespaceWalk(catalog, step, writer, self._registry.redact)
+            namespaces = walk.walk(root)
+            writer.finish(namespaces)
             return EnumerationSummary(
                 tree_location=location,
-                tables_total=len(tree.tables),
-                namespaces_total=len(tree.namespaces),
-                entries_skipped=len(tree.skipped) - unselected,
-                tables_unselected=unselected,
-                skipped_sample=tree.skipped[:FAILURE_SAMPLE_SIZE],
+                tables_total=writer.tables_total,
+                namespaces_total=len(namespaces),
+                entries_skipped=writer.skipped_total - walk.unselected,
+                tables_unselected=walk.unselected,
+                skipped_sample=writer.skipped_sample,
             )
 
     def _check_root(self, catalog: Catalog, step: EnumerateInput, root: Identifier) -> None:
@@ -122,56 +109,6 @@ class NamespaceActivities(CatalogCalls):
                 non_retryable=True,
             )
 
-    def _walk(self, catalog: Catalog, step: EnumerateInput, root: Identifier) -> tuple[NamespaceTree, int]:
-        """The tree, and how many of its skipped entries are tables the selection left alone."""
-        tables: list[TableName] = []
-        namespaces: list[Identifier] = [root] if root else []
-        skipped: list[SkippedEntry] = []
-        rules = step.selection.rules(step.cutoff_ms) if step.selection else None
-        selector = TableSelector(catalog, rules, self._registry.redact)
-        unselected = 0
-        pending = [root]
-        while pending:
-            namespace = pending.pop()
-            entries = kind_of(catalog).namespace_entries(namespace)
-            for identifier in entries.tables:
-                unmet = selector.unmet(identifier)
-                if unmet is None:
-                    tables.append(TableName(namespace=list(identifier[:-1]), table=identifier[-1]))
-                    continue
-                unselected += 1
-                skipped.append(
-                    SkippedEntry(kind=SkipKind.TABLE, name=_dotted(step.catalog, identifier), reason=unmet)
-                )
-            skipped += [_not_a_table(step.catalog, entry) for entry in entries.others]
-            if namespace and not step.nested:
-                continue
-            for child in children(catalog, namespace):
-                if protected(self._properties(catalog, child)):
-                    skipped.append(
-                        SkippedEntry(
-                            kind=SkipKind.NAMESPACE, name=_dotted(step.catalog, child), reason="protected"
-                        )
-                    )
-                    continue
-                namespaces.append(child)
-                pending.append(child)
-            activity.heartbeat(len(namespaces))
-        missing = _listed_not_found(step, tables, skipped)
-        # Deepest first, so that a parent is looked at once its children are gone.
-        ordered = sorted(namespaces, key=len, reverse=True)
-        tree = NamespaceTree(
-            tables=tables, namespaces=[list(ns) for ns in ordered], skipped=skipped + missing
-        )
-        return tree, unselected + len(missing)
-
-    @staticmethod
-    def _properties(catalog: Catalog, namespace: Identifier) -> dict[str, str]:
-        try:
-            return catalog.load_namespace_properties(namespace)
-        except NoSuchNamespaceError:
-            return {}
-
     @implements(TABLE_PAGE)
     def read_table_page(self, step: TablePageInput) -> TablePage:
         return TablePage(tables=self._lists.names(step.tree_location, step.offset, step.limit))
@@ -182,14 +119,18 @@ class NamespaceActivities(CatalogCalls):
         its place, so a retry neither drops nor counts twice."""
         with self._step(DROP_NAMESPACES_ACTIVITY):
             catalog = self._catalog(step.catalog)
-            tree = self._lists.tree(step.tree_location)
-            preview = _preview(tree, step)
+            namespaces = self._lists.index(step.tree_location).namespaces
+            kept_tables = frozenset(step.kept_tables)
+            # A preview's drops so far: a parent counts its children as gone.
+            previewed: set[Identifier] = set()
             details = activity.info().heartbeat_details
             # A preview changes nothing: a retry starts it over rather than keep its sets.
-            resumed = details and preview is None
+            resumed = details and not step.preview
             done = DropCheckpoint.model_validate(details[0]) if resumed else DropCheckpoint()
-            for index in range(done.next_index, len(tree.namespaces)):
-                namespace = tuple(tree.namespaces[index])
+            for index in range(done.next_index, len(namespaces)):
+                span = namespaces[index]
+                namespace = tuple(span.levels)
+                preview = self._preview(step, span, kept_tables, previewed) if step.preview else None
                 kept = drop_if_empty(catalog, step.catalog, namespace, preview)
                 if kept is None:
                     done.dropped += 1
@@ -198,7 +139,7 @@ class NamespaceActivities(CatalogCalls):
                     if len(done.kept_sample) < FAILURE_SAMPLE_SIZE:
                         done.kept_sample.append(
                             SkippedEntry(
-                                kind=SkipKind.NAMESPACE, name=_dotted(step.catalog, namespace), reason=kept
+                                kind=SkipKind.NAMESPACE, name=dotted(step.catalog, namespace), reason=kept
                             )
                         )
                 done.next_index = index + 1
@@ -207,27 +148,15 @@ class NamespaceActivities(CatalogCalls):
                 dropped=done.dropped, kept_total=done.kept_total, kept_sample=done.kept_sample
             )
 
-
-def _listed_not_found(
-    step: EnumerateInput, tables: list[TableName], skipped: list[SkippedEntry]
-) -> list[SkippedEntry]:
-    """A listed table the walk never met: named, so that the list's typo shows."""
-    if step.selection is None or not step.selection.tables:
-        return []
-    met = {".".join([*table.namespace, table.table]) for table in tables}
-    met |= {entry.name.removeprefix(f"{step.catalog}.") for entry in skipped if entry.kind is SkipKind.TABLE}
-    return [
-        SkippedEntry(
-            kind=SkipKind.TABLE, name=f"{step.catalog}.{name}", reason=f"{UNSELECTED}: listed, not found"
+    def _preview(
+        self, step: DropNamespacesInput, span: NamespaceSpan, kept: frozenset[int], dropped: set[Identifier]
+    ) -> DropPreview:
+        """A dry run's view of one namespace: its tables in the list count as gone, but for those
+        its previews would not purge; read from the list's pages that hold them, no more."""
+        names = self._lists.names(step.tree_location, span.first, span.end - span.first)
+        purged = (
+            (*table.namespace, table.table)
+            for place, table in enumerate(names, start=span.first)
+            if place not in kept
         )
-        for name in sorted(set(step.selection.tables) - met)
-    ]
-
-
-def _preview(tree: NamespaceTree, step: DropNamespacesInput) -> DropPreview | None:
-    """A dry run's drops: its tables count as gone but for those its previews would not purge."""
-    if not step.preview:
-        return None
-    kept = set(step.kept_tables)
-    purged = ((*table.namespace, table.table) for index, table in enumerate(tree.tables) if index not in kept)
-    return DropPreview(purged=frozenset(purged))
+        return DropPreview(purged=frozenset(purged), dropped=dropped)

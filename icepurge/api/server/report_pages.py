@@ -18,6 +18,13 @@ from icepurge.contract.reasons import typed_reason
 from icepurge.contract.report_pages import ReportEntry, ReportPage
 from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.status import PurgeReport, PurgeStatus
+from icepurge.contract.table_list import (
+    SkippedEntriesPage,
+    TableListIndex,
+    is_legacy,
+    pages_over,
+    skipped_page_location,
+)
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
 
@@ -133,6 +140,29 @@ class ReportReader:
         return [_entry(item) for item in window[:limit]], following
 
     def _read_skipped(self, location: str, offset: int, limit: int) -> tuple[list[SkippedEntry], int | None]:
+        if is_legacy(location):
+            return self._read_legacy_skipped(location, offset, limit)
+        index = TableListIndex.model_validate_json(self._read_list_object(location))
+        end = min(offset + limit, index.skipped_total)
+        entries: list[SkippedEntry] = []
+        for page in pages_over(offset, end - offset, index.page_entries) if end > offset else ():
+            raw = self._read_list_object(skipped_page_location(location, page))
+            start = page * index.page_entries
+            entries += SkippedEntriesPage.model_validate_json(raw).skipped[
+                max(offset - start, 0) : end - start
+            ]
+        return entries, end if end < index.skipped_total else None
+
+    def _read_list_object(self, location: str) -> bytes:
+        raw = self._read_raw(location)
+        if raw is None:
+            raise PurgeReportUnavailableError(f"the table list object {location} is gone")
+        return gzip.decompress(raw) if raw[:2] == _GZIP_MAGIC else raw
+
+    def _read_legacy_skipped(
+        self, location: str, offset: int, limit: int
+    ) -> tuple[list[SkippedEntry], int | None]:
+        """A list written before pages: one object, streamed through to the page asked."""
         try:
             with load_file_io(self._properties, location).new_input(location).open() as raw:
                 head = raw.read(2)
