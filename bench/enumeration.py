@@ -134,7 +134,8 @@ def main() -> None:
         return
     print(
         f"{'tables':>10} {'walk s':>7} {'paged peak MiB':>14} {'objects':>7} {'largest KB':>10} "
-        f"{'read p50 ms':>11} {'read p99 ms':>11} | {'one-object peak MiB':>19} {'its KB':>8} {'its read ms':>11}"
+        f"{'read p50 ms':>11} {'read p99 ms':>11} | "
+        f"{'one-object peak MiB':>19} {'its KB':>8} {'its read ms':>11}"
     )
     for tables in arguments.tables:
         command = [
