@@ -15,6 +15,7 @@ from pyiceberg.table import Table
 from pyiceberg.typedef import Identifier
 
 from icepurge.catalogs.entries import VIEW, Entry, NamespaceEntries
+from icepurge.catalogs.namespace_listing import NamespaceLister
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ class CatalogKind:
         if levels and self.capabilities.dotted_namespaces:
             return Catalog.identifier_to_tuple(".".join(levels))
         return tuple(levels)
+
+    def namespace_lister(self) -> NamespaceLister:
+        """Answers a walk's questions about the namespace tree's shape."""
+        return NamespaceLister(self.catalog)
 
     def namespace_entries(self, namespace: Identifier) -> NamespaceEntries:
         """Everything in `namespace` itself (not its nested namespaces); empty when it is gone."""

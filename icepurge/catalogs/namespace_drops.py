@@ -11,6 +11,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NamespaceNotEmptyError, NoSuchNamespaceError
 from pyiceberg.typedef import Identifier
 
+from icepurge.catalogs.namespace_listing import children
 from icepurge.catalogs.registry import kind_of
 
 _SHOWN_NAMES = 3
@@ -20,18 +21,6 @@ _SHOWN_NAMES = 3
 class DropPreview:
     purged: frozenset[Identifier]
     dropped: set[Identifier] = field(default_factory=set)
-
-
-def children(catalog: Catalog, namespace: Identifier) -> list[Identifier]:
-    try:
-        found = catalog.list_namespaces(namespace)
-    except NoSuchNamespaceError:
-        return []
-    # Some catalogs answer with every descendant: keep the direct children, in a stable order.
-    depth = len(namespace) + 1
-    return sorted(
-        {tuple(child[:depth]) for child in found if len(child) >= depth and child[: depth - 1] == namespace}
-    )
 
 
 def _shown(held: list[str]) -> str:

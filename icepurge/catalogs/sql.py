@@ -9,6 +9,7 @@ icepurge do better than the generic calls.
 - Every row of a namespace, whoever wrote it: PyIceberg lists neither views nor other kinds,
   though Iceberg Java's JDBC catalog writes views into the same table (`iceberg_type` VIEW), and
   its drop_namespace then drops the namespace's entry from under them.
+- Every namespace and its properties at once, for a walk of the tree.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import ICEBERG_TABLE_TYPE, IcebergNamespaceProperties, IcebergTables, SqlCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError
 from pyiceberg.typedef import Identifier
-from sqlalchemy import CursorResult, delete, select
+from sqlalchemy import CursorResult, delete, select, union
 from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
 
 from icepurge.catalogs.entries import Entry, NamespaceEntries
 from icepurge.catalogs.kind import Capabilities, CatalogKind
+from icepurge.catalogs.namespace_listing import KnownNamespaces, NamespaceLister
 
 
 class SqlCatalogKind(CatalogKind):
@@ -79,6 +81,29 @@ class SqlCatalogKind(CatalogKind):
             cursor.execute(str(compiled), parameters)
             rows = cursor.fetchall()
         return {(*namespace, name): location for name, location in rows if location}
+
+    def namespace_lister(self) -> NamespaceLister:
+        """Every namespace and its properties in two queries: PyIceberg's `list_namespaces` and
+        `load_namespace_properties` each scan both tables with LIKE, so a walk of a catalog of
+        10^6 tables in 1,000 namespaces spent 4 minutes in them (bench.enumeration)."""
+        catalog = self.sql
+        tables = select(IcebergTables.table_namespace).where(IcebergTables.catalog_name == catalog.name)
+        own = select(IcebergNamespaceProperties.namespace).where(
+            IcebergNamespaceProperties.catalog_name == catalog.name
+        )
+        rows = select(
+            IcebergNamespaceProperties.namespace,
+            IcebergNamespaceProperties.property_key,
+            IcebergNamespaceProperties.property_value,
+        ).where(IcebergNamespaceProperties.catalog_name == catalog.name)
+        properties: dict[Identifier, dict[str, str]] = {}
+        with Session(catalog.engine) as session:
+            names = [
+                Catalog.identifier_to_tuple(name) for name in session.execute(union(tables, own)).scalars()
+            ]
+            for name, key, value in session.execute(rows):
+                properties.setdefault(Catalog.identifier_to_tuple(name), {})[key] = value
+        return KnownNamespaces(catalog, names, properties)
 
     def namespace_entries(self, namespace: Identifier) -> NamespaceEntries:
         """Every row of the namespace in the catalog's own table, whoever wrote it."""

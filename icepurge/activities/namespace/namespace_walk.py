@@ -8,14 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import NoSuchNamespaceError
 from pyiceberg.typedef import Identifier
 from temporalio import activity
 
 from icepurge.activities.namespace.table_list_writer import TableListWriter
 from icepurge.activities.namespace.table_selector import TableSelector
 from icepurge.catalogs.entries import VIEW, Entry
-from icepurge.catalogs.namespace_drops import children
 from icepurge.catalogs.protection import protected
 from icepurge.catalogs.registry import kind_of
 from icepurge.contract.namespace_status import SkipKind, SkippedEntry
@@ -39,13 +37,6 @@ def _not_a_table(catalog: str, entry: Entry) -> SkippedEntry:
     )
 
 
-def _properties(catalog: Catalog, namespace: Identifier) -> dict[str, str]:
-    try:
-        return catalog.load_namespace_properties(namespace)
-    except NoSuchNamespaceError:
-        return {}
-
-
 class NamespaceWalk:
     def __init__(
         self, catalog: Catalog, step: EnumerateInput, writer: TableListWriter, redact: Callable[[str], str]
@@ -57,6 +48,7 @@ class NamespaceWalk:
         self._selector = TableSelector(catalog, rules, redact)
         self._listed = frozenset(step.selection.tables) if step.selection else frozenset()
         self._listed_met: set[str] = set()
+        self._namespaces = kind_of(catalog).namespace_lister()
         self.unselected = 0
 
     def walk(self, root: Identifier) -> list[NamespaceSpan]:
@@ -97,8 +89,8 @@ class NamespaceWalk:
 
     def _children(self, namespace: Identifier) -> list[Identifier]:
         walked = []
-        for child in children(self._catalog, namespace):
-            if protected(_properties(self._catalog, child)):
+        for child in self._namespaces.children(namespace):
+            if protected(self._namespaces.properties(child)):
                 self._writer.skipped(
                     SkippedEntry(
                         kind=SkipKind.NAMESPACE, name=dotted(self._step.catalog, child), reason="protected"
