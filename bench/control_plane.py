@@ -66,6 +66,7 @@ from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.temporal_server import temporal_server
+from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
@@ -181,15 +182,19 @@ def _table_workflow_steps() -> list[Callable[..., Any]]:
 
 async def _serve(address: str, slots: int) -> None:
     client = await connect(_settings(address))
-    worker = Worker(
-        client,
-        task_queue=QUEUE,
-        workflows=[PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, PurgeTableWorkflow],
-        activities=[*TABLE_STEPS_ANSWERED, *_table_workflow_steps()],
-        max_concurrent_activities=slots,
-        workflow_runner=sandboxed_runner(),
-    )
-    await worker.run()
+
+    def build(task_queue: str, queue_slots: int) -> Worker:
+        return Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, PurgeTableWorkflow],
+            activities=[*TABLE_STEPS_ANSWERED, *_table_workflow_steps()],
+            max_concurrent_activities=queue_slots,
+            workflow_runner=sandboxed_runner(),
+        )
+
+    # As icepurge's worker: the task queue and its bulk queue, each with `slots`.
+    await PurgeWorkers(build, QUEUE, slots, slots).run()
 
 
 @dataclass

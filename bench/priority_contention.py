@@ -1,14 +1,16 @@
-"""Single-table purges beside a bulk purge that keeps every activity slot busy, with Task Queue
-Priority and without: each single purge's start-to-close time, and its parts read from its
-history (waiting for a workflow task, waiting for an activity slot, the activities' own run).
+"""Single-table purges beside a bulk purge that keeps every activity slot busy: on one task queue
+with one priority, on one queue with the bulk purge at a lower priority, and on a bulk queue of
+its own (as icepurge starts it): each single purge's start-to-close time, and its parts read from
+its history (waiting for a workflow task, waiting for an activity slot, the activities' own run).
 
 The real workflows on the dev server (bench.control_plane's harness): a namespace purge of
 --bulk-tables tables in batches of 32, each batch holding its slot for --batch-seconds, a window
-of --window units on one worker process of --slots activity slots; meanwhile a purge by name a
-second (the express lane: two activities that answer at once), --singles of them. "With
-priority" is the namespace purge as icepurge starts it (priority key 4, singles keep the default
-3); "without" starts the same namespace purge at the default 3, so every task is first come, first
-served.
+of --window units on one worker process of --slots activity slots on each of its two queues (the
+task queue and its bulk queue, as icepurge's worker polls them); meanwhile a purge by name a
+second (the express lane: two activities that answer at once), --singles of them. "One priority
+for all" starts the namespace purge on the singles' queue at the default priority 3, so every
+task is first come, first served; "bulk at priority 4" on that queue at priority 4 (singles keep
+3), as icepurge did before bulk queues; "a bulk queue of its own" is icepurge's start.
 
     .venv/bin/python -m bench.priority_contention [--bulk-tables 10000] [--singles 30]
         [--slots 8] [--window 64] [--batch-seconds 2]
@@ -36,11 +38,15 @@ from icepurge.connection.connect import connect
 from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE
 from icepurge.contract.namespace_request import namespace_purge_id_for
+from icepurge.contract.priorities import bulk_priority
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.temporal_server import temporal_server
 
 DEFAULT_PRIORITY = Priority(priority_key=3)
+SAME_PRIORITY = "one queue, one priority for all"
+LOWER_PRIORITY = "one queue, bulk at priority 4"
+OWN_QUEUE = "a bulk queue of its own"
 
 
 @dataclass
@@ -89,7 +95,7 @@ def _parts(events: list[HistoryEvent], total: float) -> Parts:
     return Parts(total, task_wait, slot_wait, running, delivery_wait)
 
 
-async def _bulk(client: Client, tables: int, window: int, prioritized: bool, label: str) -> str:
+async def _bulk(client: Client, tables: int, window: int, placement: str, label: str) -> str:
     request = namespace_request(
         CATALOG,
         ["ns", f"tables{tables}"],
@@ -97,7 +103,7 @@ async def _bulk(client: Client, tables: int, window: int, prioritized: bool, lab
         request_id=label,
         max_concurrent_tables=window,
     )
-    if prioritized:
+    if placement == OWN_QUEUE:
         return await NamespacePurgeClient(client, QUEUE).start(request)
     purge_id = namespace_purge_id_for(request)
     await client.start_workflow(
@@ -106,7 +112,7 @@ async def _bulk(client: Client, tables: int, window: int, prioritized: bool, lab
         id=purge_id,
         task_queue=QUEUE,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        priority=DEFAULT_PRIORITY,
+        priority=bulk_priority(CATALOG, None) if placement == LOWER_PRIORITY else DEFAULT_PRIORITY,
     )
     return purge_id
 
@@ -143,11 +149,11 @@ HEADER = (
 
 
 async def _round(
-    client: Client, arguments: argparse.Namespace, label: str, bulk: bool, prioritized: bool
+    client: Client, arguments: argparse.Namespace, label: str, placement: str | None
 ) -> list[Parts]:
     purges = PurgeClient(client, QUEUE)
-    if bulk:
-        await _bulk(client, arguments.bulk_tables, arguments.window, prioritized, label)
+    if placement is not None:
+        await _bulk(client, arguments.bulk_tables, arguments.window, placement, label)
         # The window fills, the backlog forms.
         await asyncio.sleep(3)
     singles: list[asyncio.Task[Parts]] = []
@@ -177,19 +183,16 @@ async def _run(arguments: argparse.Namespace) -> None:
         client = await connect(_settings(address))
         await asyncio.sleep(2)
         print(
-            f"{os.cpu_count()} cores; one worker process of {arguments.slots} activity slots; bulk: "
+            f"{os.cpu_count()} cores; one worker process of {arguments.slots} activity slots a queue; bulk: "
             f"{arguments.bulk_tables:,} tables in batches of 32, a window of {arguments.window}, each "
             f"batch {arguments.batch_seconds} s; a single purge by name a second"
         )
         print(HEADER)
-        print(
-            _line("idle", await _round(client, arguments, "idle", bulk=False, prioritized=True)), flush=True
-        )
-        unprioritized = await _round(client, arguments, "flat", bulk=True, prioritized=False)
-        print(_line("under a bulk purge, one priority for all", unprioritized), flush=True)
-        await _drain(client)
-        prioritized = await _round(client, arguments, "ranked", bulk=True, prioritized=True)
-        print(_line("under a bulk purge, bulk at priority 4", prioritized), flush=True)
+        print(_line("idle", await _round(client, arguments, "idle", None)), flush=True)
+        for placement in (SAME_PRIORITY, LOWER_PRIORITY, OWN_QUEUE):
+            parts = await _round(client, arguments, placement.split(",")[0].replace(" ", "-"), placement)
+            print(_line(f"under a bulk purge, {placement}", parts), flush=True)
+            await _drain(client)
     finally:
         worker.stop(grace=3)
         server.stop(grace=5)

@@ -8,12 +8,14 @@ from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.payload_codec import new_key
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
+from icepurge.worker.run import sandboxed_runner
+from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge, icepurge_over_api
 from tests.conftest import PASS_THROUGH_CATALOG
@@ -103,3 +105,20 @@ async def test_doctor_names_the_fix_for_each_broken_part(
     assert found["temporal"][0] == "FAIL"
     assert "ICEPURGE_TEMPORAL_ADDRESS" in found["temporal"][1]
     assert found["workers and codec"][0] == "skipped"
+
+
+async def test_doctor_fails_while_no_worker_polls_the_bulk_queue(
+    temporal_client: Client, stack: EmbeddedStack
+) -> None:
+    """A worker of a release before bulk queues polls the task queue only: namespace purges
+    would wait on the bulk queue, and the doctor says so."""
+    async with Worker(
+        temporal_client,
+        task_queue="doctor-half",
+        workflows=[EchoWorkflow],
+        workflow_runner=sandboxed_runner(),
+    ):
+        code, stdout, _ = await icepurge(stack, "doctor", "--json", ICEPURGE_TASK_QUEUE="doctor-half")
+    assert code == 1
+    outcome, detail = outcomes(stdout)["workers and codec"]
+    assert outcome == "FAIL" and "'doctor-half-bulk'" in detail and "namespace and catalog purges" in detail

@@ -79,12 +79,15 @@ from icepurge.contract.steps import (
 )
 from icepurge.contract.table_outcomes import TableEnd, TableOutcome, TableTallies, outcome_of_error
 from icepurge.devstack.binaries import binary
+from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
 from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
 
 QUEUE = "icepurge-workflow-logic"
+# The SDK's default activity slots, on each queue.
+FAKE_SLOTS = 100
 CONTINUE_AS_NEW_EVENTS = 60
 FILES_PER_CHUNK = 10
 GUARD_PASSED = GuardOutcome(guard=GuardName.LIVE_TABLE, applied=True, passed=True, detail="no live table")
@@ -119,9 +122,12 @@ class FakeSteps:
     listed_under: Counter[str | None] = field(default_factory=Counter)
     batched: Counter[int] = field(default_factory=Counter)
     chunk_calls: Counter[tuple[str, int]] = field(default_factory=Counter)
+    # The task queue each step ran on.
+    queues: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def _called(self, step: str, table: str) -> None:
         self.calls[step] += 1
+        self.queues[(step, activity.info().task_queue)] += 1
         refused = self.refuse.get(step)
         if refused is not None and refused(table):
             raise ApplicationError(f"{step} refused for {table}", type="AccessDenied", non_retryable=True)
@@ -325,14 +331,18 @@ async def temporal_client(workflow_env: WorkflowEnvironment) -> Client:
 @pytest.fixture
 async def fake_worker(temporal_client: Client) -> AsyncIterator[tuple[FakeSteps, PurgeClient]]:
     fake = FakeSteps()
-    worker = Worker(
-        temporal_client,
-        task_queue=QUEUE,
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow],
-        activities=fake.activities,
-        workflow_runner=sandboxed_runner(),
-    )
-    async with worker:
+
+    def build(task_queue: str, slots: int) -> Worker:
+        return Worker(
+            temporal_client,
+            task_queue=task_queue,
+            workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow],
+            activities=fake.activities,
+            max_concurrent_activities=slots,
+            workflow_runner=sandboxed_runner(),
+        )
+
+    async with PurgeWorkers(build, QUEUE, FAKE_SLOTS, FAKE_SLOTS):
         yield fake, PurgeClient(temporal_client, QUEUE)
 
 
@@ -527,6 +537,30 @@ async def test_a_namespace_purge_counts_each_table_purges_outcome(
     assert status.failure_sample[0].table.endswith("bad")
     assert status.namespaces_dropped == 1
     assert status.files.deleted == 2 * (3 * FILES_PER_CHUNK + 1)
+
+
+@pytest.mark.parametrize("batch_tables", [0, None])
+async def test_a_namespace_purge_and_all_it_starts_run_on_the_bulk_queue_and_a_single_purge_on_its_own(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client, batch_tables: int | None
+) -> None:
+    """Single-table purges keep the task queue's activity slots: no batch or step of a bulk purge
+    ever holds one."""
+    fake, purges = fake_worker
+    single = await purges.start(_snapshot("alone"))
+    assert (await purges.wait(single)).status.state is PurgeState.SUCCEEDED
+    alone = {queue for (_, queue) in fake.queues}
+    fake.queues.clear()
+    request = namespace_request(
+        "tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", batch_tables=batch_tables
+    )
+    purge_id = await purges.namespaces.start(request)
+    assert (await purges.namespaces.wait(purge_id)).status.state is NamespacePurgeState.SUCCEEDED
+    bulk = f"{QUEUE}-bulk"
+    assert alone == {QUEUE}
+    assert {queue for (_, queue) in fake.queues} == {bulk}
+    assert {step for (step, _) in fake.queues} >= {"enumerate", "plan", "drop_namespaces"}
+    # A table purge workflow's steps run on its own workflow's queue: theirs is the bulk queue too.
+    assert (await temporal_client.get_workflow_handle(purge_id).describe()).task_queue == bulk
 
 
 async def test_a_batched_namespace_purge_keeps_under_200_bytes_of_history_a_table_and_yields(

@@ -39,6 +39,7 @@ from icepurge.state.state_store import StateStore
 from icepurge.stores import s3_obstore
 from icepurge.stores.s3_client import load_s3_model
 from icepurge.worker.expected_failures import ExpectedFailures
+from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
 from icepurge.worker.spark_session import build_spark_session, warm_up
@@ -89,9 +90,10 @@ def build_batches(
 
 
 def activity_pool(settings: WorkerSettings) -> ThreadPoolExecutor:
-    """A thread for each activity slot, and for each local one: a hold in a workflow task never
-    waits behind running chunks for a thread."""
-    return ThreadPoolExecutor(max_workers=settings.max_concurrent_activities + LOCAL_ACTIVITY_SLOTS)
+    """A thread for each activity slot of both queues, and for each local one: a hold in a
+    workflow task never waits behind running chunks for a thread."""
+    slots = settings.max_concurrent_activities + settings.bulk_slots
+    return ThreadPoolExecutor(max_workers=slots + 2 * LOCAL_ACTIVITY_SLOTS)
 
 
 def build_worker(
@@ -99,7 +101,7 @@ def build_worker(
     settings: WorkerSettings,
     pool: ThreadPoolExecutor,
     interceptors: Sequence[Interceptor] = (),
-) -> Worker:
+) -> PurgeWorkers:
     """Call from the event loop the worker will run on: activities signal through it."""
     spark = None
     if settings.spark_master:
@@ -129,36 +131,40 @@ def build_worker(
     )
     sweeps = SweepActivities(settings.activity_settings(), spark, signals)
     delivery = EventDelivery(build_sinks(settings))
-    return Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, EchoWorkflow],
-        activities=[
-            *activities.all,
-            *catalog_steps.all,
-            *holds.all,
-            *express.all,
-            *batches.all,
-            *namespaces.all,
-            *sweeps.all,
-            *delivery.all,
-        ],
-        activity_executor=pool,
-        max_concurrent_activities=settings.max_concurrent_activities,
-        max_concurrent_local_activities=LOCAL_ACTIVITY_SLOTS,
-        sticky_queue_schedule_to_start_timeout=STICKY_QUEUE_TIMEOUT,
-        # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
-        # sends them only every 0.8 x the heartbeat timeout (12 s), too late to stop a Spark job
-        # "within seconds".
-        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
-        default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
-        workflow_runner=sandboxed_runner(),
-        interceptors=[ExpectedFailures(), *interceptors],
-        # A rolling deploy's SIGTERM: stop polling, let running steps finish within the grace
-        # period, then cancel them at their checkpoints so another worker retries them at once
-        # instead of waiting for a heartbeat timeout.
-        graceful_shutdown_timeout=timedelta(seconds=settings.shutdown_grace_seconds),
-    )
+
+    def build(task_queue: str, slots: int) -> Worker:
+        return Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, EchoWorkflow],
+            activities=[
+                *activities.all,
+                *catalog_steps.all,
+                *holds.all,
+                *express.all,
+                *batches.all,
+                *namespaces.all,
+                *sweeps.all,
+                *delivery.all,
+            ],
+            activity_executor=pool,
+            max_concurrent_activities=slots,
+            max_concurrent_local_activities=LOCAL_ACTIVITY_SLOTS,
+            sticky_queue_schedule_to_start_timeout=STICKY_QUEUE_TIMEOUT,
+            # A running chunk learns it was cancelled from a heartbeat's answer; by default the SDK
+            # sends them only every 0.8 x the heartbeat timeout (12 s), too late to stop a Spark job
+            # "within seconds".
+            max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+            default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+            workflow_runner=sandboxed_runner(),
+            interceptors=[ExpectedFailures(), *interceptors],
+            # A rolling deploy's SIGTERM: stop polling, let running steps finish within the grace
+            # period, then cancel them at their checkpoints so another worker retries them at once
+            # instead of waiting for a heartbeat timeout.
+            graceful_shutdown_timeout=timedelta(seconds=settings.shutdown_grace_seconds),
+        )
+
+    return PurgeWorkers(build, settings.task_queue, settings.max_concurrent_activities, settings.bulk_slots)
 
 
 async def serve(settings: WorkerSettings) -> None:
@@ -175,11 +181,12 @@ async def serve(settings: WorkerSettings) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     with activity_pool(settings) as pool:
-        worker = build_worker(client, settings, pool)
-        async with worker:
+        workers = build_worker(client, settings, pool)
+        async with workers:
             log.info(
-                "icepurge worker polling %s on %s",
-                settings.task_queue,
+                "icepurge worker polling %s and %s on %s",
+                workers.main.task_queue,
+                workers.bulk.task_queue,
                 client.service_client.config.target_host,
             )
             await stop.wait()

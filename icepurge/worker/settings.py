@@ -43,7 +43,16 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
         description="Worker processes `icepurge worker` runs on the task queue, under one supervisor "
         "(one metrics endpoint); 0 = as many as the cores it may use (affinity, cgroup CPU quota).",
     )
-    max_concurrent_activities: int = Field(8, ge=1, le=256)
+    max_concurrent_activities: int = Field(
+        8, ge=1, le=256, description="Activity slots for single-table purges (the task queue's own)."
+    )
+    bulk_max_concurrent_activities: int | None = Field(
+        None,
+        ge=1,
+        le=256,
+        description="Activity slots for namespace and catalog purges (their batches, table purges and "
+        "steps run on the task queue + '-bulk'); unset: as many as max_concurrent_activities.",
+    )
     delete_max_attempts: int = Field(
         8, ge=1, le=20, description="Attempts per delete request (5xx, SlowDown)."
     )
@@ -114,6 +123,10 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
     metrics_address: str | None = Field(
         None, description="host:port for the Prometheus /metrics endpoint; unset = no endpoint."
     )
+
+    @property
+    def bulk_slots(self) -> int:
+        return self.bulk_max_concurrent_activities or self.max_concurrent_activities
 
     @model_validator(mode="after")
     def _webhook_complete(self) -> WorkerSettings:

@@ -33,7 +33,7 @@ from icepurge.contract.namespace_request import (
     parse_namespace_request,
 )
 from icepurge.contract.namespace_status import NamespacePurgeReport, NamespacePurgeStatus
-from icepurge.contract.priorities import bulk_priority
+from icepurge.contract.priorities import bulk_priority, bulk_queue
 from icepurge.contract.request import PurgeOptions, encode_namespace
 from icepurge.contract.table_selection import TableSelection
 
@@ -99,7 +99,7 @@ class NamespacePurgeClient:
                     NAMESPACE_WORKFLOW_TYPE,
                     parsed.model_dump(mode="json"),
                     id=purge_id,
-                    task_queue=self._task_queue,
+                    task_queue=bulk_queue(self._task_queue),
                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                     id_reuse_policy=reuse,
                     static_summary=f"purge every table of {parsed.name}",

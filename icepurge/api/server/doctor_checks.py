@@ -17,7 +17,11 @@ from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import IndexedValueType, TaskQueueType
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest, DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import (
+    DeleteWorkflowExecutionRequest,
+    DescribeTaskQueueRequest,
+    DescribeTaskQueueResponse,
+)
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError
 
@@ -30,6 +34,7 @@ from icepurge.connection.errors import CodecKeyError, TemporalUnreachableError
 from icepurge.connection.rpc_retry import once_more_if_cut
 from icepurge.contract.doctor import CheckResult, fail, ok, skipped
 from icepurge.contract.names import SEARCH_ATTRIBUTES
+from icepurge.contract.priorities import bulk_queue
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
 from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
@@ -89,17 +94,28 @@ def _type_name(value: IndexedValueType.ValueType) -> str:
     return IndexedValueType.Name(value).removeprefix("INDEXED_VALUE_TYPE_")
 
 
-async def _workers_and_codec(client: Client, settings: ApiSettings) -> CheckResult:
-    name = "workers and codec"
-    queue = settings.task_queue
+async def _pollers(client: Client, settings: ApiSettings, queue: str) -> DescribeTaskQueueResponse:
     request = DescribeTaskQueueRequest(
         namespace=settings.temporal_namespace,
         task_queue=TaskQueue(name=queue),
         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     )
-    described = await once_more_if_cut(lambda: client.workflow_service.describe_task_queue(request))
+    return await once_more_if_cut(lambda: client.workflow_service.describe_task_queue(request))
+
+
+async def _workers_and_codec(client: Client, settings: ApiSettings) -> CheckResult:
+    name = "workers and codec"
+    queue = settings.task_queue
+    described = await _pollers(client, settings, queue)
     if not described.pollers:
         return fail(name, f"no worker polls task queue {queue!r}: start one (`icepurge worker`)")
+    bulk = bulk_queue(queue)
+    if not (await _pollers(client, settings, bulk)).pollers:
+        return fail(
+            name,
+            f"no worker polls {bulk!r}, where namespace and catalog purges run: they wait until one "
+            "does; run this release's workers (`icepurge worker` polls both queues)",
+        )
     probe = f"doctor-{uuid.uuid4()}"
     probe_id = f"icepurge-doctor-{uuid.uuid4()}"
     try:
