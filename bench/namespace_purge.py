@@ -34,6 +34,8 @@ from bench.table_copies import copy_table
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
+from icepurge.api.server.namespace_table_pages import NamespaceTablePages
+from icepurge.api.server.report_pages import ReportReader
 from icepurge.connection.connect import connect
 from icepurge.contract.namespace_status import NamespacePurgeReport
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
@@ -61,6 +63,8 @@ def _namespace(batch_tables: int, workers: int = 1, s3_client: str = "obstore") 
 # The loops' tables: the same shape, in namespaces of their own.
 LOOPS = {"PyIceberg purge_table loop, sequential": 1, "PyIceberg purge_table loop, 8 threads": 8}
 COPYING_THREADS = 8
+# `purge tables`'s page, as the HTTP API's default.
+TABLE_PAGE_SIZE = 50
 # A long purge prints where it stands this often: a run stopped early still leaves its rate.
 PROGRESS_SECONDS = 60
 
@@ -237,10 +241,33 @@ async def _purge(
         child = children[0].purge_id
         print(f"  one table purge's history: {sum(await _events_per_run(client, child))} events")
         print(f"  one table purge's timeline: {await _timeline(client, child)}")
+    print(f"  {await _table_pages(purges, stack, purge_id, status.tables_total)}")
     ceiling = bulk_delete_ceiling(stack, status.files.deleted)
     print(
         f"  raw bulk-delete ceiling for {status.files.deleted:,} keys: {ceiling:,.0f} keys/s; "
         f"namespace purge at {files_per_second / ceiling:.3f}x"
+    )
+
+
+async def _table_pages(purges: PurgeClient, stack: EmbeddedStack, purge_id: str, tables: int) -> str:
+    """`purge tables` to the end, a page at a time, as the API answers it: each page's seconds."""
+    reader = ReportReader(stack.worker_env()["ICEPURGE_STATE_LOCATION"], stack.s3_properties)
+    pages = NamespaceTablePages(purges, reader, purge_id, None)
+    seconds: list[float] = []
+    listed = 0
+    token: str | None = None
+    while True:
+        began = time.perf_counter()
+        page = await pages.page(TABLE_PAGE_SIZE, token)
+        seconds.append(time.perf_counter() - began)
+        listed += len(page.items)
+        if (token := page.next_page_token) is None:
+            break
+    seconds.sort()
+    return (
+        f"purge tables: {listed:,} of {tables:,} listed in {len(seconds)} pages of {TABLE_PAGE_SIZE}; a page "
+        f"p50 {seconds[len(seconds) // 2]:.3f} s, p99 {seconds[int(len(seconds) * 0.99)]:.3f} s, "
+        f"slowest {seconds[-1]:.3f} s"
     )
 
 
