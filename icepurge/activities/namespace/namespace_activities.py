@@ -77,7 +77,10 @@ class NamespaceActivities(CatalogCalls):
             root = kind_of(catalog).spelled_as_listed(step.namespace)
             self._check_root(catalog, step, root)
             chain = [step.run_chain] if step.run_chain else []
-            location = self._state.uri("namespace-purges", step.purge_id, *chain, INDEX_NAME)
+            # Each attempt writes a list of its own: an attempt the server gave up on, still
+            # walking, must not mix its pages into the list the purge goes on with.
+            attempt = f"attempt-{activity.info().attempt}"
+            location = self._state.uri("namespace-purges", step.purge_id, *chain, attempt, INDEX_NAME)
             writer = TableListWriter(self._state, location, self._page_entries)
             walk = NamespaceWalk(catalog, step, writer, self._registry.redact)
             namespaces = walk.walk(root)
