@@ -47,8 +47,12 @@ def test_a_bad_selection_is_refused_in_one_line(selection: dict[str, object], sa
 
 
 def test_a_listed_table_in_a_nested_namespace_is_inside_a_recursive_purge() -> None:
-    request = _request({"tables": ["sales.eu.orders"]}, recursive=True)
-    assert request is not None
+    assert _request({"tables": ["sales.eu.orders"]}, recursive=True).selection is not None
+    # A level that holds a dot, as the walk meets its tables' names.
+    dotted = {**BASE, "namespace": ["root", "v1.2"], "selection": {"tables": ["root.v1.2.t4"]}}
+    assert parse_namespace_request(dotted).selection is not None
+    whole = {**BASE, "namespace": [], "confirm": "prod", "selection": {"tables": ["a.b.c"]}}
+    assert parse_namespace_request(whole).selection is not None
 
 
 def test_the_selection_is_part_of_the_id_whatever_its_spelling() -> None:

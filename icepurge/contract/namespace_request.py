@@ -129,14 +129,13 @@ class NamespacePurgeRequest(BaseModel):
     def _listed_inside(self) -> None:
         if self.selection is None:
             return
+        # Compared as dotted text, as the walk meets names: a level may itself hold a dot.
+        prefix = ".".join(self.namespace) + "." if self.namespace else ""
         for name in self.selection.tables:
-            levels = name.split(".")[:-1]
-            inside = levels[: len(self.namespace)] == self.namespace
-            if not inside or (len(levels) > len(self.namespace) and not self.walks_nested):
-                raise ValueError(
-                    f"listed table {name!r} is outside {self.name}"
-                    + ("" if self.walks_nested or not inside else " (not recursive)")
-                )
+            if not name.startswith(prefix):
+                raise ValueError(f"listed table {name!r} is outside {self.name}")
+            if "." in name.removeprefix(prefix) and not self.walks_nested:
+                raise ValueError(f"listed table {name!r} is outside {self.name} (not recursive)")
 
     @property
     def whole_catalog(self) -> bool:
