@@ -36,7 +36,8 @@ async def _listed_as_the_namespace_purges_tables(
     api_url: str, purge_id: str, records: dict[str, PurgeReport]
 ) -> None:
     """Every batched table in the namespace purge's table listing, page by page (two tables a
-    page: a page holds whole batches), with its state, counts and purge id; and the CLI's."""
+    page: a page holds whole batches), with its state, counts and purge id; and the CLI's. A page
+    larger than a batch holds as many tables as asked while more are left."""
     listed, token = [], None
     async with HttpPurgeClient(api_url, TOKENS["lake-dropper"][0]) as dropper:
         while True:
@@ -45,6 +46,14 @@ async def _listed_as_the_namespace_purges_tables(
             token = page.next_page_token
             if token is None:
                 break
+        sizes, token = [], None
+        while True:
+            page = await dropper.namespace_tables(purge_id, page_size=5, page_token=token)
+            sizes.append(len(page.items))
+            token = page.next_page_token
+            if token is None:
+                break
+    assert sum(sizes) == len(records) and all(size >= 5 for size in sizes[:-1]), sizes
     by_id = {item.purge_id: item for item in listed}
     assert len(listed) == len(by_id) == len(records)
     for record in records.values():

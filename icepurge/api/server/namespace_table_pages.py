@@ -1,14 +1,14 @@
 """A namespace purge's tables a page at a time: first the table purge workflows it started (from
 visibility), then the tables its batches purged, which have no workflow (from the records the
-batches keep in the state location). A page of batched tables holds whole batches, so it may
-hold up to a batch's size more than asked."""
+batches keep in the state location). A page of batched tables holds whole batches: at least as
+many tables as asked while more are left, and up to a batch's size more."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from icepurge.api.clients.listing import PurgePage, summary_of_record
+from icepurge.api.clients.listing import PurgePage, PurgeSummary, summary_of_record
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
@@ -35,18 +35,24 @@ class NamespaceTablePages:
         return PurgePage(items=workflows.items + batched.items, next_page_token=batched.next_page_token)
 
     async def _batched(self, token: str | None, room: int) -> PurgePage:
-        # With no room left, one batch is read anyway: whether any follow decides the next token.
-        batches = max(1, math.ceil(room / MAX_BATCH_TABLES))
-        records, following = await self.reports.batched_tables(self.purge_id, token, batches)
-        if room <= 0 and records:
-            return PurgePage(items=[], next_page_token=BATCHED + (token or ""))
+        if room <= 0:
+            # With no room left, one batch is read anyway: whether any follow decides the next token.
+            records, _ = await self.reports.batched_tables(self.purge_id, token, 1)
+            return PurgePage(items=[], next_page_token=BATCHED + (token or "") if records else None)
         # Records of an earlier run of the same request stay until overwritten; the latest run's
         # tables are those started since it began, as for the workflows.
         began = (await self.client.namespaces.status(self.purge_id)).started_at
-        items = [
-            summary_of_record(record.status)
-            for record in records
-            if (began is None or (record.status.started_at and record.status.started_at >= began))
-            and (self.catalogs is None or record.status.catalog in self.catalogs)
-        ]
-        return PurgePage(items=items, next_page_token=BATCHED + following if following else None)
+        items: list[PurgeSummary] = []
+        following = token
+        while True:
+            # As many batches as the room needs were they full; more while smaller ones leave room.
+            batches = math.ceil((room - len(items)) / MAX_BATCH_TABLES)
+            records, following = await self.reports.batched_tables(self.purge_id, following, batches)
+            items += [
+                summary_of_record(record.status)
+                for record in records
+                if (began is None or (record.status.started_at and record.status.started_at >= began))
+                and (self.catalogs is None or record.status.catalog in self.catalogs)
+            ]
+            if following is None or len(items) >= room:
+                return PurgePage(items=items, next_page_token=BATCHED + following if following else None)
