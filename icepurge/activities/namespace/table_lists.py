@@ -64,12 +64,12 @@ def _legacy_spans(tree: NamespaceTree) -> list[NamespaceSpan]:
     for index, table in enumerate(tree.tables):
         first, _ = runs.get(tuple(table.namespace), (index, index))
         runs[tuple(table.namespace)] = (first, index + 1)
-    return [
-        NamespaceSpan(
-            levels=levels, first=runs.get(tuple(levels), (0, 0))[0], end=runs.get(tuple(levels), (0, 0))[1]
-        )
-        for levels in tree.namespaces
-    ]
+    spans = []
+    for levels in tree.namespaces:
+        # A namespace with no table of its own in the list holds an empty span.
+        first, end = runs.get(tuple(levels), (0, 0))
+        spans.append(NamespaceSpan(levels=levels, first=first, end=end))
+    return spans
 
 
 class TableLists:

@@ -15,6 +15,7 @@ from icepurge.api.server.catalog_checks import known_catalog
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
 from icepurge.api.server.namespace_table_pages import NamespaceTablePages
 from icepurge.api.server.report_pages import ReportReader
+from icepurge.api.server.report_routes import OffsetParameters
 from icepurge.api.server.routes import StartedPurge, authorize, started
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.controls import RateBudgetChange
@@ -148,17 +149,10 @@ async def namespace_purge_tables(
     return await pages.page(parameters.page_size, parameters.page_token)
 
 
-class SkippedParameters(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    offset: int = Field(0, ge=0, description="Entries to skip: the previous page's next_offset.")
-    limit: int = Field(1000, ge=1, le=10_000)
-
-
 @router.get("/namespace-purges/{purge_id}/skipped", response_model=SkippedPage, responses={404: {}})
 async def namespace_purge_skipped(
     purge_id: str,
-    parameters: Annotated[SkippedParameters, Query()],
+    parameters: Annotated[OffsetParameters, Query()],
     caller: Caller,
     client: Purges,
     request: Request,

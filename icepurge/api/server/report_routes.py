@@ -17,14 +17,19 @@ from icepurge.contract.report_sections import ReportSection
 router = APIRouter(prefix="/v1")
 
 
-class ReportParameters(BaseModel):
+class OffsetParameters(BaseModel):
+    """A page of a list read from the state location: a report's, a namespace purge's skipped entries."""
+
     model_config = ConfigDict(extra="forbid")
 
+    offset: int = Field(0, ge=0, description="Entries to skip: the previous page's next_offset.")
+    limit: int = Field(1000, ge=1, le=10_000)
+
+
+class ReportParameters(OffsetParameters):
     section: ReportSection | None = Field(
         None, description="Default: would_delete for a dry run, failures otherwise."
     )
-    offset: int = Field(0, ge=0, description="Entries to skip: the previous page's next_offset.")
-    limit: int = Field(1000, ge=1, le=10_000)
 
 
 @router.get("/purges/{purge_id}/report", response_model=ReportPage, responses={404: {}})
