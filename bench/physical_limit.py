@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.table import Table
 
-from icepurge.activities.plan.planner import VERSION_HINT, reach
+from icepurge.activities.plan.reach_walk import VERSION_HINT, WalkReading, reach
 from icepurge.devstack.requests import request_for_table
 
 READS_IN_FLIGHT = 16
@@ -35,7 +35,7 @@ def metadata_objects(table: Table, properties: dict[str, str]) -> list[str]:
     older metadata files, manifest lists, manifests (the version hint is only looked for)."""
     io = load_file_io(properties, table.metadata_location)
     request = request_for_table("bench", table, properties, "bench")
-    reachable = reach(io, table.metadata, request, READS_IN_FLIGHT, lambda: None)
+    reachable = reach(io, table.metadata, request, WalkReading(READS_IN_FLIGHT, lambda: None))
     older = [location for location in reachable.metadata if not location.endswith("/" + VERSION_HINT)]
     return [table.metadata_location, *older, *reachable.manifest_lists, *reachable.manifests]
 

@@ -69,6 +69,10 @@ WORKER_ENV = {
     "ICEPURGE_OVERLAP_MIN_SECONDS": "0",
 }
 PLANTED = "data/never-referenced-chaos.parquet"
+# 60 appends: 60 manifest lists, 60 older metadata files and 60 manifests for planning to read,
+# each answer held this long: a few seconds of planning, more than a worker lives here.
+SLOW_PLAN = TableShape(manifests=60, files_per_manifest=5 * SCALE, snapshots=60)
+SLOW_PLAN_READ = 0.2
 HOLD_NAMESPACE = "chaos_held"
 # Namespace purges of this many small tables each run beside the cases: one a workflow per table
 # (express lane, by name), one in batches of small tables.
@@ -160,6 +164,8 @@ def _cases(catalog: SqlCatalog, lake: SqlCatalog, s3: S3Store) -> list[Case]:
         _case(s3, "by name, step by step", rich_table(lake, namespace, "stepwise")),
         _case(s3, "by name, held", simple_table(lake, namespace, "held", appends=3)),
         _case(s3, "by name, held, soft delete", rich_table(lake, namespace, "held_soft")),
+        # Its metadata's reads held (SLOW_PLAN_READ): planning outlasts the gap between kills.
+        _case(s3, "plans through the kills", synthetic_table(catalog, ("chaos", "slow_plan"), SLOW_PLAN)),
     ]
     cases[3].kept = {path: s3.read(path) for path in s3.list(neighbour.location())}
     # Its few entries would take the one step: step by step, it crosses runs.
@@ -367,6 +373,7 @@ async def test_every_promise_holds_under_kills_faults_and_a_server_restart(
             random_faults = RandomFaults(slow_down=0.04, reset_before=0.02, reset_after=0.02, seed=SEED)
             faults.delete_delay = DELETE_DELAY
             faults.read_delay = READ_DELAY
+            faults.hold_answers("GET", "/chaos/slow_plan/metadata/", SLOW_PLAN_READ)
             properties = through_proxy(s3.properties, port)
             # The busy table's twin, purged with the same delays but no faults and no kills.
             undisturbed = await purges.wait(await purges.start(request_for(twin, properties, chunk_window=2)))

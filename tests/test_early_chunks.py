@@ -150,7 +150,9 @@ def test_what_is_left_when_planning_ends_fills_the_chunk_window(tmp_path: Path) 
     assert cutter.finish().chunk_sizes == [20, 30, 30]
 
 
-def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) -> None:
+def test_a_due_checkpoint_saves_what_is_pending_without_cutting_a_chunk(tmp_path: Path) -> None:
+    """Where chunks are cut never depends on how often planning checkpoints; a resumed attempt
+    holds again what the parts hold, and cuts what an uninterrupted one cuts."""
     state = StateStore(tmp_path.as_uri(), {})
     plan_uri = state.uri("purge", "run", "plan.json")
     announced: list[int] = []
@@ -159,10 +161,18 @@ def test_a_due_checkpoint_cuts_what_is_pending_and_records_it(tmp_path: Path) ->
 
     assert cutter.boundary(1, [], due=False) is None
     checkpoint = cutter.boundary(1, [], due=True)
+    cutter.add(_listing(5, 10))
+    cutter.boundary(2, [], due=True)
 
-    assert checkpoint is not None and checkpoint.chunks_emitted == 1 and checkpoint.manifests_done == 1
-    assert announced == [1]
-    assert _chunk(state, plan_uri, 0) == [file.path for file in _listing(0, 10)]
+    assert checkpoint is not None and checkpoint.chunks_emitted == 0 and checkpoint.manifests_done == 1
+    assert (checkpoint.parts_from, checkpoint.parts_written) == (0, 1)
+    assert announced == []
+    assert state.read(content_chunk_uri(plan_uri, 0)) is None
+    resumed = _cutter(state, plan_uri, announced)
+    assert resumed.resumed.manifests_done == 2
+    resumed.add(_listing(0, 20))
+    assert resumed.finish().chunk_sizes == [20]
+    assert _chunk(state, plan_uri, 0) == [file.path for file in _listing(0, 20)]
 
 
 def _paced_cutter(state: StateStore, plan_uri: str, announced: list[int], entries: list[int]) -> EarlyChunks:

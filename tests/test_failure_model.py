@@ -58,7 +58,12 @@ async def test_a_file_that_cannot_be_deleted_is_listed_and_a_rerun_finishes(
     # Starting the same request again returns this purge as it ended; a re-run is explicit.
     assert await purges.start(request_for(table, s3.properties)) == status.purge_id
     assert (await purges.status(status.purge_id)).state is PurgeState.SUCCEEDED_WITH_ERRORS
+    left = s3.list(table.location())
     await purges.rerun(status.purge_id, file_io_properties=s3.properties)
     rerun = await purges.wait(status.purge_id)
     assert rerun.status.state is PurgeState.SUCCEEDED
     assert s3.list(table.location()) == set()
+    # What the first run deleted is already gone: the re-run counts only what it deleted itself.
+    total = rerun.status.counts.total()
+    assert total.deleted == len(left), (total, len(left))
+    assert total.already_missing == rerun.status.planned.files - len(left)

@@ -6,22 +6,29 @@ retry's is changed under it, no file hidden from it."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io import load_file_io
 from pyiceberg.table import Table
 
-from icepurge.activities.plan import planner
+from icepurge.activities.plan import planner, reach_walk
+from icepurge.activities.plan.manifest_reader import parse_manifest_entries
 from icepurge.activities.plan.plan_model import (
     ContentChunk,
+    ContentFile,
     Plan,
     PlanCheckpoint,
     content_chunk_uri,
     spill_part_uris,
 )
 from icepurge.activities.plan.planner import ChunkSizing, PlanBuild, ReadyChunks, build_plan
+from icepurge.activities.plan.reach_walk import PartialReach, ReachSaves, WalkReading, reach
 from icepurge.devstack.requests import request_for_table
 from icepurge.state.state_store import StateStore
 from tests.tables import many_files_table
@@ -108,22 +115,23 @@ def test_early_chunks_resumed_from_any_record_are_the_ones_an_uninterrupted_atte
 def test_spilled_plans_resumed_from_any_checkpoint_write_the_same_parts_and_chunks(
     table: Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A memory budget far below the table: buckets spill at every checkpoint.
-    sizing = ChunkSizing(target_files=40, memory_files=100, readers=2, checkpoint_manifests=2)
+    # A memory budget far below the table: buckets spill as planning reads, pending parts between.
+    sizing = ChunkSizing(target_files=40, memory_files=60, readers=2, checkpoint_manifests=1)
     whole = StateStore((tmp_path / "whole").as_uri(), {})
     whole_plan = _plan(table, whole, sizing)
     expected = _chunks(whole, whole_plan)
     assert whole_plan.spill is not None and whole_plan.spill.parts > 3
-    for dies_at in (2, 4):
+    assert whole_plan.pending_parts > 3
+    for dies_at in (2, 5, 9):
         state = StateStore((tmp_path / f"resumed-{dies_at}").as_uri(), {})
         saved: list[PlanCheckpoint] = []
 
         def heartbeat(
             checkpoint: PlanCheckpoint, saved: list[PlanCheckpoint] = saved, dies_at: int = dies_at
         ) -> None:
-            if checkpoint.spills and (not saved or saved[-1] != checkpoint):
+            if checkpoint.manifests_done and (not saved or saved[-1] != checkpoint):
                 saved.append(checkpoint)
-                if checkpoint.spills == dies_at:
+                if len(saved) == dies_at:
                     raise _CrashError
 
         with pytest.raises(_CrashError):
@@ -132,6 +140,91 @@ def test_spilled_plans_resumed_from_any_checkpoint_write_the_same_parts_and_chun
             _slow(slow)
             plan = _plan(table, state, sizing, checkpoint=saved[-1])
         assert plan.spill == whole_plan.spill
+        assert plan.pending_parts == whole_plan.pending_parts
         assert _chunks(state, plan) == expected, dies_at
         parts = {path.as_uri() for path in (tmp_path / f"resumed-{dies_at}").rglob("spill/*.json")}
         assert parts <= set(spill_part_uris(state.uri("p", "run", "plan.json"), plan.spill))
+
+
+class _DiesAfterWrites(StateStore):
+    """A worker killed right after its n-th write of an object named `name`: no heartbeat of it
+    ever arrives."""
+
+    def __init__(self, location: str, name: str, writes: int) -> None:
+        super().__init__(location, {})
+        self.name = name
+        self.writes_left = writes
+
+    def write(self, uri: str, document: BaseModel | dict[str, Any], compress: bool = False) -> None:
+        super().write(uri, document, compress)
+        if uri.endswith("/" + self.name):
+            self.writes_left -= 1
+            if self.writes_left == 0:
+                raise _CrashError
+
+
+@pytest.mark.parametrize("memory_files", [100_000, 60], ids=["early chunks", "spilled"])
+def test_a_retry_resumes_from_the_last_record_without_a_heartbeat(
+    table: Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_files: int
+) -> None:
+    """Workers dying seconds after each start never get a throttled heartbeat out: a retry reads
+    the records beside the plan, reads on from the last one's manifest, and writes what an
+    uninterrupted plan writes."""
+    sizing = ChunkSizing(target_files=150, memory_files=memory_files, readers=2, checkpoint_manifests=2)
+    whole = StateStore((tmp_path / "whole").as_uri(), {})
+    whole_plan = _plan(table, whole, sizing)
+    expected = _chunks(whole, whole_plan)
+    assert whole_plan.pending_parts > 2
+    for records in (1, 2, 4):
+        location = (tmp_path / f"resumed-{records}").as_uri()
+        with pytest.raises(_CrashError):
+            _plan(table, _DiesAfterWrites(location, "emitted.json", records), sizing)
+        state = StateStore(location, {})
+        reads: list[str] = []
+        with monkeypatch.context() as slow:
+            _slow(slow)
+            slow.setattr(planner, "parse_manifest_entries", _counting(reads))
+            plan = _plan(table, state, sizing, retried=True)
+        assert _chunks(state, plan) == expected, records
+        assert plan.pending_parts == whole_plan.pending_parts
+        assert len(reads) == MANIFESTS - 2 * records, "the retry read again what was recorded"
+
+
+def _counting(reads: list[str]) -> Callable[[str, bytes], list[ContentFile]]:
+    def counted(path: str, raw: bytes) -> list[ContentFile]:
+        reads.append(path)
+        return parse_manifest_entries(path, raw)
+
+    return counted
+
+
+def test_a_walk_through_a_crash_loop_moves_on_and_finds_what_an_uninterrupted_one_finds(
+    table: Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each life saves once, after its first read, and dies: the next one goes on from there."""
+    monkeypatch.setattr(reach_walk, "SAVE_READS", 1)
+    request = request_for_table("local", table, {}, "pytest")
+    io = load_file_io({}, table.metadata_location)
+    whole = reach(io, table.metadata, request, WalkReading(2, lambda: None))
+    assert len(whole.metadata) >= MANIFESTS
+    location = tmp_path.as_uri()
+    state = StateStore(location, {})
+    uri = state.uri("partial.json")
+    lives = 0
+    while True:
+        lives += 1
+        raw = state.read(uri)
+        resumed = PartialReach.model_validate_json(raw) if raw else None
+        # A clock ten seconds on at every reading: no save waits for the last one's cost.
+        saves = ReachSaves(
+            _DiesAfterWrites(location, "partial.json", 1), uri, itertools.count(0, 10).__next__
+        )
+        try:
+            found = reach(io, table.metadata, request, WalkReading(2, lambda: None, saves, resumed))
+        except _CrashError:
+            continue
+        break
+    assert lives > MANIFESTS
+    assert found == whole
+    assert list(found.manifests) == list(whole.manifests)
+    assert list(found.metadata) == list(whole.metadata)

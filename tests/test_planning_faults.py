@@ -10,16 +10,24 @@ from urllib.parse import urlsplit
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io import load_file_io
+from pyiceberg.manifest import DataFileContent, ManifestEntry, ManifestEntryStatus, write_manifest
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.serializers import FromInputFile
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Operation
 from temporalio.client import Client
 
 from icepurge.activities.finalize.finalizer import PurgeReportObject
 from icepurge.activities.plan.metadata_reader import read_bytes
 from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.contract.counts import Category
 from icepurge.contract.names import PLAN_AND_FINISH_ACTIVITY, STATUS_QUERY
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
+from icepurge.devstack.iceberg_writers import AppendManifests
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, content_file, synthetic_table
 from icepurge.stores.refusals import names_a_refusal
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
@@ -82,6 +90,8 @@ async def test_a_truly_absent_metadata_file_is_skipped_and_reported(
     parts = urlsplit(gone)
     s3.client.delete_object(Bucket=parts.netloc, Key=parts.path.lstrip("/"))
 
+    present = s3.list(table.location())
+
     report = await purge(purges, request_for(table, s3.properties))
 
     status = report.status
@@ -91,6 +101,124 @@ async def test_a_truly_absent_metadata_file_is_skipped_and_reported(
     unreadable = _report(s3, status.report_location).unreadable
     assert [(file.path, file.reason.value) for file in unreadable] == [(gone, "missing")]
     assert_counts_add_up(status)
+    metadata = status.counts.of(Category.METADATA_FILES)
+    assert metadata.already_missing == 1
+    assert status.counts.total().deleted == len(present - s3.list(table.location()))
+
+
+async def test_files_planning_found_gone_count_as_already_missing_never_as_deleted(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """Regression: Spark's expire_snapshots deletes the expired snapshots' manifest lists, which
+    older metadata files still name; the purge counted them deleted (S3's bulk delete calls a gone
+    key deleted): `deleted 44` for 36 objects, beside `unreadable_files 8`."""
+    table = rich_table(catalog, ("plan_faults",), "expired_lists")
+    kept = {snapshot.manifest_list for snapshot in table.snapshots()}
+    named = {
+        snapshot.manifest_list
+        for entry in table.metadata.metadata_log
+        for snapshot in FromInputFile.table_metadata(table.io.new_input(entry.metadata_file)).snapshots
+    }
+    expired = named - kept
+    assert expired
+    for location in expired:
+        s3.client.delete_object(Bucket=urlsplit(location).netloc, Key=key_of(location))
+    present = s3.list(table.location())
+
+    status = (await purge(purges, request_for(table, s3.properties))).status
+
+    assert status.state is PurgeState.SUCCEEDED
+    assert status.unreadable_files == len(expired)
+    lists = status.counts.of(Category.MANIFEST_LISTS)
+    assert (lists.deleted, lists.already_missing) == (len(kept), len(expired))
+    total = status.counts.total()
+    assert (total.deleted, total.already_missing) == (len(present), len(expired))
+    assert_counts_add_up(status)
+    assert s3.list(table.location()) == set()
+
+
+def _deleted_entries_table(catalog: SqlCatalog, s3: S3Store) -> tuple[Table, str]:
+    """A table whose snapshot keeps a manifest (as Java's fast append does) with an EXISTING entry
+    and two DELETED: one file that an expiry removed (returned), one it left. Spark's
+    expire_snapshots leaves tables so: it removes the files no retained snapshot holds live."""
+    table = synthetic_table(
+        catalog, ("plan_faults", "deleted_entries"), TableShape(manifests=1, files_per_manifest=2)
+    )
+    expired, committing = 1, table.metadata.new_snapshot_id()
+    kept, removed, left = (f"{table.location()}/data/{name}.parquet" for name in ("kept", "removed", "left"))
+    for path in (kept, left):
+        s3.put(path)
+    writer = write_manifest(
+        format_version=2,
+        spec=UNPARTITIONED_PARTITION_SPEC,
+        schema=table.schema(),
+        output_file=table.io.new_output(f"{table.location()}/metadata/deleted-entries-m0.avro"),
+        snapshot_id=committing,
+        avro_compression="deflate",
+    )
+    with writer:
+        for path, status in (
+            (kept, ManifestEntryStatus.EXISTING),
+            (removed, ManifestEntryStatus.DELETED),
+            (left, ManifestEntryStatus.DELETED),
+        ):
+            writer.add_entry(
+                ManifestEntry.from_args(
+                    status=status,
+                    snapshot_id=expired,
+                    sequence_number=1,
+                    file_sequence_number=1,
+                    data_file=content_file(path, DataFileContent.DATA),
+                )
+            )
+    with table.transaction() as transaction:
+        append = AppendManifests(
+            [writer.to_manifest_file()], operation=Operation.APPEND, transaction=transaction, io=table.io
+        )
+        append._snapshot_id = committing  # the manifest names the snapshot it joins
+        append.commit()
+    return catalog.load_table(("plan_faults", "deleted_entries")), removed
+
+
+async def test_files_an_expiry_removed_from_kept_manifests_count_as_already_missing(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """A file met only in DELETED entries is asked about first: gone, it counts as already gone,
+    never as deleted (S3's bulk delete would call it deleted); there, it is deleted and counted
+    so."""
+    table, removed = _deleted_entries_table(catalog, s3)
+    present = s3.list(table.location())
+
+    status = (await purge(purges, request_for(table, s3.properties))).status
+
+    assert status.state is PurgeState.SUCCEEDED
+    assert_counts_add_up(status)
+    data = status.counts.of(Category.DATA_FILES)
+    assert (data.deleted, data.already_missing) == (4, 1), data
+    total = status.counts.total()
+    assert total.deleted == len(present)
+    assert not s3.exists(removed)
+    assert s3.list(table.location()) == set()
+
+
+async def test_a_statistics_file_already_gone_counts_as_already_missing(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """Planning never reads statistics files, and an expiry that cleans up removes those of its
+    snapshots while older metadata files still name them: finalize asks the store first."""
+    table = rich_table(catalog, ("plan_faults",), "gone_statistics")
+    gone = table.metadata.statistics[0].statistics_path
+    s3.client.delete_object(Bucket=urlsplit(gone).netloc, Key=key_of(gone))
+    present = s3.list(table.location())
+
+    status = (await purge(purges, request_for(table, s3.properties))).status
+
+    assert status.state is PurgeState.SUCCEEDED
+    assert_counts_add_up(status)
+    statistics = status.counts.of(Category.STATISTICS_FILES)
+    assert (statistics.deleted, statistics.already_missing) == (status.planned.statistics_files - 1, 1)
+    assert status.counts.total().deleted == len(present)
+    assert s3.list(table.location()) == set()
 
 
 async def test_planning_reads_each_file_with_one_get_and_no_head(

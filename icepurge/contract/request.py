@@ -76,7 +76,7 @@ class PurgeOptions(BaseModel):
         description="Ask the store whether each file exists before deleting it, so files already "
         "gone count as already_missing: S3's bulk delete reports them deleted. On S3 one listing "
         "answers for a folder that one page holds, else a HEAD per file. Turned on by itself when "
-        "a catalog's drop deleted the table's storage.",
+        "a catalog's drop deleted the table's storage, and on a rerun.",
     )
     purge_after_seconds: int = Field(
         0,

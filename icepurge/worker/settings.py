@@ -31,10 +31,11 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
         "is ready.",
     )
     plan_checkpoint_manifests: int = Field(
-        500,
+        16,
         ge=1,
-        description="Planning checkpoints (and cuts or spills what it holds) after this many manifests, "
-        "or 200,000 manifest entries: counted, not timed, so every attempt of a plan cuts the same chunks.",
+        description="Planning checkpoints (saves what it holds as a pending part) after this many "
+        "manifests, or 25,000 manifest entries: counted, not timed, so every attempt of a plan writes "
+        "the same parts; every worker of a fleet needs the same value.",
     )
     worker_processes: int = Field(
         0,

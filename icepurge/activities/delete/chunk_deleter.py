@@ -99,6 +99,10 @@ class ChunkJob:
                 skipped[reason] = skipped.get(reason, 0) + 1
                 if reason is SkipReason.DRY_RUN:
                     self._outcome.would_delete.append(file.path)
+        unsure = [path for path, file in pending.items() if file.unsure]
+        if unsure:
+            for path in self.store.absent(unsure):
+                counts.of(pending.pop(path).category).already_missing += 1
         if not pending:
             return RequestStats()
         # While the group is in flight, the last saved checkpoint again: the step stays alive.

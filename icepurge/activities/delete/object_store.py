@@ -66,6 +66,20 @@ class ObjectStore:
             except FutureTimeoutError:
                 alive()
 
+    def absent(self, uris: list[str]) -> set[str]:
+        """The files the store says it doesn't hold, a HEAD each on the pool. A file it can't
+        answer for counts as there: its delete is sent, and counted as the store answers it."""
+
+        stores = {uri: self.store_of(uri) for uri in uris}
+
+        def gone(uri: str) -> bool:
+            try:
+                return stores[uri].head(uri) is None
+            except OSError:
+                return False
+
+        return {uri for uri, missing in zip(uris, self._pool.map(gone, uris), strict=True) if missing}
+
     def _delete(self, uris: Iterable[str]) -> DeleteOutcome:
         by_store: dict[str, list[str]] = defaultdict(list)
         for uri in uris:

@@ -20,6 +20,8 @@ from icepurge.activities.plan.plan_model import (
     content_chunk_uri,
     context_uri,
     emitted_uri,
+    pending_part_uri,
+    reach_partial_uri,
     spill_part_uris,
 )
 from icepurge.catalogs.locations import parent_dir
@@ -73,6 +75,9 @@ class FinalizeProgress(BaseModel):
     would_delete: list[str] = Field(default_factory=list)
     delete_requests: int = 0
     throttled_requests: int = 0
+    asked_gone: list[str] = Field(
+        default_factory=list, description="Files the store said it doesn't hold, asked before deleting."
+    )
 
 
 def report_uri(plan_uri: str) -> str:
@@ -119,7 +124,13 @@ def finalize(work: FinalizeWork) -> FinalizeResult:
     # Removal is idempotent: a retry after a crash here finds the report and finishes it.
     chunk_uris = [chunk_outcome_uri(plan_uri, index) for index in range(work.chunk_count)]
     content_uris = [content_chunk_uri(plan_uri, index) for index in range(len(plan.content_chunks))]
-    planning_uris = [context_uri(plan_uri), emitted_uri(plan_uri), *spill_part_uris(plan_uri, plan.spill)]
+    planning_uris = [
+        context_uri(plan_uri),
+        emitted_uri(plan_uri),
+        reach_partial_uri(plan_uri),
+        *spill_part_uris(plan_uri, plan.spill),
+        *(pending_part_uri(plan_uri, part) for part in range(plan.pending_parts)),
+    ]
     for uri in [*chunk_uris, *content_uris, *planning_uris, progress_uri(plan_uri), plan_uri]:
         state.delete(uri)
         beat()
@@ -131,9 +142,21 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
     saved = state.read(progress_uri(plan_uri))
     progress = FinalizeProgress.model_validate_json(saved) if saved else FinalizeProgress()
     groups = plan.finalize_groups()
+    gone = plan.known_missing()
     while progress.next_group < len(groups):
-        category, paths = groups[progress.next_group]
+        category, listed = groups[progress.next_group]
+        asked_gone = set(progress.asked_gone)
+        paths = [path for path in listed if path not in gone and path not in asked_gone]
         bucket = progress.counts.of(category)
+        if progress.next_path == 0:
+            if category is Category.STATISTICS_FILES and paths and not work.dry_run:
+                # Planning never reads them, and an expiry that cleaned up removed those of its
+                # snapshots that older metadata files still name: the store is asked (not by a
+                # dry run, which lists what it would delete without asking, as for content).
+                absent = work.store.absent(paths)
+                progress.asked_gone.extend(path for path in paths if path in absent)
+                paths = [path for path in paths if path not in absent]
+            bucket.already_missing += len(listed) - len(paths)
         reason = (
             SkipReason.DRY_RUN
             if work.dry_run
@@ -163,7 +186,7 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
         progress.next_group += 1
         progress.next_path = 0
         # One save moves the checkpoint past the group (an empty group changed nothing to save).
-        if paths:
+        if listed:
             _save(state, plan_uri, progress, beat)
     return progress
 

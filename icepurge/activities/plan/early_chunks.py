@@ -12,11 +12,15 @@ long enough to pay for it: their entries, at the decoding pace measured here
 planning ends, as if there were no overlap. The projection counts entries instead of timing
 them so that where chunks are cut depends on the manifests alone (see planner._enumerate_content).
 
+Between chunks, a checkpoint that is due saves the files pending since the last one as a part
+(`PendingParts`) and records it; it cuts no chunk, so where chunks are cut never depends on how
+often planning checkpoints.
+
 A retried attempt resumes from that record, not from its heartbeat: every chunk a workflow may
-have started is in it. The attempt rebuilds the seen paths from the chunk objects recorded and
-never rewrites one, so a chunk already deleting keeps its files and each distinct file stays in
-exactly one chunk. Chunks written after the record (by an attempt that died before recording
-them) were never announced, and are written again.
+have started is in it. The attempt rebuilds the seen paths from the chunk objects and pending
+parts recorded and never rewrites a chunk, so a chunk already deleting keeps its files and each
+distinct file stays in exactly one chunk. Chunks written after the record (by an attempt that
+died before recording them) were never announced, and are written again.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from itertools import accumulate
 
 from icepurge.activities.plan.chunk_output import ChunkOutput
 from icepurge.activities.plan.content_partitions import ContentSummary
+from icepurge.activities.plan.pending_parts import PendingParts
 from icepurge.activities.plan.plan_model import (
     ContentChunk,
     ContentFile,
@@ -84,34 +89,38 @@ class EarlyChunks:
         self._unreadable = list(self.resumed.unreadable)
         for index in range(self.resumed.chunks_emitted):
             self._take_back(index)
+        self._parts = PendingParts(state, plan_uri, self.resumed)
+        for file in self._parts.resumed_files():
+            self._seen.add(file.path)
+            self._pending.append(file)
         self._entries_before = [0, *accumulate(manifest_entries)]
         self._overlap_min_seconds = pacing.overlap_min_seconds
 
     def add(self, files: Iterable[ContentFile]) -> None:
-        seen = self._seen
+        seen, parts = self._seen, self._parts
         for file in files:
             if file.path not in seen:
                 seen.add(file.path)
                 self._pending.append(file)
+                parts.note(file)
 
     def boundary(
         self, manifests_done: int, unreadable: list[UnreadableFile], due: bool
     ) -> PlanCheckpoint | None:
         """After manifest `manifests_done - 1`: cuts the pending files into chunks when a chunk's
         worth is pending (a quarter for the first: the store waits idle until it comes, and only
-        when planning has long enough left) or a checkpoint is due; returns the checkpoint when it
-        recorded one."""
+        when planning has long enough left), else saves them when a checkpoint is due; returns
+        the checkpoint when it recorded one."""
         self._manifests_done = manifests_done
         self._unreadable = list(unreadable)
-        if due:
-            return self._emit()
         first = not self._summary.chunk_sizes
         worth = max(1, self._chunk_files // 4) if first else self._chunk_files
-        if len(self._pending) < worth:
-            return None
-        if first and self.seconds_left() < self._overlap_min_seconds:
-            return None
-        return self._emit()
+        if len(self._pending) >= worth and not (first and self.seconds_left() < self._overlap_min_seconds):
+            return self._emit()
+        if due:
+            self._parts.save()
+            return self._record()
+        return None
 
     def seconds_left(self) -> float:
         """Planning's time still to come: the entries of the manifests not read yet, at
@@ -124,6 +133,7 @@ class EarlyChunks:
         """Writes the last chunks. The record stays until finalize removes the plan's objects:
         an attempt retried after this one finished must find every chunk it announced."""
         self._emit(self._last_pieces)
+        self._summary.pending_parts = self._parts.written
         return self._summary
 
     def _emit(self, least_pieces: int = 1) -> PlanCheckpoint:
@@ -135,15 +145,22 @@ class EarlyChunks:
         for piece in range(pieces):
             self._write_chunk(pending[piece * len(pending) // pieces : (piece + 1) * len(pending) // pieces])
         self._pending = []
-        record = PlanCheckpoint(
-            reach_saved=True,
-            manifests_done=self._manifests_done,
-            unreadable=self._unreadable,
-            chunks_emitted=len(self._summary.chunk_sizes),
-        )
-        self._state.write(emitted_uri(self._plan_uri), record)
+        self._parts.consumed()
+        record = self._record()
         if record.chunks_emitted > before:
             self._announce(record.chunks_emitted)
+        return record
+
+    def _record(self) -> PlanCheckpoint:
+        record = self._parts.record(
+            PlanCheckpoint(
+                reach_saved=True,
+                manifests_done=self._manifests_done,
+                unreadable=self._unreadable,
+                chunks_emitted=len(self._summary.chunk_sizes),
+            )
+        )
+        self._state.write(emitted_uri(self._plan_uri), record)
         return record
 
     def _write_chunk(self, files: list[ContentFile]) -> None:

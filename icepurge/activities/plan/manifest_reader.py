@@ -20,6 +20,8 @@ from icepurge.activities.plan.plan_model import ContentFile
 from icepurge.activities.plan.read_retry import read_retrying
 from icepurge.contract.counts import Category
 
+# A manifest entry's status: 0 EXISTING, 1 ADDED, 2 DELETED.
+_DELETED = 2
 # By the entry's `content` (absent in format v1, whose files are all data).
 _CATEGORY = {
     DataFileContent.DATA.value: Category.DATA_FILES,
@@ -62,12 +64,23 @@ def parse_manifest_list(location: str, data: bytes) -> list[ManifestFile]:
 
 def parse_manifest_entries(location: str, data: bytes) -> list[ContentFile]:
     """Every entry's file. Decoded by fastavro's C reader into plain records: PyIceberg's readers
-    build a typed object per entry and field, and took most of planning's CPU (BENCHMARKS.md)."""
+    build a typed object per entry and field, and took most of planning's CPU (BENCHMARKS.md).
+
+    A DELETED entry's file is marked unsure: an expiry that cleans up (Spark's expire_snapshots)
+    removes the files no retained snapshot holds live, while a kept manifest may still list them
+    as deleted. Planning reads the snapshots oldest first, so a file some snapshot still holds is
+    usually met live before it is met deleted."""
     try:
         entries: Iterable[Any] = avro_reader(std_io.BytesIO(data))
         return [
-            ContentFile(file["file_path"], _CATEGORY[file.get("content", 0)], file["file_size_in_bytes"] or 0)
-            for file in (entry["data_file"] for entry in entries)
+            ContentFile(
+                file["file_path"],
+                _CATEGORY[file.get("content", 0)],
+                file["file_size_in_bytes"] or 0,
+                entry["status"] == _DELETED,
+            )
+            for entry in entries
+            for file in (entry["data_file"],)
         ]
     except Exception as error:
         raise UnparsableFileError(f"{type(error).__name__}: {error}") from None

@@ -18,6 +18,9 @@ class ContentFile:
     path: str
     category: Category
     size: int
+    # Met first in a DELETED entry: an expiry that cleaned up may have removed it, so the store
+    # is asked before it is counted (see parse_manifest_entries).
+    unsure: bool = False
 
 
 class ContentChunk(BaseModel):
@@ -28,6 +31,7 @@ class ContentChunk(BaseModel):
     paths: list[str] = Field(default_factory=list)
     categories: list[Category] = Field(default_factory=list)
     sizes: list[int] = Field(default_factory=list)
+    unsure: list[int] = Field(default_factory=list, description="Indexes of the unsure files.")
 
     @classmethod
     def of(cls, files: list[ContentFile]) -> ContentChunk:
@@ -35,12 +39,16 @@ class ContentChunk(BaseModel):
             paths=[file.path for file in files],
             categories=[file.category for file in files],
             sizes=[file.size for file in files],
+            unsure=[index for index, file in enumerate(files) if file.unsure],
         )
 
     def files(self) -> list[ContentFile]:
+        unsure = set(self.unsure)
         return [
-            ContentFile(path, category, size)
-            for path, category, size in zip(self.paths, self.categories, self.sizes, strict=True)
+            ContentFile(path, category, size, index in unsure)
+            for index, (path, category, size) in enumerate(
+                zip(self.paths, self.categories, self.sizes, strict=True)
+            )
         ]
 
 
@@ -80,9 +88,12 @@ class PlanCheckpoint(BaseModel):
     unreadable: list[UnreadableFile] = Field(default_factory=list)
     chunks_emitted: int = Field(
         0,
-        description="Chunk objects [0, chunks_emitted) hold the distinct files of manifests "
-        "[0, manifests_done).",
+        description="Chunk objects [0, chunks_emitted) and pending parts [parts_from, parts_written) "
+        "hold the distinct files of manifests [0, manifests_done) (with the spilled parts, above "
+        "the memory budget).",
     )
+    parts_written: int = Field(0, description="Pending parts written so far (see PendingParts).")
+    parts_from: int = Field(0, description="The first pending part no chunk or spill holds yet.")
 
 
 class ChunkContext(BaseModel):
@@ -130,6 +141,12 @@ class Plan(BaseModel):
         "finalize counts them as it deletes them.",
     )
     spill: SpillLayout | None = Field(None, description="Planning's spilled parts, removed by finalize.")
+    pending_parts: int = Field(0, description="Pending parts planning wrote: finalize removes them.")
+
+    def known_missing(self) -> frozenset[str]:
+        """Files planning found absent (404): finalize counts them already_missing and sends no
+        delete for them, since a bulk delete calls a gone key deleted."""
+        return frozenset(file.path for file in self.unreadable if file.reason is UnreadableReason.MISSING)
 
     def finalize_groups(self) -> list[tuple[Category, list[str]]]:
         """Finalize's delete order: manifests once every chunk has deleted their entries, then
@@ -156,6 +173,14 @@ def emitted_uri(plan_uri: str) -> str:
 
 def reach_uri(plan_uri: str) -> str:
     return f"{plan_uri.rsplit('/', 1)[0]}/reach.json"
+
+
+def reach_partial_uri(plan_uri: str) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/reach-partial.json"
+
+
+def pending_part_uri(plan_uri: str, part: int) -> str:
+    return f"{plan_uri.rsplit('/', 1)[0]}/pending/{part:06d}.json"
 
 
 def spill_part_uri(plan_uri: str, bucket: int, part: int) -> str:

@@ -152,6 +152,7 @@ class Planning:
                     checkpoint=PlanCheckpoint.model_validate(details[0]) if details else None,
                     heartbeat=beat,
                     announce=lambda ready: self._announce(request, ready, announcing),
+                    retried=resuming and activity.info().attempt > 1,
                 )
             )
         try:

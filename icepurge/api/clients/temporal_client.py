@@ -217,7 +217,8 @@ class PurgeClient:
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         """Runs a closed purge again with its own request (new FileIO properties, if given, for
-        credentials fixed since): to finish a SUCCEEDED_WITH_ERRORS, FAILED or CANCELLED one.
+        credentials fixed since), asking the store which files are still there: to finish a
+        SUCCEEDED_WITH_ERRORS, FAILED or CANCELLED one.
         Refused (PurgeControlRejectedError) while it runs and once it SUCCEEDED; the earlier
         runs stay listed."""
         handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
@@ -240,7 +241,9 @@ class PurgeClient:
         if file_io_properties is not None:
             request["file_io_properties"] = file_io_properties
         # A rerun is the operator's word that the table left its catalog: it awaits no caller's drop.
-        request["options"] = {**request.get("options", {}), "await_drop_seconds": 0}
+        # What the runs before it deleted is gone: it asks the store first, so those files count as
+        # already_missing, not as deleted a second time (a bulk delete calls a gone key deleted).
+        request["options"] = {**request.get("options", {}), "await_drop_seconds": 0, "check_existence": True}
         parsed = parse_request(request)
         try:
             await self._start(

@@ -1,0 +1,100 @@
+"""A plan moves on through a crash loop. Every attempt at planning a ~10k-file table dies two
+seconds after it starts (its worker SIGKILLed), while the table's reads are slow enough that a
+plan takes several lives. Each attempt reads on from what the one before saved, so the purge
+closes, exact, within the bound; planning from the start on every attempt never closes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.api.enums.v1 import PendingActivityState
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
+
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.contract.names import PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
+from icepurge.contract.states import PurgeState
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from tests.purge_helpers import assert_counts_add_up, request_for
+from tests.store import S3Store
+
+QUEUE = "icepurge-crash-loop"
+# Sixty appends of 160 files: 60 manifest lists, 60 older metadata files and 60 manifests to read.
+SHAPE = TableShape(manifests=60, files_per_manifest=160, snapshots=60)
+# Each read of the table's files waits this long: ~5 s of planning, on 8 readers.
+READ_DELAY = 0.2
+LIFE_SECONDS = 2.0
+# Each death costs the step's heartbeat timeout (15 s) and the retry's backoff (1 s, doubling):
+# 5 deaths take ~75 s, 8 take ~230 s. Alone here it closed after 5 in 83 s, in the stack tier
+# after 124 s; planning from the start on every attempt never closes, however long the bound.
+BOUND_SECONDS = 400
+PLANNING = {PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY}
+
+
+def _worker(stack: EmbeddedStack, generation: int) -> ServiceProcess:
+    worker = stack.worker_process(f"crash-loop-worker-{generation}", ICEPURGE_TASK_QUEUE=QUEUE)
+    worker.start()
+    return worker
+
+
+def _planning_attempt(description: WorkflowExecutionDescription) -> int | None:
+    """The planning attempt a worker has started, if one has."""
+    for pending in description.raw_description.pending_activities:
+        if (
+            pending.activity_type.name in PLANNING
+            and pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+        ):
+            return pending.attempt
+    return None
+
+
+async def _crash_loop(client: Client, stack: EmbeddedStack, purge_id: str, deadline: float) -> list[int]:
+    """Kills the worker LIFE_SECONDS after each planning attempt starts, and starts another, until
+    the purge closes. Returns the attempts killed."""
+    handle = client.get_workflow_handle(purge_id)
+    killed: list[int] = []
+    worker = _worker(stack, 0)
+    try:
+        while time.monotonic() < deadline:
+            description = await handle.describe()
+            if description.status != WorkflowExecutionStatus.RUNNING:
+                return killed
+            attempt = _planning_attempt(description)
+            if attempt is not None and attempt not in killed:
+                await asyncio.sleep(LIFE_SECONDS)
+                worker.kill()
+                killed.append(attempt)
+                worker = _worker(stack, len(killed))
+            await asyncio.sleep(0.1)
+    finally:
+        worker.kill()
+    raise AssertionError(f"{purge_id} did not close within {BOUND_SECONDS} s; attempts killed: {killed}")
+
+
+async def test_planning_moves_on_through_a_crash_loop_and_the_purge_closes_exact(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = synthetic_table(catalog, ("crash_loop", "t"), SHAPE)
+    owned = s3.list(table.location())
+    purges = PurgeClient(temporal_client, QUEUE)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.read_delay = READ_DELAY
+        started = time.monotonic()
+        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+        killed = await _crash_loop(temporal_client, stack, purge_id, started + BOUND_SECONDS)
+        seconds = time.monotonic() - started
+
+    status = await purges.status(purge_id)
+    print(
+        f"\ncrash loop: {len(owned):,} objects, {len(killed)} planning attempts killed "
+        f"{LIFE_SECONDS:.0f} s after they started, closed {status.state.value} in {seconds:.0f} s"
+    )
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert len(killed) >= 2, "planning fit in one life: the loop proved nothing"
+    assert_counts_add_up(status)
+    assert status.counts.total().deleted == len(owned)
+    assert s3.list(table.location()) == set()
