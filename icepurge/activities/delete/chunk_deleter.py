@@ -101,7 +101,7 @@ class ChunkJob:
                     self._outcome.would_delete.append(file.path)
         unsure = [path for path, file in pending.items() if file.unsure]
         if unsure:
-            for path in self.store.absent(unsure):
+            for path in self.store.absent(unsure, alive=lambda: self.heartbeat(self._outcome.checkpoint)):
                 counts.of(pending.pop(path).category).already_missing += 1
         if not pending:
             return RequestStats()

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
+from typing import TypeVar
 
 from icepurge.contract.schemes import StoreKind, scheme_of, store_kind
 from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
@@ -15,6 +16,7 @@ from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import Deletes, Store, StoreContext
 
+T = TypeVar("T")
 # A third of the steps' heartbeat timeout (15 s): two beats may be lost before it runs out.
 ALIVE_SECONDS = 5.0
 
@@ -57,19 +59,12 @@ class ObjectStore:
         slow to answer (each request still bounded by the client's timeouts) must not look like
         a dead worker to the step's heartbeat timeout, whose retry would send the same slow
         requests again, without end."""
-        if alive is None:
-            return self._delete(uris)
-        running = self._waiting.submit(self._delete, uris)
-        while True:
-            try:
-                return running.result(timeout=ALIVE_SECONDS)
-            except FutureTimeoutError:
-                alive()
+        return self._beating(lambda: self._delete(uris), alive)
 
-    def absent(self, uris: list[str]) -> set[str]:
-        """The files the store says it doesn't hold, a HEAD each on the pool. A file it can't
-        answer for counts as there: its delete is sent, and counted as the store answers it."""
-
+    def absent(self, uris: list[str], alive: Callable[[], None] | None = None) -> set[str]:
+        """The files the store says it doesn't hold, a HEAD each on the pool (`alive` as for
+        `delete`). A file it can't answer for counts as there: its delete is sent, and counted as
+        the store answers it."""
         stores = {uri: self.store_of(uri) for uri in uris}
 
         def gone(uri: str) -> bool:
@@ -78,7 +73,20 @@ class ObjectStore:
             except OSError:
                 return False
 
-        return {uri for uri, missing in zip(uris, self._pool.map(gone, uris), strict=True) if missing}
+        return self._beating(
+            lambda: {uri for uri, missing in zip(uris, self._pool.map(gone, uris), strict=True) if missing},
+            alive,
+        )
+
+    def _beating(self, work: Callable[[], T], alive: Callable[[], None] | None) -> T:
+        if alive is None:
+            return work()
+        running = self._waiting.submit(work)
+        while True:
+            try:
+                return running.result(timeout=ALIVE_SECONDS)
+            except FutureTimeoutError:
+                alive()
 
     def _delete(self, uris: Iterable[str]) -> DeleteOutcome:
         by_store: dict[str, list[str]] = defaultdict(list)

@@ -153,7 +153,7 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
                 # Planning never reads them, and an expiry that cleaned up removed those of its
                 # snapshots that older metadata files still name: the store is asked (not by a
                 # dry run, which lists what it would delete without asking, as for content).
-                absent = work.store.absent(paths)
+                absent = work.store.absent(paths, alive=beat)
                 progress.asked_gone.extend(path for path in paths if path in absent)
                 paths = [path for path in paths if path not in absent]
             bucket.already_missing += len(listed) - len(paths)
