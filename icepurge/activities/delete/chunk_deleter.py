@@ -99,17 +99,20 @@ class ChunkJob:
                 skipped[reason] = skipped.get(reason, 0) + 1
                 if reason is SkipReason.DRY_RUN:
                     self._outcome.would_delete.append(file.path)
-        unsure = [path for path, file in pending.items() if file.unsure]
-        if unsure:
-            for path in self.store.absent(unsure, alive=lambda: self.heartbeat(self._outcome.checkpoint)):
-                counts.of(pending.pop(path).category).already_missing += 1
-        if not pending:
-            return RequestStats()
-        # While the group is in flight, the last saved checkpoint again: the step stays alive.
-        result = self.store.delete(list(pending), alive=lambda: self.heartbeat(self._outcome.checkpoint))
-        self._tally(result, counts, pending)
+
+        def alive() -> None:
+            # While the group is in flight, the last saved checkpoint again: the step stays alive.
+            self.heartbeat(self._outcome.checkpoint)
+
         stats = RequestStats()
-        stats.add(result)
+        # Unsure files are deleted apart, the store asked first (see ContentFile.unsure).
+        for asking in (False, True):
+            paths = [path for path, file in pending.items() if file.unsure is asking]
+            if not paths:
+                continue
+            result = self.store.delete(paths, alive=alive, asking=asking)
+            self._tally(result, counts, pending)
+            stats.add(result)
         return stats
 
     def _tally(self, result: DeleteOutcome, counts: FileCounts, files: dict[str, ContentFile]) -> None:

@@ -37,6 +37,9 @@ from icepurge.state.state_store import StateStore
 KEPT_FOR_RETRY = frozenset({Category.MANIFESTS, Category.MANIFEST_LISTS, Category.METADATA_FILES})
 # Files per delete call, so finalize heartbeats and checkpoints in time whatever the table.
 SLICE = 8_000
+# Planning never reads statistics files, and an expiry that cleaned up removed those of its
+# snapshots that older metadata files still name: the store is asked before their delete.
+_UNREAD = frozenset({Category.STATISTICS_FILES})
 
 
 class PurgeReportObject(BaseModel):
@@ -75,9 +78,6 @@ class FinalizeProgress(BaseModel):
     would_delete: list[str] = Field(default_factory=list)
     delete_requests: int = 0
     throttled_requests: int = 0
-    asked_gone: list[str] = Field(
-        default_factory=list, description="Files the store said it doesn't hold, asked before deleting."
-    )
 
 
 def report_uri(plan_uri: str) -> str:
@@ -145,17 +145,9 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
     gone = plan.known_missing()
     while progress.next_group < len(groups):
         category, listed = groups[progress.next_group]
-        asked_gone = set(progress.asked_gone)
-        paths = [path for path in listed if path not in gone and path not in asked_gone]
+        paths = [path for path in listed if path not in gone]
         bucket = progress.counts.of(category)
         if progress.next_path == 0:
-            if category is Category.STATISTICS_FILES and paths and not work.dry_run:
-                # Planning never reads them, and an expiry that cleaned up removed those of its
-                # snapshots that older metadata files still name: the store is asked (not by a
-                # dry run, which lists what it would delete without asking, as for content).
-                absent = work.store.absent(paths, alive=beat)
-                progress.asked_gone.extend(path for path in paths if path in absent)
-                paths = [path for path in paths if path not in absent]
             bucket.already_missing += len(listed) - len(paths)
         reason = (
             SkipReason.DRY_RUN
@@ -170,7 +162,9 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
                 progress.would_delete.extend(paths)
             progress.next_path = len(paths)
         while progress.next_path < len(paths):
-            result = work.store.delete(paths[progress.next_path : progress.next_path + SLICE], alive=beat)
+            result = work.store.delete(
+                paths[progress.next_path : progress.next_path + SLICE], alive=beat, asking=category in _UNREAD
+            )
             progress.delete_requests += result.requests
             progress.throttled_requests += result.throttled
             bucket.deleted += len(result.deleted)
