@@ -68,7 +68,7 @@ class TableDeletes:
             if overlap:
                 await self._delete_while_planning(planning, progress)
             plan: PlanSummary = await planning
-        except BaseException:
+        except (Exception, asyncio.CancelledError):
             await cancel_all([planning])
             await self._chunks.abandon()
             raise
