@@ -9,7 +9,10 @@ would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on
 line says how many of those tables' objects are left (0: the loop deleted everything).
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
-        [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops]
+        [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--profile DIR]
+
+With --profile, py-spy samples the worker's busy threads (its CPU, not its waits) while each
+namespace purge runs and writes DIR/<namespace>.raw, for bench.step_phases.
 
 Each value of --batch-tables is a namespace purge of its own tables (0: a workflow per table; N:
 the small-table batches of N), one after the other in the same run.
@@ -21,7 +24,11 @@ import argparse
 import asyncio
 import contextlib
 import os
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -67,6 +74,7 @@ COPYING_THREADS = 8
 TABLE_PAGE_SIZE = 50
 # A long purge prints where it stands this often: a run stopped early still leaves its rate.
 PROGRESS_SECONDS = 60
+PROFILE_RATE = 100
 
 
 def _worker_pids(worker: ServiceProcess) -> list[int]:
@@ -212,14 +220,16 @@ async def _purge(
     guard: bool,
     locations: list[str],
     workers: list[ServiceProcess],
+    profile: Path | None,
 ) -> None:
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
-    async with cpu_shares() as shares:
-        purge_id, report = await _started_and_waited(
-            purges, namespace, window=window, batch_tables=batch_tables, guard=guard, workers=workers
-        )
+    with _profiled(workers[0], profile / f"{'.'.join(namespace)}.raw" if profile else None):
+        async with cpu_shares() as shares:
+            purge_id, report = await _started_and_waited(
+                purges, namespace, window=window, batch_tables=batch_tables, guard=guard, workers=workers
+            )
     seconds = time.perf_counter() - started
     status = report.status
     files_per_second = status.files.deleted / seconds
@@ -247,6 +257,30 @@ async def _purge(
         f"  raw bulk-delete ceiling for {status.files.deleted:,} keys: {ceiling:,.0f} keys/s; "
         f"namespace purge at {files_per_second / ceiling:.3f}x"
     )
+
+
+@contextlib.contextmanager
+def _profiled(worker: ServiceProcess, raw: Path | None) -> Iterator[None]:
+    """py-spy on the worker and its processes while the block runs, at PROFILE_RATE samples a
+    second: only the thread holding the GIL is sampled (Python's CPU, not its waits), and the
+    worker is never paused to take one (py-spy pauses it by default, which slowed the purge 4x)."""
+    if raw is None:
+        yield
+        return
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    spy = Path(sys.executable).parent / "py-spy"
+    command = [str(spy), "record", "-p", str(worker.pid), "--subprocesses", "--nonblocking", "--gil"]
+    recorder = subprocess.Popen(
+        [*command, "-r", str(PROFILE_RATE), "--format", "raw", "-o", str(raw)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+        print(f"  profile: {raw} ({PROFILE_RATE} samples a second)", flush=True)
 
 
 async def _table_pages(purges: PurgeClient, stack: EmbeddedStack, purge_id: str, tables: int) -> str:
@@ -351,6 +385,9 @@ def main() -> None:
         choices=["obstore", "boto3"],
         help="the worker's ICEPURGE_S3_CLIENT: each value runs every --workers value on tables of its own",
     )
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="a folder for py-spy's profile of each purge"
+    )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
@@ -404,6 +441,7 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
                     guard=not arguments.no_guard,
                     locations=locations,
                     workers=workers,
+                    profile=arguments.profile,
                 )
             )
         print(f"  worker peak RSS: {_peak_rss_mib(worker)} MiB", flush=True)

@@ -24,6 +24,7 @@ from pyarrow import fs
 
 from bench.bench_stack import bench_stack
 from icepurge.stores.s3_client import s3_client
+from icepurge.stores.s3_signed_deletes import signed_deletes
 
 # A small table's metadata objects are a few KiB each.
 OBJECT_BYTES = 4096
@@ -75,6 +76,19 @@ def obstore_client(properties: dict[str, str], bucket: str) -> Client:
         lambda key, data: obstore.put(store, key, data) and None,
         delete,
     )
+
+
+def signed_client(properties: dict[str, str], bucket: str) -> Client:
+    """What icepurge sends where the properties carry credentials and an endpoint: obstore's GETs
+    and PUTs, and its own signed DeleteObjects (icepurge/stores/s3_signed_deletes.py)."""
+    objects = obstore_client(properties, bucket)
+    sender = signed_deletes(properties, connections=16)
+
+    def delete(keys: Sequence[str]) -> int:
+        sender.delete_objects(bucket, list(keys))
+        return 1
+
+    return Client("obstore + signed DeleteObjects", objects.get, objects.put, delete)
 
 
 def pyarrow_client(properties: dict[str, str], bucket: str) -> Client:
@@ -173,6 +187,7 @@ def main() -> None:
         clients = [
             boto3_client(properties, bucket),
             obstore_client(properties, bucket),
+            signed_client(properties, bucket),
             pyarrow_client(properties, bucket),
         ]
         figures = {client.name: run(client, seed, args.requests) for client in clients}

@@ -8,6 +8,10 @@ taken while no purge ran (the bench restoring the table) hold no step and are le
     .venv/bin/python -m bench.step_phases step.raw --rate 500 --step plan_and_finish_small \\
         --phase planning=plan_small_at_once --phase guard=_guard --phase chunks=_chunks \\
         --phase finalize=finalize
+
+Without --step every sample counts: a CPU profile (`--gil`, bench.namespace_purge --profile)
+read as where each table's CPU went, --purges being the tables. A phase may be named by several
+functions (`--phase deletes=_delete_batch --phase deletes=delete_chunk_from`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ _TOP = 6
 @dataclass
 class Phases:
     names: list[str]
+    step: bool
     samples: Counter[str] = field(default_factory=Counter)
     leaves: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
 
@@ -39,14 +44,14 @@ def _holds(frames: list[str], function: str) -> bool:
     return any(frame == function or frame.endswith(f".{function}") for frame in frames)
 
 
-def read(lines: list[str], step: str, markers: list[tuple[str, str]]) -> Phases:
-    phases = Phases([name for name, _ in markers] + [OTHER])
+def read(lines: list[str], step: str | None, markers: list[tuple[str, str]]) -> Phases:
+    phases = Phases([*dict.fromkeys(name for name, _ in markers), OTHER], step is not None)
     for line in lines:
         stack, _, count = line.rstrip("\n").rpartition(" ")
         if not stack or not count.isdigit():
             continue
         frames = [frame.partition(" (")[0] for frame in stack.split(";")]
-        if not _holds(frames, step):
+        if step is not None and not _holds(frames, step):
             continue
         phase = next((name for name, marker in markers if _holds(frames, marker)), OTHER)
         phases.samples[phase] += int(count)
@@ -54,10 +59,12 @@ def read(lines: list[str], step: str, markers: list[tuple[str, str]]) -> Phases:
     return phases
 
 
-def table(phases: Phases, rate: float, purges: int) -> str:
+def table(phases: Phases, rate: float, purges: int, unit: str = "s") -> str:
+    """`unit` "ms" gives milliseconds per purge: a small table's CPU."""
+    scale = 1000 if unit == "ms" else 1
     total = sum(phases.samples.values())
     rows = [
-        "| phase | s per purge | share | where (innermost function, share of the phase) |",
+        f"| phase | {unit} per purge | share | where (innermost function, share of the phase) |",
         "| --- | ---: | ---: | --- |",
     ]
     for name in phases.names:
@@ -67,8 +74,9 @@ def table(phases: Phases, rate: float, purges: int) -> str:
         top = ", ".join(
             f"{leaf} {count / samples:.0%}" for leaf, count in phases.leaves[name].most_common(_TOP)
         )
-        rows.append(f"| {name} | {samples / rate / purges:.3f} | {samples / total:.0%} | {top} |")
-    rows.append(f"| the step, in all | {total / rate / purges:.3f} | 100% | |")
+        rows.append(f"| {name} | {samples * scale / rate / purges:.3f} | {samples / total:.0%} | {top} |")
+    whole = "the step, in all" if phases.step else "in all"
+    rows.append(f"| {whole} | {total * scale / rate / purges:.3f} | 100% | |")
     return "\n".join(rows)
 
 
@@ -78,13 +86,14 @@ def main() -> None:
     )
     parser.add_argument("raw", type=Path)
     parser.add_argument("--rate", type=float, required=True, help="py-spy's samples a second (-r)")
-    parser.add_argument("--step", required=True, help="the activity's function")
+    parser.add_argument("--step", default=None, help="the activity's function (default: every sample)")
     parser.add_argument("--purges", type=int, default=1, help="purges profiled, to give seconds per purge")
+    parser.add_argument("--unit", choices=["s", "ms"], default="s", help="of the time per purge")
     parser.add_argument("--phase", action="append", default=[], help="NAME=FUNCTION, outermost first")
     args = parser.parse_args()
     markers = [(name, marker) for name, _, marker in (phase.partition("=") for phase in args.phase)]
     lines = args.raw.read_text().splitlines()
-    print(table(read(lines, args.step, markers), args.rate, args.purges))
+    print(table(read(lines, args.step, markers), args.rate, args.purges, args.unit))
 
 
 if __name__ == "__main__":

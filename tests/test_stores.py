@@ -37,6 +37,7 @@ from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.registry import open_store
 from icepurge.stores.s3 import S3Store
 from icepurge.stores.s3_obstore import takes_obstore
+from icepurge.stores.s3_signed_deletes import takes_signed_deletes
 from icepurge.stores.store import Deletes, ListingUnsupportedError, Store, StoreContext
 from icepurge.worker.settings import WorkerSettings
 from tests.blob_store import BlobStore
@@ -71,6 +72,7 @@ def store_under_test(
         if request.param == "s3-boto3":
             # What properties without credentials take: boto3 and its credential chain.
             monkeypatch.setattr(s3_store, "takes_obstore", lambda _: False)
+            monkeypatch.setattr(s3_store, "takes_signed_deletes", lambda _: False)
         view: S3View = request.getfixturevalue("s3")
         return StoreUnderTest(
             StoreContext(view.properties, deletes=deletes), f"s3://{WAREHOUSE_BUCKET}/{folder}", view.exists
@@ -272,9 +274,10 @@ def test_asking_first_lists_a_folder_once_instead_of_a_head_per_file(
 
 
 def test_an_s3_store_behind_a_private_ca_is_read_with_aws_ca_bundle(
-    s3: S3View, stack: EmbeddedStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    s3: S3View, stack: EmbeddedStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deletes: Deletes
 ) -> None:
-    """boto3 trusts the CAs AWS_CA_BUNDLE names; obstore is given them too."""
+    """boto3 trusts the CAs AWS_CA_BUNDLE names; obstore and the signed bulk delete are given
+    them too."""
     files = make_tls_files(tmp_path / "tls")
     location = f"s3://{WAREHOUSE_BUCKET}/stores-tls/{uuid.uuid4().hex[:8]}.json"
     s3.put(location, b"behind a private CA")
@@ -290,3 +293,40 @@ def test_an_s3_store_behind_a_private_ca_is_read_with_aws_ca_bundle(
             assert takes_obstore(trusted_properties)
             store = S3Store(StoreContext(trusted_properties, attempts=1))
             assert store.read(location) == b"behind a private CA"
+            # The signed bulk delete's session trusts the same bundle.
+            store = S3Store(StoreContext(trusted_properties, attempts=1, deletes=deletes))
+            assert takes_signed_deletes(trusted_properties)
+            outcome = store.delete_many([location])
+            assert (outcome.deleted, outcome.failed) == ([location], [])
+            assert not s3.exists(location)
+
+
+@pytest.mark.parametrize("client", ["signed", "boto3"])
+def test_a_bulk_delete_names_every_key_as_s3_does(
+    s3: S3View, client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys XML must escape, spaces, non-ASCII and slashes reach the store as the keys they are,
+    whichever client sends the DeleteObjects; an absent key is answered deleted (S3's way)."""
+    if client == "boto3":
+        monkeypatch.setenv("ICEPURGE_S3_CLIENT", "boto3")
+    assert takes_signed_deletes(s3.properties) is (client == "signed")
+    base = f"s3://{WAREHOUSE_BUCKET}/named-{uuid.uuid4().hex[:8]}"
+    names = [
+        "a&b.parquet",
+        "<c>.parquet",
+        "d e.parquet",
+        "ü\u00e9.parquet",
+        "q'\"uote.parquet",
+        "f/g.parquet",
+    ]
+    uris = [f"{base}/{name}" for name in names]
+    for uri in uris:
+        s3.put(uri, b"x")
+    limits = BucketRateLimits(None)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        bulk = Deletes(pool, limits, DeleteTuning(), concurrency=2)
+        outcome = S3Store(StoreContext(s3.properties, deletes=bulk)).delete_many([*uris, f"{base}/absent"])
+    limits.close()
+    assert sorted(outcome.deleted) == sorted([*uris, f"{base}/absent"])
+    assert (outcome.failed, outcome.requests) == ([], 1)
+    assert [uri for uri in uris if s3.exists(uri)] == []

@@ -1,8 +1,9 @@
 """S3 and S3-compatible stores (s3://, s3a://, s3n://): one request per object operation
 (PyArrow's file system sends a HEAD before every read), through obstore when the properties carry
 their credentials and through the process's shared boto3 clients otherwise (s3_obstore says why);
-listings and bulk deletes (DeleteObjects) through boto3: a listing's continuation token is kept
-in checkpoints, and obstore's bulk delete gives no outcome per key."""
+listings through boto3 (a listing's continuation token is kept in checkpoints); bulk deletes
+(DeleteObjects) as signed requests of icepurge's own where obstore is taken (s3_signed_deletes),
+else through boto3: obstore's bulk delete gives no outcome per key."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from urllib.parse import urlsplit
 
 from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.s3_client import s3_client
-from icepurge.stores.s3_deletes import S3BulkDeleter
+from icepurge.stores.s3_deletes import S3BulkDeleter, boto3_delete_objects
 from icepurge.stores.s3_objects import Boto3Objects, as_os_errors
 from icepurge.stores.s3_obstore import ObstoreObjects, takes_obstore
+from icepurge.stores.s3_signed_deletes import signed_deletes, takes_signed_deletes
 from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
 
 if TYPE_CHECKING:
@@ -47,8 +49,14 @@ class S3Store:
         if self._deleter is None:
             bulk = self._context.bulk()
             # Attempts are the deleter's own (it counts throttling), not boto3's.
-            client = s3_client(self._context.properties, max_connections=bulk.concurrency + 2, max_attempts=1)
-            self._deleter = S3BulkDeleter(client, bulk.pool, bulk.limits, bulk.tuning, bulk.observer)
+            properties, connections = self._context.properties, bulk.concurrency + 2
+            client = s3_client(properties, max_connections=connections, max_attempts=1)
+            send = (
+                signed_deletes(properties, connections).delete_objects
+                if takes_signed_deletes(properties)
+                else boto3_delete_objects(client)
+            )
+            self._deleter = S3BulkDeleter(client, send, bulk)
         return self._deleter.delete(uris)
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:

@@ -31,6 +31,11 @@ def first_property(properties: dict[str, str], argument: str) -> str | None:
     return next((properties[name] for name in _KEYS[argument] if properties.get(name)), None)
 
 
+def virtual_addressing(properties: dict[str, str]) -> bool:
+    """Whether the bucket goes in the host name rather than the path."""
+    return properties.get("s3.force-virtual-addressing", "false").lower() == "true"
+
+
 def credentials_given(properties: dict[str, str]) -> bool:
     """Whether the properties carry an access key and its secret, rather than leaving them to the
     credential chain."""
@@ -67,7 +72,7 @@ def load_s3_model() -> None:
 def _shared_client(items: tuple[tuple[str, str], ...], max_connections: int, max_attempts: int) -> S3Client:
     properties = dict(items)
     arguments = {name: first_property(properties, name) for name in _KEYS}
-    virtual = properties.get("s3.force-virtual-addressing", "false").lower() == "true"
+    virtual = virtual_addressing(properties)
     config = Config(
         # botocore's own "max_attempts" counts retries only.
         retries={"mode": "standard", "total_max_attempts": max_attempts},

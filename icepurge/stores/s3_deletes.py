@@ -5,7 +5,7 @@ per-bucket rate budget."""
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -20,8 +20,8 @@ from icepurge.stores.bulk_rounds import (
     delete_in_rounds,
     in_batches,
 )
-from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
-from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.outcomes import DeleteOutcome
+from icepurge.stores.store import Deletes
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -72,22 +72,32 @@ def _error_text(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+# One DeleteObjects: the bucket and its keys in, boto3's answer out (`{"Errors": [...]}`).
+DeleteObjects = Callable[[str, list[str]], Any]
+
+
+def boto3_delete_objects(client: S3Client) -> DeleteObjects:
+    return lambda bucket, keys: client.delete_objects(
+        Bucket=bucket, Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True}
+    )
+
+
 class S3BulkDeleter:
     def __init__(
         self,
         client: S3Client,
-        pool: ThreadPoolExecutor,
-        limits: BucketRateLimits,
-        tuning: DeleteTuning,
-        observer: LatencyObserver = None,
+        send: DeleteObjects,
+        bulk: Deletes,
     ) -> None:
+        """`client` lists and heads where existence is checked first; `send` deletes."""
         self._client = client
-        self._pool = pool
-        self._limits = limits
-        self._max_attempts = tuning.max_attempts
-        self._batch = tuning.batch_files
-        self._check_existence = tuning.check_existence
-        self._observer = observer
+        self._send = send
+        self._pool = bulk.pool
+        self._limits = bulk.limits
+        self._max_attempts = bulk.tuning.max_attempts
+        self._batch = bulk.tuning.batch_files
+        self._check_existence = bulk.tuning.check_existence
+        self._observer = bulk.observer
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         by_bucket: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -105,9 +115,7 @@ class S3BulkDeleter:
         if not remaining:
             return outcome
         request = BulkRequest(
-            send=lambda batch: self._client.delete_objects(
-                Bucket=bucket, Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True}
-            ),
+            send=lambda batch: self._send(bucket, batch),
             errors=(ClientError, BotoCoreError),
             failure=_request_failure,
             settle=_settle,

@@ -27,7 +27,7 @@ import obstore
 from obstore.exceptions import BaseError, PermissionDeniedError, UnauthenticatedError
 from obstore.store import S3Store as ObstoreS3
 
-from icepurge.stores.s3_client import credentials_given, first_property
+from icepurge.stores.s3_client import credentials_given, first_property, virtual_addressing
 from icepurge.stores.s3_objects import Boto3Objects
 from icepurge.stores.store import ObjectHead
 
@@ -69,17 +69,13 @@ def takes_obstore(properties: dict[str, str]) -> bool:
     """Whether requests with these properties go through obstore rather than boto3. Not for
     virtual-host addressing at an endpoint of one's own (boto3 puts the bucket in the endpoint's
     host, obstore wants an endpoint that names the bucket already)."""
-    own_virtual_endpoint = _virtual(properties) and first_property(properties, "endpoint_url")
+    own_virtual_endpoint = virtual_addressing(properties) and first_property(properties, "endpoint_url")
     return (
         obstore_chosen()
         and credentials_given(properties)
         and not own_virtual_endpoint
         and {os.getpid()} >= _RUNTIME_PIDS
     )
-
-
-def _virtual(properties: dict[str, str]) -> bool:
-    return properties.get("s3.force-virtual-addressing", "false").lower() == "true"
 
 
 class S3ClientChoiceError(ValueError):
@@ -156,7 +152,7 @@ def _shared_store(
     }
     config: S3Config = {
         "region": first_property(properties, "region_name") or "us-east-1",
-        "virtual_hosted_style_request": _virtual(properties),
+        "virtual_hosted_style_request": virtual_addressing(properties),
     }
     if endpoint:
         config["endpoint"] = endpoint

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import ManifestFile
 from pyiceberg.table.metadata import TableMetadata
 
 from icepurge.activities.plan.manifest_reader import UnparsableFileError, parse_manifest_list
@@ -89,8 +88,8 @@ class ReachableFiles(BaseModel):
             self.manifest_lists[location] = None
             self.sizes[location] = len(raw)
             for manifest in manifests:
-                self.manifests.setdefault(manifest.manifest_path, _entry_count(manifest))
-                self.sizes.setdefault(manifest.manifest_path, manifest.manifest_length)
+                self.manifests.setdefault(manifest.path, manifest.entries)
+                self.sizes.setdefault(manifest.path, manifest.length)
             progress()
         for statistics in [*metadata.statistics, *metadata.partition_statistics]:
             self.statistics[statistics.statistics_path] = None
@@ -231,10 +230,3 @@ _UNREADABLE_METADATA = {
     ERROR_METADATA_CORRUPT: UnreadableReason.CORRUPT,
     ERROR_UNSUPPORTED_FORMAT: UnreadableReason.CORRUPT,
 }
-
-
-def _entry_count(manifest: ManifestFile) -> int:
-    counts = (manifest.added_files_count, manifest.existing_files_count, manifest.deleted_files_count)
-    if any(count is None for count in counts):
-        return 1
-    return sum(count or 0 for count in counts)
