@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -37,7 +39,7 @@ from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.registry import open_store
 from icepurge.stores.s3 import S3Store
 from icepurge.stores.s3_obstore import takes_obstore
-from icepurge.stores.s3_signed_deletes import takes_signed_deletes
+from icepurge.stores.s3_signed_deletes import signed_deletes, takes_signed_deletes
 from icepurge.stores.store import Deletes, ListingUnsupportedError, Store, StoreContext
 from icepurge.worker.settings import WorkerSettings
 from tests.blob_store import BlobStore
@@ -330,3 +332,65 @@ def test_a_bulk_delete_names_every_key_as_s3_does(
     assert sorted(outcome.deleted) == sorted([*uris, f"{base}/absent"])
     assert (outcome.failed, outcome.requests) == ([], 1)
     assert [uri for uri in uris if s3.exists(uri)] == []
+
+
+class _Answering(BaseHTTPRequestHandler):
+    """A store that answers every DeleteObjects with the server's `answer` (a fault on purpose)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        payload: bytes = self.server.answer  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *_: object) -> None:
+        return
+
+
+@pytest.mark.parametrize(
+    ("answer", "deleted", "failed"),
+    [
+        # Quiet mode lists only the keys that failed: an empty answer lists none, as boto3 reads it.
+        (b"", ["a", "b"], []),
+        (b"<DeleteResult><Error><Key>b</Key><Code>AccessDenied</Code></Error></DeleteResult>", ["a"], ["b"]),
+        # A 200 that says nothing readable: no key is counted deleted on its word.
+        (b"<html>a captive portal</html", [], ["a", "b"]),
+    ],
+    ids=["empty", "a key refused", "unreadable"],
+)
+def test_a_signed_bulk_delete_counts_only_what_the_answer_says(
+    answer: bytes, deleted: list[str], failed: list[str], deletes: Deletes
+) -> None:
+    with ThreadingHTTPServer(("127.0.0.1", 0), _Answering) as server:
+        server.answer = answer  # type: ignore[attr-defined]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        properties = {
+            "s3.endpoint": f"http://127.0.0.1:{server.server_address[1]}",
+            "s3.access-key-id": "fault",
+            "s3.secret-access-key": "injected",
+        }
+        assert takes_signed_deletes(properties)
+        bulk = replace(deletes, tuning=DeleteTuning(max_attempts=1))
+        outcome = S3Store(StoreContext(properties, deletes=bulk)).delete_many(
+            [f"s3://bucket/{key}" for key in ("a", "b")]
+        )
+        server.shutdown()
+    assert sorted(outcome.deleted) == [f"s3://bucket/{key}" for key in deleted]
+    assert sorted(uri for uri, _ in outcome.failed) == [f"s3://bucket/{key}" for key in failed]
+
+
+def test_a_forked_process_sends_signed_deletes_on_connections_of_its_own() -> None:
+    """A Spark Python worker or a worker process forks from a parent that may have deleted
+    already: sharing its pooled sockets would interleave two processes' requests on one."""
+    properties = {"s3.endpoint": "http://127.0.0.1:9", "s3.access-key-id": "k", "s3.secret-access-key": "s"}
+    parents = signed_deletes(properties, 4)
+    assert signed_deletes(properties, 4) is parents
+    readable, writable = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(writable, b"own" if signed_deletes(properties, 4) is not parents else b"shared")
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert os.read(readable, 16) == b"own"

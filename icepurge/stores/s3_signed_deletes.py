@@ -43,7 +43,7 @@ _OPERATION = "DeleteObjects"
 def takes_signed_deletes(properties: dict[str, str]) -> bool:
     """As obstore is taken (ICEPURGE_S3_CLIENT, credentials given), at an endpoint given and
     addressed path-style. Forking is no reason against: unlike obstore's runtime, the session is
-    plain sockets, and a deleter built before a fork is not used after it."""
+    plain sockets, and a forked process builds its own (`signed_deletes`)."""
     return (
         obstore_chosen()
         and credentials_given(properties)
@@ -53,12 +53,13 @@ def takes_signed_deletes(properties: dict[str, str]) -> bool:
 
 
 def signed_deletes(properties: dict[str, str], connections: int) -> SignedDeleteObjects:
-    """Shared by every deleter of the process with the same properties, as boto3's clients are."""
-    return _shared(tuple(sorted(properties.items())), connections)
+    """Shared by every deleter of the process with the same properties, as boto3's clients are;
+    never with a process forked since, which would write on its parent's pooled connections."""
+    return _shared(tuple(sorted(properties.items())), connections, os.getpid())
 
 
 @functools.lru_cache(maxsize=_SHARED_SENDERS)
-def _shared(items: tuple[tuple[str, str], ...], connections: int) -> SignedDeleteObjects:
+def _shared(items: tuple[tuple[str, str], ...], connections: int, _pid: int) -> SignedDeleteObjects:
     return SignedDeleteObjects(dict(items), connections)
 
 
@@ -100,6 +101,10 @@ class SignedDeleteObjects:
         )
         self._auth.add_auth(request)
         answer = self._session.send(request.prepare())
+        if answer.status_code == 200 and not answer.content.strip():
+            # Quiet mode lists only the keys that failed: an empty answer lists none (boto3 reads
+            # it so too).
+            return {"Errors": []}
         root = _parsed(answer.content)
         if answer.status_code != 200 or root is None or _local(root) == "Error":
             raise ClientError(_error_response(root, answer.status_code), _OPERATION)
@@ -114,8 +119,6 @@ def _request_body(keys: list[str]) -> bytes:
 
 
 def _parsed(content: bytes) -> ElementTree.Element | None:
-    if not content.strip():
-        return None
     try:
         # The store's answer: expat 2.4.1+ (Python's since 3.11's builds) refuses entity
         # amplification, and ElementTree resolves no external entity.
