@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+from pathlib import Path
+
+_METRIC = re.compile(r"\b(?:icepurge|temporal)_[a-z_]+")
 
 
 async def scrape(port: int) -> dict[str, float]:
@@ -26,3 +31,15 @@ def metric_sum(samples: dict[str, float], prefix: str, *labels: str) -> float:
         for name, value in samples.items()
         if name.startswith(prefix) and all(label in name for label in labels)
     )
+
+
+def exported(samples: dict[str, float]) -> set[str]:
+    """The metric names a scrape holds (a histogram's as `_bucket`, `_sum` and `_count`)."""
+    return {name.partition("{")[0] for name in samples}
+
+
+def dashboard_metrics(dashboard: Path) -> set[str]:
+    """Every icepurge and Temporal SDK metric a Grafana dashboard's panels ask for."""
+    panels = json.loads(dashboard.read_text())["panels"]
+    expressions = [target["expr"] for panel in panels for target in panel["targets"]]
+    return {name for expression in expressions for name in _METRIC.findall(expression)}

@@ -1,6 +1,10 @@
-"""The per-bucket request budget, and throttling (503 SlowDown) retried and counted."""
+"""The per-bucket request budget, and throttling (503 SlowDown) retried and counted; the Grafana
+dashboard asks only for metrics the worker then exports."""
 
 from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
@@ -8,13 +12,14 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
-from tests.metrics_scrape import metric_sum, scrape
-from tests.purge_helpers import least_span_seconds, purge, request_for
+from tests.metrics_scrape import dashboard_metrics, exported, metric_sum, scrape
+from tests.purge_helpers import eventually, least_span_seconds, purge, request_for
 from tests.store import S3Store
 from tests.tables import many_files_table
 
 BUDGET = 2.0
 THROTTLED = 3
+DASHBOARD = Path(__file__).parent.parent / "deploy" / "grafana" / "icepurge.json"
 
 
 async def test_a_purge_keeps_to_its_bucket_budget_and_counts_throttling(
@@ -35,6 +40,14 @@ async def test_a_purge_keeps_to_its_bucket_budget_and_counts_throttling(
     assert status.throttled_requests == THROTTLED
     throttled_after = metric_sum(await scrape(metrics_port), "icepurge_throttled_retries")
     assert throttled_after - throttled_before == THROTTLED
+    # Every panel's metric is there once a purge has been throttled, chunked and finished (the SDK
+    # counts a workflow completed once the server accepted it, which the client may hear first).
+    after = await eventually(
+        partial(scrape, metrics_port), lambda samples: metric_sum(samples, "temporal_workflow_completed") >= 1
+    )
+    asked = dashboard_metrics(DASHBOARD)
+    assert {"icepurge_throttled_retries", "temporal_worker_task_slots_available"} <= asked
+    assert asked - exported(after) == set()
     # Every attempt, the throttled ones too, is counted and waited for the budget.
     assert len(times) == status.delete_requests >= 8
     assert times[-1] - times[0] >= least_span_seconds(len(times), BUDGET)
