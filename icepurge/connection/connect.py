@@ -13,6 +13,7 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from icepurge.connection.connect_failures import connect_failure
 from icepurge.connection.settings import TemporalSettings
 from icepurge.connection.temporal_target import temporal_target
+from icepurge.connection.tracing import tracing_interceptors
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ async def connect(
             tls=target.tls,
             api_key=target.api_key,
             rpc_metadata=dict(target.rpc_metadata),
+            interceptors=tracing_interceptors(),
         )
     except RuntimeError as error:
         raise connect_failure(target, str(error)) from None

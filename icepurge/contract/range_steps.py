@@ -71,6 +71,14 @@ def ranges_at_once(window: int) -> int:
     return max(1, window // RANGE_WINDOW)
 
 
+RANGE_MARK = "range-"
+
+
 def range_id(root_id: str, chain: str | None, index: int) -> str:
     """One range workflow per namespace purge run chain and place, whatever replays or retries."""
-    return f"{root_id}/range-{index}" + (f"@{chain}" if chain else "")
+    return f"{root_id}/{RANGE_MARK}{index}" + (f"@{chain}" if chain else "")
+
+
+def purge_of(workflow_id: str) -> str:
+    """The purge a workflow works for: a range's namespace purge, else the workflow's own id."""
+    return workflow_id.split(f"/{RANGE_MARK}", 1)[0]

@@ -34,6 +34,7 @@ from icepurge.catalogs.admission import CatalogAdmission
 from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner
 from icepurge.connection.connect import connect
+from icepurge.connection.tracing import start_tracing
 from icepurge.contract.schemes import StoreKind, store_kind
 from icepurge.state.state_store import StateStore
 from icepurge.stores import s3_obstore
@@ -66,13 +67,16 @@ LOCAL_ACTIVITY_SLOTS = 4
 # their models took a fifth of the worker's CPU in a namespace purge of small tables (py-spy,
 # bench.namespace_purge).
 CONTRACT_PACKAGE = contract.__name__
+# Temporal's tracing interceptor runs inside the sandbox when tracing is on: its spans are the
+# process's own, not a workflow's state.
+OPENTELEMETRY_PACKAGE = "opentelemetry"
 
 
 def sandboxed_runner() -> SandboxedWorkflowRunner:
     """The workflow sandbox with pydantic and the contract passed through."""
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(
-            "pydantic", "pydantic_core", CONTRACT_PACKAGE
+            "pydantic", "pydantic_core", CONTRACT_PACKAGE, OPENTELEMETRY_PACKAGE
         )
     )
 
@@ -175,6 +179,7 @@ async def serve(settings: WorkerSettings) -> None:
         # before its drop, and the first client built loads botocore's S3 model (0.2-0.3 s on a
         # front door's first DELETE after a start).
         load_s3_model()
+    start_tracing("icepurge-worker")
     client = await connect(settings, metrics_address=settings.metrics_address)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -89,6 +89,7 @@ def worker(
 ) -> None:
     """Run a worker (configured by ICEPURGE_* environment variables) until SIGINT/SIGTERM."""
 
+    from icepurge.connection.tracing import TracingUnavailableError
     from icepurge.worker.cpu_cores import usable_cores
     from icepurge.worker.processes import WorkerProcessFailedError, bind_to_supervisor, supervise
     from icepurge.worker.run import S3ClientChoiceError, serve
@@ -100,9 +101,11 @@ def worker(
     count = processes if processes is not None else settings.worker_processes
     count = count or usable_cores()
     if count == 1:
-        run_or_exit(serve(settings), S3ClientChoiceError)
+        run_or_exit(serve(settings), S3ClientChoiceError, TracingUnavailableError)
     else:
-        run_or_exit(supervise(settings, count), WorkerProcessFailedError, S3ClientChoiceError)
+        run_or_exit(
+            supervise(settings, count), WorkerProcessFailedError, S3ClientChoiceError, TracingUnavailableError
+        )
 
 
 @app.command()
@@ -112,9 +115,15 @@ def api() -> None:
 
     from icepurge.api.server.app import create_app
     from icepurge.api.server.settings import ApiSettings
+    from icepurge.connection.tracing import TracingUnavailableError, start_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = ApiSettings()
+    try:
+        start_tracing("icepurge-api")
+    except TracingUnavailableError as error:
+        say_error(str(error))
+        raise typer.Exit(2) from None
     if settings.api_insecure_dev:
         console().print("[yellow]INSECURE DEV MODE: the API accepts every request without a token[/yellow]")
     uvicorn.run(

@@ -37,6 +37,7 @@ from icepurge.api.server.settings import ApiSettings
 from icepurge.api.server.temporal_connection import TemporalConnection
 from icepurge.catalogs.configured import CatalogRegistry
 from icepurge.connection.errors import CodecKeyError, undecodable
+from icepurge.connection.tracing import tracing_interceptors
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)
@@ -161,6 +162,11 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.include_router(doctor_router)
     app.include_router(codec_router)
     app.include_router(front_door_router)
+    if tracing_interceptors():
+        # Only once tracing is set up: the instrumentation's import alone costs every API start.
+        from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+
+        FastAPIInstrumentor.instrument_app(app)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
