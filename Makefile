@@ -23,10 +23,14 @@ ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
 	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed \
 	$(ENGINES_DIR)/nessie/.installed
+# The release the rolling-upgrade tier upgrades from (tests/test_rolling_upgrade.py): 2bb8934, the
+# last whose workflow histories tests/histories keeps, before slim batches and table ranges.
+OLD_RELEASE := 2bb8934f2fff8ebd650c0f206c36c7d05caac268
+OLD_RELEASE_DIR := $(TOOLS_CACHE)/releases/$(OLD_RELEASE)
 TRINO_VERSION := 476
 NESSIE_VERSION := 0.99.0
 
-.PHONY: install azurite lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
+.PHONY: install azurite old-release lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
 
 install: $(INSTALLED) azurite
 
@@ -89,8 +93,8 @@ test-fast: install
 # The fast tier first, so a broken contract fails in seconds; then lint, then the rest on two
 # processes, each with its own embedded stack on its own ports (a test file stays in one process,
 # in order): the suite is mostly waiting on services, so two fit on two cores.
-test: install test-fast lint browser-for-tests nginx-for-tests compose-config
-	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) $(PY) -m pytest -n 2 --dist loadfile -m "not fast and not engines"
+test: install test-fast lint browser-for-tests nginx-for-tests compose-config old-release
+	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) ICEPURGE_OLD_RELEASE_DIR=$(OLD_RELEASE_DIR) $(PY) -m pytest -n 2 --dist loadfile -m "not fast and not engines"
 
 # The engines tier: Spark SQL, Trino and Java REST catalogs as users run them, around the front
 # door, and Spark clusters (standalone, Connect) under the Spark engine. It needs `make engines`
@@ -146,6 +150,17 @@ $(ENGINES_DIR)/iceberg-rust-client/.installed: tools/engines/iceberg-rust-client
 # iceberg-go's REST client, from the Go module proxy at the versions its go.sum pins.
 $(ENGINES_DIR)/iceberg-go-client/.installed: tools/engines/iceberg-go-client/main.go tools/engines/iceberg-go-client/go.mod tools/engines/iceberg-go-client/go.sum
 	cd tools/engines/iceberg-go-client && GOFLAGS=-mod=readonly go build -o $(@D)/iceberg-go-client .
+	touch $@
+
+# The old release's source (from git) and its own venv (from its own uv.lock, as `make run`
+# installs it): what the rolling-upgrade tier runs its old workers from.
+old-release: $(OLD_RELEASE_DIR)/.installed
+
+$(OLD_RELEASE_DIR)/.installed: $(UV_BOOTSTRAPPED)
+	rm -rf $(@D) && mkdir -p $(@D)/src
+	git archive $(OLD_RELEASE) | tar -x -C $(@D)/src
+	cd $(@D)/src && UV_PROJECT_ENVIRONMENT=$(@D)/venv $(abspath $(VENV))/bin/uv sync --quiet --locked \
+		--extra dev-stack --python $(PYTHON)
 	touch $@
 
 # Compose's own loader (compose-go, what `docker compose config` runs), built from the Go module

@@ -166,6 +166,7 @@ def build_worker(
             # period, then cancel them at their checkpoints so another worker retries them at once
             # instead of waiting for a heartbeat timeout.
             graceful_shutdown_timeout=timedelta(seconds=settings.shutdown_grace_seconds),
+            deployment_config=settings.deployment_config(),
         )
 
     return PurgeWorkers(build, settings.task_queue, settings.max_concurrent_activities, settings.bulk_slots)
@@ -194,5 +195,12 @@ async def serve(settings: WorkerSettings) -> None:
                 workers.bulk.task_queue,
                 client.service_client.config.target_host,
             )
+            if settings.deployment_name:
+                log.info(
+                    "as Worker Deployment Version %s.%s (%s)",
+                    settings.deployment_name,
+                    settings.build_id,
+                    settings.versioning_behavior.value,
+                )
             await stop.wait()
             log.info("icepurge worker stopping")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pydantic import Field, SecretStr, model_validator
+from temporalio.worker import WorkerDeploymentConfig
 
 from icepurge.activities.delete.engine_choice import STORE_KINDS, AutoSparkThresholds
 from icepurge.activities.plan.planner import ChunkSizing
@@ -10,6 +11,7 @@ from icepurge.activities.settings import ActivitySettings
 from icepurge.connection.settings import CatalogPolicySettings, TemporalSettings
 from icepurge.contract.table_list import PAGE_ENTRIES
 from icepurge.stores.outcomes import DeleteTuning
+from icepurge.worker.versioning import WorkflowVersioning, deployment_config
 
 
 class WorkerSettings(TemporalSettings, CatalogPolicySettings):
@@ -124,6 +126,25 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
     metrics_address: str | None = Field(
         None, description="host:port for the Prometheus /metrics endpoint; unset = no endpoint."
     )
+    deployment_name: str | None = Field(
+        None,
+        min_length=1,
+        max_length=255,
+        pattern=r"^[^.]+$",
+        description="Worker Versioning: the Worker Deployment this worker polls for, with "
+        "ICEPURGE_BUILD_ID; unset = an unversioned worker.",
+    )
+    build_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=255,
+        description="Worker Versioning: this release's build id in ICEPURGE_DEPLOYMENT_NAME.",
+    )
+    versioning_behavior: WorkflowVersioning = Field(
+        WorkflowVersioning.AUTO_UPGRADE,
+        description="Worker Versioning: auto_upgrade (a running purge moves to the current version at "
+        "its next workflow task) or pinned (it stays on the version it began on).",
+    )
 
     @property
     def bulk_slots(self) -> int:
@@ -148,6 +169,18 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
                 f"use {', '.join(STORE_KINDS)}"
             )
         return self
+
+    @model_validator(mode="after")
+    def _versioned_completely(self) -> WorkerSettings:
+        if (self.deployment_name is None) != (self.build_id is None):
+            raise ValueError(
+                "Worker Versioning needs both ICEPURGE_DEPLOYMENT_NAME and ICEPURGE_BUILD_ID (or neither, "
+                "for an unversioned worker)"
+            )
+        return self
+
+    def deployment_config(self) -> WorkerDeploymentConfig | None:
+        return deployment_config(self.deployment_name, self.build_id, self.versioning_behavior)
 
     def delete_tuning(self) -> DeleteTuning:
         return DeleteTuning(max_attempts=self.delete_max_attempts, batch_files=self.delete_batch_files)
