@@ -18,6 +18,7 @@ ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
 # Built tools live outside git, in a cache a make target fills.
 TOOLS_CACHE ?= $(HOME)/.cache/icepurge
 COMPOSE_CONFIG := $(TOOLS_CACHE)/bin/composeconfig
+TEMPORAL_CLUSTER_BIN := $(TOOLS_CACHE)/temporal-cluster
 ENGINES_DIR ?= $(TOOLS_CACHE)/engines
 ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.1/.installed \
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
@@ -30,7 +31,7 @@ OLD_RELEASE_DIR := $(TOOLS_CACHE)/releases/$(OLD_RELEASE)
 TRINO_VERSION := 476
 NESSIE_VERSION := 0.99.0
 
-.PHONY: install azurite old-release lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
+.PHONY: install azurite old-release temporal-cluster lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
 
 install: $(INSTALLED) azurite
 
@@ -97,15 +98,16 @@ test: install test-fast lint browser-for-tests nginx-for-tests compose-config ol
 	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) ICEPURGE_OLD_RELEASE_DIR=$(OLD_RELEASE_DIR) $(PY) -m pytest -n 2 --dist loadfile -m "not fast and not engines"
 
 # The engines tier: Spark SQL, Trino and Java REST catalogs as users run them, around the front
-# door, and Spark clusters (standalone, Connect) under the Spark engine. It needs `make engines`
+# door, Spark clusters (standalone, Connect) under the Spark engine, and a multi-service Temporal
+# cluster on PostgreSQL (tests/test_temporal_cluster.py). It needs `make engines`
 # (a few hundred MB into the tools cache, once) and its own time, so it is a target of its own,
 # which .ci/run runs after `make test`.
-test-engines: install engines
-	ICEPURGE_ENGINES_DIR=$(ENGINES_DIR) $(PY) -m pytest -m engines -v
+test-engines: install engines nginx-for-tests
+	ICEPURGE_ENGINES_DIR=$(ENGINES_DIR) ICEPURGE_TEMPORAL_CLUSTER_BIN=$(TEMPORAL_CLUSTER_BIN) $(PY) -m pytest -m engines -v
 
 # The engines and servers of the engines tier, at the versions tools/engines pins: jars from Maven
 # Central (Maven checks their checksums), each PySpark from PyPI with its hashes.
-engines: $(ENGINES)
+engines: $(ENGINES) temporal-cluster
 
 $(ENGINES_DIR)/iceberg-rest-server/.installed: tools/engines/iceberg-rest-server.pom.xml
 	rm -rf $(@D)
@@ -171,6 +173,17 @@ $(COMPOSE_CONFIG): tools/composeconfig/main.go tools/composeconfig/go.mod tools/
 	@if command -v go >/dev/null; then \
 		cd tools/composeconfig && GOFLAGS=-mod=readonly go build -o $(COMPOSE_CONFIG) . ; \
 	else echo "no Go here: the Compose loader check will say it can't run"; fi
+
+# Temporal's server and its SQL schema tool, built from the Go module proxy at the version
+# tools/temporalserver/go.sum pins (the dev server's): the multi-service cluster tier runs them.
+temporal-cluster: $(TEMPORAL_CLUSTER_BIN)/.installed
+
+$(TEMPORAL_CLUSTER_BIN)/.installed: tools/temporalserver/tools.go tools/temporalserver/go.mod tools/temporalserver/go.sum
+	@if command -v go >/dev/null; then \
+		cd tools/temporalserver && GOFLAGS=-mod=readonly go build -o $(@D)/temporal-server go.temporal.io/server/cmd/server \
+		&& GOFLAGS=-mod=readonly go build -o $(@D)/temporal-sql-tool go.temporal.io/server/cmd/tools/sql \
+		&& touch $@; \
+	else echo "no Go here: the Temporal cluster tier will say it can't run"; fi
 
 # The full chaos run: 50 worker kills, a Temporal server restart, store faults; its output is kept.
 chaos: install
