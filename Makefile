@@ -24,8 +24,8 @@ ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
 	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed \
 	$(ENGINES_DIR)/nessie/.installed
-# The release the rolling-upgrade tier upgrades from (tests/test_rolling_upgrade.py): 2bb8934, the
-# last whose workflow histories tests/histories keeps, before slim batches and table ranges.
+# The release the rolling-upgrade tier upgrades from (tests/test_rolling_upgrade.py): 2bb8934, whose
+# workflow histories tests/histories keeps, from before slim batches and table ranges.
 OLD_RELEASE := 2bb8934f2fff8ebd650c0f206c36c7d05caac268
 OLD_RELEASE_DIR := $(TOOLS_CACHE)/releases/$(OLD_RELEASE)
 TRINO_VERSION := 476

@@ -27,6 +27,7 @@ from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
+from icepurge.contract.names import TABLE_RANGE_WORKFLOW_TYPE
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
@@ -140,6 +141,16 @@ async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCata
     await _write(client, echo_id, folder, "echo")
 
 
+async def _first_range(client: Client, parent: str) -> str:
+    """A range workflow of the namespace purge, once visibility lists it."""
+    query = f"WorkflowType = '{TABLE_RANGE_WORKFLOW_TYPE}' AND WorkflowId STARTS_WITH '{parent}/'"
+    for _ in range(100):
+        async for found in client.list_workflows(query):
+            return found.id
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"namespace purge {parent} lists no range")
+
+
 async def _first_child(purges: PurgeClient, parent: str) -> str:
     """A table purge the namespace purge started, once visibility lists it."""
     for _ in range(100):
@@ -167,9 +178,16 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
         async with build_worker(client, settings, pool):
             simple_table(lake, ("old",), "t0", appends=1)
             simple_table(lake, ("old", "inner"), "t1", appends=1)
+            # A workflow per table (batches are the default since slim batches): its children's
+            # histories are recorded too.
             namespace_id = await purges.namespaces.start(
                 namespace_request(
-                    CATALOG, ["old"], requested_by="recorder", recursive=True, max_concurrent_tables=1
+                    CATALOG,
+                    ["old"],
+                    requested_by="recorder",
+                    recursive=True,
+                    max_concurrent_tables=1,
+                    batch_tables=0,
                 )
             )
             await purges.namespaces.wait(namespace_id)
@@ -183,6 +201,15 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
             )
             await purges.namespaces.wait(batched_id)
             await _write(client, batched_id, folder, "namespace_purge_batched")
+
+            for index in range(3):
+                simple_table(lake, ("ranged",), f"t{index}", appends=1)
+            ranged_id = await purges.namespaces.start(
+                namespace_request(CATALOG, ["ranged"], requested_by="recorder", range_tables=2)
+            )
+            await purges.namespaces.wait(ranged_id)
+            await _write(client, ranged_id, folder, "namespace_purge_ranged")
+            await _write(client, await _first_range(client, ranged_id), folder, "table_range")
 
             simple_table(lake, ("rehearsed",), "t0", appends=1)
             rehearsal_id = await purges.namespaces.start(

@@ -13,7 +13,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, WORKFLOW_TYPE
+from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, TABLE_RANGE_WORKFLOW_TYPE, WORKFLOW_TYPE
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
@@ -37,6 +37,7 @@ def test_every_workflow_type_and_main_path_has_a_recorded_history() -> None:
     assert {_workflow_type(path) for path in HISTORIES} == {
         WORKFLOW_TYPE,
         NAMESPACE_WORKFLOW_TYPE,
+        TABLE_RANGE_WORKFLOW_TYPE,
         ECHO_WORKFLOW_TYPE,
     }
     names = {path.name.removesuffix(".json.gz") for path in HISTORIES}
@@ -49,6 +50,9 @@ def test_every_workflow_type_and_main_path_has_a_recorded_history() -> None:
         "table_purge_sweep",
         "table_purge_express",
         "namespace_purge",
+        "namespace_purge_batched",
+        "namespace_purge_ranged",
+        "table_range",
     } <= names
 
 
