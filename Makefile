@@ -159,11 +159,13 @@ $(ENGINES_DIR)/iceberg-go-client/.installed: tools/engines/iceberg-go-client/mai
 old-release: $(OLD_RELEASE_DIR)/.installed
 
 $(OLD_RELEASE_DIR)/.installed: $(UV_BOOTSTRAPPED)
-	rm -rf $(@D) && mkdir -p $(@D)/src
-	git archive $(OLD_RELEASE) | tar -x -C $(@D)/src
-	cd $(@D)/src && UV_PROJECT_ENVIRONMENT=$(@D)/venv $(abspath $(VENV))/bin/uv sync --quiet --locked \
-		--extra dev-stack --python $(PYTHON)
-	touch $@
+	@if git cat-file -e $(OLD_RELEASE)^{commit} 2>/dev/null; then \
+		rm -rf $(@D) && mkdir -p $(@D)/src \
+		&& git archive $(OLD_RELEASE) | tar -x -C $(@D)/src \
+		&& cd $(@D)/src && UV_PROJECT_ENVIRONMENT=$(@D)/venv $(abspath $(VENV))/bin/uv sync --quiet \
+			--locked --extra dev-stack --python $(PYTHON) \
+		&& touch $@; \
+	else echo "no git history with $(OLD_RELEASE) here: the rolling-upgrade tier will say it can't run"; fi
 
 # Compose's own loader (compose-go, what `docker compose config` runs), built from the Go module
 # proxy at the version tools/composeconfig/go.sum pins: the deployment tests' Compose check.

@@ -44,11 +44,11 @@ from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
 from bench.iceberg_own_purge import IcebergOwnPurges, iceberg_own_purges
 from bench.physical_limit import metadata_objects, read_limit
-from bench.purge_timeline import purge_timeline
+from bench.purge_timeline import planning_step, purge_timeline
 from bench.table_templates import TableTemplate
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
-from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
+from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
@@ -192,9 +192,7 @@ async def icepurge_purge(
     async for execution in temporal.list_workflows(f"WorkflowId='{purge_id}'"):
         events += execution.history_length
     timeline = await purge_timeline(temporal, purge_id)
-    # A purge by snapshot plans in plan_and_finish_small, which hands a plan too big to finish
-    # at once on to chunk activities: there, that step is the planning.
-    planning = PLAN_AND_FINISH_ACTIVITY if timeline.spans.get(PLAN_AND_FINISH_ACTIVITY) else PLAN_ACTIVITY
+    planning = planning_step(timeline)
     total = report.status.counts.total()
     assert worker.pid is not None
     return Measured(

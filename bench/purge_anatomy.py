@@ -42,7 +42,7 @@ _SHORT = {
     LIVE_TABLE_GUARD_ACTIVITY: "live-table guard",
     CHUNK_ACTIVITY: "chunks",
     FINALIZE_ACTIVITY: "finalize",
-    PLAN_AND_FINISH_ACTIVITY: "plan, guard, chunks and finalize in one step",
+    PLAN_AND_FINISH_ACTIVITY: "one step: planning, then guard, chunks and finalize for a plan small enough",
 }
 _CLOSED = (
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,

@@ -9,6 +9,8 @@ from datetime import datetime
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from icepurge.contract.names import PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
+
 _CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "activity_task_completed_event_attributes",
     EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: "activity_task_failed_event_attributes",
@@ -40,6 +42,12 @@ class Timeline:
         start = max(min(s for s, _ in self.spans[first]), min(s for s, _ in self.spans[second]))
         end = min(max(e for _, e in self.spans[first]), max(e for _, e in self.spans[second]))
         return max(0.0, (end - start).total_seconds())
+
+
+def planning_step(timeline: Timeline) -> str:
+    """The step that planned: a purge by snapshot plans in plan_and_finish_small, which hands a plan
+    too big (or bound for Spark) to finish at once on to chunk activities."""
+    return PLAN_AND_FINISH_ACTIVITY if timeline.spans.get(PLAN_AND_FINISH_ACTIVITY) else PLAN_ACTIVITY
 
 
 async def purge_timeline(client: Client, purge_id: str) -> Timeline:
