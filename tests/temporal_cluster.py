@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from icepurge.devstack.postgres import USER, PostgresServer
-from icepurge.devstack.process import ServiceProcess, port_open, stop_together
+from icepurge.devstack.process import ServiceProcess, stop_together
 from tests.conftest import CONTINUE_AS_NEW_EVENTS
 from tests.net_hosts import Host, NetHosts
 
@@ -228,10 +228,6 @@ http {{
         )
         self.nginx.start()
         self.nginx.wait_for_port(NGINX_PORT, host=self.hosts.temporal_address)
-
-
-def cluster_reachable(cluster: TemporalCluster) -> bool:
-    return port_open(NGINX_PORT, host=cluster.hosts.temporal_address)
 
 
 @contextmanager
