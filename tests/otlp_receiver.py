@@ -7,13 +7,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from icepurge.devstack.loopback_http import loopback_http
 
 TRACES_PATH = "/v1/traces"
 
@@ -87,11 +89,5 @@ def otlp_receiver() -> Iterator[tuple[str, ReceivedSpans]]:
         def log_message(self, format: str, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, name="otlp-receiver", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", spans
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_http(Handler) as url:
+        yield url, spans

@@ -28,6 +28,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
 from icepurge.contract.names import TABLE_RANGE_WORKFLOW_TYPE
+from icepurge.contract.namespace_request import NamespacePurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.ports import StackPorts
@@ -141,6 +142,21 @@ async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCata
     await _write(client, echo_id, folder, "echo")
 
 
+async def _three_tables_purged(
+    client: Client, lake: SqlCatalog, request: NamespacePurgeRequest, folder: Path
+) -> str:
+    """Three tables made in the request's namespace and purged by it; its history written as
+    namespace_purge_<namespace>."""
+    name = request.namespace[-1]
+    for index in range(3):
+        simple_table(lake, tuple(request.namespace), f"t{index}", appends=1)
+    purges = PurgeClient(client, QUEUE)
+    purge_id = await purges.namespaces.start(request)
+    await purges.namespaces.wait(purge_id)
+    await _write(client, purge_id, folder, f"namespace_purge_{name}")
+    return purge_id
+
+
 async def _first_range(client: Client, parent: str) -> str:
     """A range workflow of the namespace purge, once visibility lists it."""
     query = f"WorkflowType = '{TABLE_RANGE_WORKFLOW_TYPE}' AND WorkflowId STARTS_WITH '{parent}/'"
@@ -194,21 +210,10 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
             await _write(client, namespace_id, folder, "namespace_purge")
             await _write(client, await _first_child(purges, namespace_id), folder, "table_purge_of_namespace")
 
-            for index in range(3):
-                simple_table(lake, ("batched",), f"t{index}", appends=1)
-            batched_id = await purges.namespaces.start(
-                namespace_request(CATALOG, ["batched"], requested_by="recorder", batch_tables=2)
-            )
-            await purges.namespaces.wait(batched_id)
-            await _write(client, batched_id, folder, "namespace_purge_batched")
-
-            for index in range(3):
-                simple_table(lake, ("ranged",), f"t{index}", appends=1)
-            ranged_id = await purges.namespaces.start(
-                namespace_request(CATALOG, ["ranged"], requested_by="recorder", range_tables=2)
-            )
-            await purges.namespaces.wait(ranged_id)
-            await _write(client, ranged_id, folder, "namespace_purge_ranged")
+            batched = namespace_request(CATALOG, ["batched"], requested_by="recorder", batch_tables=2)
+            await _three_tables_purged(client, lake, batched, folder)
+            ranged = namespace_request(CATALOG, ["ranged"], requested_by="recorder", range_tables=2)
+            ranged_id = await _three_tables_purged(client, lake, ranged, folder)
             await _write(client, await _first_range(client, ranged_id), folder, "table_range")
 
             simple_table(lake, ("rehearsed",), "t0", appends=1)

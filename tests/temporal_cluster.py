@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icepurge.devstack.grpc_tls_proxy import nginx_config
 from icepurge.devstack.postgres import USER, PostgresServer
 from icepurge.devstack.process import ServiceProcess, stop_together
 from tests.conftest import CONTINUE_AS_NEW_EVENTS
@@ -193,19 +194,9 @@ dynamicConfigClient:
             f"server {running.address}:{PORTS['frontend'][0]} max_fails=1 fail_timeout=10s;"
             for running in self.of("frontend")
         )
-        kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-        temp = "\n    ".join(f"{kind}_temp_path {directory / kind};" for kind in kinds)
         config = directory / "nginx.conf"
         # A frontend that doesn't answer within a second is passed over, the call sent to the other.
-        config.write_text(f"""
-worker_processes 1;
-pid {directory / "nginx.pid"};
-error_log {directory / "error.log"} warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    {temp}
-    upstream frontends {{
+        http = f"""upstream frontends {{
         {frontends}
     }}
     server {{
@@ -217,9 +208,8 @@ http {{
             grpc_read_timeout {POLL_SECONDS}s;
             grpc_send_timeout {POLL_SECONDS}s;
         }}
-    }}
-}}
-""")
+    }}"""
+        config.write_text(nginx_config(directory, 1024, http))
         nginx = shutil.which("nginx") or "nginx"
         self.nginx = ServiceProcess(
             "nginx",

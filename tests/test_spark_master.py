@@ -5,13 +5,13 @@ for a moment while it started)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
 
+from icepurge.devstack.loopback_http import loopback_http
 from tests.spark_master import alive_spark_workers
 
 # What a starting Master answered /json/ with here, in the order it answered them.
@@ -39,14 +39,8 @@ class _StartingMaster(BaseHTTPRequestHandler):
 @pytest.fixture
 def master_ui() -> Iterator[str]:
     _StartingMaster.answers = list(ANSWERS)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _StartingMaster)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_http(_StartingMaster) as url:
+        yield url
 
 
 def test_a_starting_master_has_no_workers_until_it_says_so(master_ui: str) -> None:

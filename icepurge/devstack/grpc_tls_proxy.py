@@ -37,21 +37,32 @@ class ProxyChecks:
     api_key: str | None = None
 
 
-def _config(directory: Path, port: int, upstream: str, files: TlsFiles, checks: ProxyChecks) -> str:
-    verify = f"ssl_client_certificate {files.ca};\n        ssl_verify_client on;" if checks.mutual else ""
-    key = checks.api_key
-    check = f'if ($http_authorization != "Bearer {key}") {{ return 401; }}' if key else ""
+def nginx_config(directory: Path, connections: int, http: str) -> str:
+    """An nginx config whose pid, error log and temporary files stay in `directory`, with `http`
+    (its upstreams and servers) as the http block's own."""
     kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     temp = "\n    ".join(f"{kind}_temp_path {directory / kind};" for kind in kinds)
     return f"""
 worker_processes 1;
 pid {directory / "nginx.pid"};
 error_log {directory / "error.log"} info;
-events {{ worker_connections 256; }}
+events {{ worker_connections {connections}; }}
 http {{
     access_log off;
     {temp}
-    server {{
+    {http}
+}}
+"""
+
+
+def _config(directory: Path, port: int, upstream: str, files: TlsFiles, checks: ProxyChecks) -> str:
+    verify = f"ssl_client_certificate {files.ca};\n        ssl_verify_client on;" if checks.mutual else ""
+    key = checks.api_key
+    check = f'if ($http_authorization != "Bearer {key}") {{ return 401; }}' if key else ""
+    return nginx_config(
+        directory,
+        256,
+        f"""server {{
         listen 127.0.0.1:{port} ssl http2;
         ssl_certificate {files.server.cert};
         ssl_certificate_key {files.server.key};
@@ -62,9 +73,8 @@ http {{
             grpc_read_timeout {_POLL_SECONDS}s;
             grpc_send_timeout {_POLL_SECONDS}s;
         }}
-    }}
-}}
-"""
+    }}""",
+    )
 
 
 @contextmanager

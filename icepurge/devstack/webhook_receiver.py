@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from icepurge.activities.signals.webhook_sink import (
     EVENT_ID_HEADER,
@@ -17,6 +17,7 @@ from icepurge.activities.signals.webhook_sink import (
     verify_signature,
 )
 from icepurge.contract.events import PurgeEvent
+from icepurge.devstack.loopback_http import loopback_http
 
 WEBHOOK_SECRET = "icepurge-dev-webhook-secret"  # noqa: S105  # a loopback receiver's test secret
 
@@ -71,11 +72,5 @@ def _handler(received: Received) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def webhook_receiver(fail_with: int | None = None) -> Iterator[tuple[str, Received]]:
     received = Received(fail_with=fail_with)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(received))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/icepurge", received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_http(_handler(received)) as url:
+        yield f"{url}/hooks/icepurge", received
