@@ -1,6 +1,6 @@
 """The embedded stack's service processes cache their bytecode whatever the shell says: a worker's
 sandbox imports the workflow modules again for every new workflow, and without cached bytecode
-compiles them from source each time."""
+compiles them from source each time. A service that fails says why in its error."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from icepurge.devstack.process import ServiceProcess, stop_together
+from icepurge.devstack.process import ServiceFailedError, ServiceProcess, stop_together
 
 
 def test_a_service_caches_its_bytecode_when_the_shell_says_not_to(
@@ -47,3 +47,15 @@ def test_a_service_with_a_grace_of_its_own_is_not_waited_for_past_it(tmp_path: P
     stop_together([stubborn, prompt], grace=30)
     assert time.monotonic() - began < 10
     assert not stubborn.running() and not prompt.running()
+
+
+def test_a_service_that_exits_early_says_why_in_the_error(tmp_path: Path) -> None:
+    """A CI run keeps its output, not its temporary files: the error quotes the log's end."""
+    script = "import sys; print('\\n'.join(f'line {n}' for n in range(30))); sys.exit('bind: address in use')"
+    service = ServiceProcess("early", [sys.executable, "-c", script], tmp_path / "early.log")
+    service.start()
+    with pytest.raises(ServiceFailedError) as failed:
+        service.wait_for_port(1, timeout=60)
+    message = str(failed.value)
+    assert message.startswith(f"early exited early; see {tmp_path / 'early.log'}, which ends:")
+    assert "bind: address in use" in message and "line 29" in message and "line 9\n" not in message

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from pyiceberg.catalog import Catalog
-from pyiceberg.typedef import Identifier
+from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
@@ -115,3 +115,34 @@ def test_a_hold_that_misses_the_namespace_another_hold_makes_meanwhile_holds_its
     assert found.held == held and found.loaded.metadata_location == original.metadata_location
     assert catalog.load_table(held.identifier).metadata_location == original.metadata_location
     assert not catalog.table_exists(("sales", "orders"))
+
+
+def test_a_hold_whose_namespace_creation_loses_the_race_to_another_hold_holds_its_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    holds, catalog = _holds(tmp_path)
+    catalog.create_namespace(("sales",))
+    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
+    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    exists, create = catalog.namespace_exists, catalog.create_namespace
+    other_holds = [lambda: create((HOLD_NAMESPACE,))]
+
+    def another_hold_makes_it_between_check_and_insert(namespace: str | Identifier) -> bool:
+        found = exists(namespace)
+        if other_holds:
+            other_holds.pop()()
+        return found
+
+    def creating(namespace: str | Identifier, properties: Properties = EMPTY_DICT) -> None:
+        # PyIceberg's SQL catalog checks, then inserts: a concurrent create fails on the insert.
+        with monkeypatch.context() as racing:
+            racing.setattr(catalog, "namespace_exists", another_hold_makes_it_between_check_and_insert)
+            create(namespace, properties)
+
+    monkeypatch.setattr(catalog, "create_namespace", creating)
+    found = _environment(1).run(holds.hold_table, HoldInput(table=ref, hold_namespace=HOLD_NAMESPACE))
+
+    held = held_ref(ref, HOLD_NAMESPACE, RUN_ID)
+    assert not other_holds
+    assert found.held == held and found.loaded.metadata_location == original.metadata_location
+    assert catalog.load_table(held.identifier).metadata_location == original.metadata_location

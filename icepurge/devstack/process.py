@@ -33,7 +33,12 @@ def _passed_on(environment: os._Environ[str]) -> dict[str, str]:
 
 
 class ServiceFailedError(RuntimeError):
-    """A service exited or never became ready; the message points at its log."""
+    """A service exited or never became ready; the message points at its log and quotes its end."""
+
+
+# The end of a failed service's log, quoted in the error: a run whose temporary files are gone
+# (a CI machine) still says why the service stopped.
+_QUOTED_LOG_LINES = 20
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
@@ -88,21 +93,27 @@ class ServiceProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.running():
-                raise ServiceFailedError(f"{self.name} exited early; see {self.log_path}")
+                raise self._failed(f"{self.name} exited early")
             if port_open(port, host):
                 return
             time.sleep(0.2)
-        raise ServiceFailedError(
-            f"{self.name} not listening on port {port} after {timeout:.0f}s; see {self.log_path}"
-        )
+        raise self._failed(f"{self.name} not listening on port {port} after {timeout:.0f}s")
 
     def wait_for_log(self, text: str, timeout: float = 180.0) -> None:
         """Waits until the service's log contains `text` (a worker says it is polling)."""
         deadline = time.monotonic() + timeout
         while text not in self.log_path.read_text(errors="replace"):
             if time.monotonic() > deadline or not self.running():
-                raise ServiceFailedError(f"{self.name} did not start; see {self.log_path}")
+                raise self._failed(f"{self.name} did not start")
             time.sleep(0.5)
+
+    def _failed(self, what: str) -> ServiceFailedError:
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()[-_QUOTED_LOG_LINES:]
+        except FileNotFoundError:
+            lines = []
+        ending = "\n".join(lines) or "(empty)"
+        return ServiceFailedError(f"{what}; see {self.log_path}, which ends:\n{ending}")
 
     def signal(self, signum: int) -> None:
         """Sends `signum` to the service's own process (a test's pause or thaw)."""

@@ -18,6 +18,8 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
+from icepurge.catalogs.namespace_creation import ensure_namespace
+
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "part", StringType(), required=False),
@@ -59,7 +61,7 @@ def _rows(first_id: int, count: int, part: str) -> pa.Table:
 def rewrite_heavy_table(
     catalog: Catalog, namespace: tuple[str, ...], name: str, shape: RewriteShape
 ) -> Table:
-    catalog.create_namespace_if_not_exists(namespace)
+    ensure_namespace(catalog, namespace)
     properties = PROPERTIES if shape.merge_appends else {}
     table = catalog.create_table(
         (*namespace, name), schema=SCHEMA, partition_spec=SPEC, properties=properties

@@ -8,6 +8,8 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import LongType, NestedField, StringType
 
+from icepurge.catalogs.namespace_creation import ensure_namespace
+
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "note", StringType(), required=False),
@@ -17,7 +19,7 @@ APPENDS, ROWS = 3, 10
 
 def create_demo_table(catalog: Catalog, levels: tuple[str, ...], name: str) -> Table:
     """Three appends of ten rows: a real, small table."""
-    catalog.create_namespace_if_not_exists(levels)
+    ensure_namespace(catalog, levels)
     table = catalog.create_table((*levels, name), schema=SCHEMA)
     for batch in range(APPENDS):
         ids = range(batch * ROWS, (batch + 1) * ROWS)

@@ -25,6 +25,7 @@ from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Operation
 
+from icepurge.catalogs.namespace_creation import ensure_namespace
 from icepurge.devstack.iceberg_writers import ReplaceManifests
 from icepurge.devstack.synthetic_table import SCHEMA, ObjectWriter, content_file
 
@@ -48,7 +49,7 @@ class _Entry:
 def synthetic_rewrite_heavy_table(
     catalog: Catalog, identifier: tuple[str, ...], shape: RewriteHeavyShape, write_objects: ObjectWriter
 ) -> Table:
-    catalog.create_namespace_if_not_exists(identifier[:-1])
+    ensure_namespace(catalog, identifier[:-1])
     table = catalog.create_table(identifier, schema=SCHEMA, partition_spec=UNPARTITIONED_PARTITION_SPEC)
     io, location, batch = table.io, table.location(), uuid.uuid4().hex[:8]
     snapshot_ids = [table.metadata.new_snapshot_id() for _ in range(shape.snapshots)]

@@ -26,6 +26,7 @@ from pyiceberg.table.snapshots import Operation
 from pyiceberg.typedef import Record
 from pyiceberg.types import LongType, NestedField
 
+from icepurge.catalogs.namespace_creation import ensure_namespace
 from icepurge.devstack.iceberg_writers import AppendManifests, DeleteManifestWriter
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
@@ -100,7 +101,7 @@ def synthetic_table(
     """Data manifests spread over `shape.snapshots` appends; each append also commits a delete
     manifest of position-delete files. `write_objects` writes the tiny objects (by default
     through icepurge's store for the table's location)."""
-    catalog.create_namespace_if_not_exists(identifier[:-1])
+    ensure_namespace(catalog, identifier[:-1])
     table = catalog.create_table(identifier, schema=SCHEMA, partition_spec=UNPARTITIONED_PARTITION_SPEC)
     io, location = table.io, table.location()
     batch = uuid.uuid4().hex[:8]

@@ -22,6 +22,7 @@ from icepurge.activities.catalog.table_catalog import Ancestry, TableCatalog
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.activities.step_definition import implements
 from icepurge.catalogs.kind import CatalogKind
+from icepurge.catalogs.namespace_creation import ensure_namespace
 from icepurge.contract.activity_steps import HOLD_TABLE, RELEASE_HELD_TABLE
 from icepurge.contract.catalog_steps import (
     HeldTable,
@@ -131,8 +132,7 @@ def _rename_into(kind: CatalogKind, table: TableRef, held: TableRef) -> None:
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None
-            # PyIceberg answers a namespace made meanwhile by another hold as made.
-            kind.catalog.create_namespace_if_not_exists((held.namespace[0],))
+            ensure_namespace(kind.catalog, (held.namespace[0],))
 
 
 def _current(kind: CatalogKind, table: TableRef) -> str | None:
