@@ -30,8 +30,10 @@ OLD_RELEASE := 2bb8934f2fff8ebd650c0f206c36c7d05caac268
 OLD_RELEASE_DIR := $(TOOLS_CACHE)/releases/$(OLD_RELEASE)
 TRINO_VERSION := 476
 NESSIE_VERSION := 0.99.0
+# Where `make docs-serve` serves the docs site: clear of `make run`'s ports.
+DOCS_PORT ?= 8001
 
-.PHONY: install azurite old-release temporal-cluster lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
+.PHONY: docs docs-serve install azurite old-release temporal-cluster lock run test test-fast test-engines engines lint schemas bench chaos browser browser-for-tests nginx nginx-for-tests compose-config clean
 
 install: $(INSTALLED) azurite
 
@@ -194,6 +196,14 @@ chaos: install
 		ICEPURGE_CHAOS_DELETE_DELAY=0.6 ICEPURGE_CHAOS_READ_DELAY=0.05 \
 		$(PY) -m pytest -m chaos -s tests/test_chaos.py > chaos/full-run.txt 2>&1; \
 		status=$$?; cat chaos/full-run.txt; exit $$status
+
+# The docs site (mkdocs.yml): built strict into site/, offline; the reference pages are generated
+# from the code (docsite/). Material's notice about its successor is left out of the output.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 schemas: install
 	$(PY) -m icepurge.contract.schemas schemas

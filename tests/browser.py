@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -25,9 +27,9 @@ def require_browser() -> str:
     return found
 
 
-async def rendered_dom(url: str, budget_ms: int = 15_000) -> str:
+async def rendered_dom(url: str, budget_ms: int = 15_000, flags: tuple[str, ...] = ()) -> str:
     """The DOM once the page's scripts have run for `budget_ms` of virtual time (network waits
-    included), or returned earlier when the page went idle."""
+    included), or returned earlier when the page went idle. `flags`: Chromium's, added."""
     with tempfile.TemporaryDirectory(prefix="icepurge-chromium-") as profile:
         # No background networking: this machine's closed network refuses Chromium's own calls home.
         process = await asyncio.create_subprocess_exec(
@@ -42,6 +44,7 @@ async def rendered_dom(url: str, budget_ms: int = 15_000) -> str:
             "--disable-sync",
             f"--user-data-dir={profile}",
             f"--virtual-time-budget={budget_ms}",
+            *flags,
             "--dump-dom",
             url,
             stdout=asyncio.subprocess.PIPE,
@@ -50,3 +53,16 @@ async def rendered_dom(url: str, budget_ms: int = 15_000) -> str:
         stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
     assert process.returncode == 0, stderr.decode()[-2000:]
     return stdout.decode()
+
+
+def requests_logged(net_log: Path) -> list[tuple[str, int]]:
+    """Every URL request in a Chromium NetLog (`--log-net-log`): its URL and its traffic
+    annotation, which says what made it (the page's loader, a navigation, or Chromium's own
+    services: its clock, updater, accounts)."""
+    log = json.loads(net_log.read_text())
+    alive = log["constants"]["logEventTypes"]["REQUEST_ALIVE"]
+    return [
+        (event["params"]["url"], event["params"]["traffic_annotation"])
+        for event in log["events"]
+        if event["type"] == alive and "url" in event.get("params", {})
+    ]

@@ -1,12 +1,18 @@
-"""The README's walkthroughs as steps: each ```console block holds `$ command` lines, each followed
-by the output it prints. In the output, `…` stands for what changes from run to run (ids, times,
-paths) and a line of `…` alone for any number of lines."""
+"""The walkthroughs of the README and the docs pages as steps, in the order the docs site shows
+its pages (mkdocs.yml's nav; a page's `<!-- include: FILE -->` reads FILE there): each ```console
+block holds `$ command` lines, each followed by the output it prints. In the output, `…` stands
+for what changes from run to run (ids, times, paths) and a line of `…` alone for any number of
+lines."""
 
 from __future__ import annotations
 
 import itertools
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 ELLIPSIS = "…"
 PROMPT = "$ "
@@ -14,6 +20,29 @@ _BLOCK = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _ASSIGNMENT = re.compile(r"^(?P<name>[A-Z_]+)=\$\((?P<command>.*)\)$")
 # `command <<'EOF'`: a here-document, as a shell session shows one.
 _HEREDOC = re.compile(r"<<-?'?(?P<word>[A-Z]+)'?$")
+_INCLUDE = re.compile(r"^<!-- include: (\S+) -->$", re.MULTILINE)
+
+
+def site_pages(root: Path) -> list[Path]:
+    """The docs site's pages in its nav's order, each include replaced by the file it names."""
+
+    def walk(entries: list[Any]) -> list[str]:
+        found: list[str] = []
+        for entry in entries:
+            for value in entry.values() if isinstance(entry, dict) else [entry]:
+                found.extend(walk(value) if isinstance(value, list) else [value])
+        return found
+
+    nav = yaml.safe_load((root / "mkdocs.yml").read_text())["nav"]
+    pages: list[Path] = []
+    for name in walk(nav):
+        page = root / "docs" / name
+        includes = _INCLUDE.findall(page.read_text())
+        if includes:
+            pages.extend(root / include for include in includes)
+        else:
+            pages.append(page)
+    return pages
 
 
 @dataclass

@@ -75,7 +75,12 @@ class TemporalCluster:
         for database, schema in ((PERSISTENCE_DB, "temporal"), (VISIBILITY_DB, "visibility")):
             self._set_up_schema(database, schema)
         (self.state_dir / "dynamicconfig.yaml").write_text(DYNAMIC_CONFIG)
-        for name in ("history", "matching", "frontend", "frontend", "worker"):
+        # Every service writes the cluster's metadata record when it finds none, and one that
+        # loses that race exits ("SaveClusterMetadata encountered version mismatch"): the first
+        # service writes it alone, the rest start once it serves.
+        first = self._start_service("history")
+        first.process.wait_for_port(PORTS[first.service][0], host=first.address, timeout=120)
+        for name in ("matching", "frontend", "frontend", "worker"):
             self._start_service(name)
         self._start_nginx()
         for running in self.services:
@@ -114,7 +119,7 @@ class TemporalCluster:
         self._sql_tool(database, "setup-schema", "-v", "0.0")
         self._sql_tool(database, "update-schema", "--schema-name", f"postgresql/v12/{schema}")
 
-    def _start_service(self, service: str) -> None:
+    def _start_service(self, service: str) -> ServiceHost:
         host = self.hosts.add()
         address = self.hosts.address(host)
         index = len(self.services)
@@ -127,7 +132,9 @@ class TemporalCluster:
             self.state_dir / "logs" / f"{service}-{index}.log",
         )
         process.start()
-        self.services.append(ServiceHost(service, host, address, process))
+        running = ServiceHost(service, host, address, process)
+        self.services.append(running)
+        return running
 
     def _config(self, address: str) -> str:
         assert self.postgres is not None

@@ -34,10 +34,10 @@ def test_committed_schema_matches_the_model(name: str) -> None:
     assert committed == render(contract_schemas()[name]), f"run `make schemas` and commit schemas/{name}"
 
 
-def test_readme_example_request_is_a_valid_request() -> None:
-    readme = (ROOT / "README.md").read_text()
-    example = re.search(r"<!-- example-request -->\s*```json\n(.*?)```", readme, re.DOTALL)
-    assert example is not None, "README lost its example request"
+def test_the_docs_example_request_is_a_valid_request() -> None:
+    page = (ROOT / "docs" / "concepts" / "how-a-purge-works.md").read_text()
+    example = re.search(r"<!-- example-request -->\s*```json\n(.*?)```", page, re.DOTALL)
+    assert example is not None, "docs/concepts/how-a-purge-works.md lost its example request"
     request = PurgeRequest.model_validate(json.loads(example.group(1)))
     assert request.namespace == ["sales", "eu"]
 

@@ -28,7 +28,7 @@ def outcomes(stdout: str) -> dict[str, tuple[str, str]]:
     return {check["check"]: (check["outcome"], check["detail"]) for check in json.loads(stdout)["checks"]}
 
 
-# The Web UI's and `temporal workflow list`'s filter for purges only (README, "Doctor").
+# The Web UI's and `temporal workflow list`'s filter for purges only (docs/clients.md, "icepurge doctor").
 PURGES_ONLY = "PurgeState IS NOT NULL"
 
 

@@ -169,7 +169,7 @@ async def test_before_1_11_purge_unspecified_drops_makes_drop_table_purge_an_ice
     purges: PurgeClient,
     s3: S3Store,
 ) -> None:
-    """The race the README describes, as it happens: the front door drops the table first and
+    """The race docs/front-door.md describes, as it happens: the front door drops the table first and
     answers, then Spark finds the metadata file still there (the upstream keeps storage) and
     deletes the files too, while icepurge purges them. Every file goes, each counted once."""
     name = f"u{uuid.uuid4().hex[:8]}"

@@ -1,5 +1,6 @@
-"""The packages' import rules (README, Layout): what each part of icepurge may import. A change
-that makes the contract import a workflow, or a client import the server, fails here."""
+"""The packages' import rules (docs/reference/layout.md): what each part of icepurge may
+import. A change that makes the contract import a workflow, or a client import the server, fails
+here."""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def test_each_package_imports_only_what_the_layout_allows() -> None:
 
 
 def test_every_package_has_its_rules() -> None:
-    """A new package gets its line in ALLOWED (and in the README's picture) before it lands."""
+    """A new package gets its line in ALLOWED (and in docs/reference/layout.md's picture) before it
+    lands."""
     packages = {path.name for path in ROOT.iterdir() if (path / "__init__.py").exists()}
     api_parts = {f"api.{path.name}" for path in (ROOT / "api").iterdir() if (path / "__init__.py").exists()}
     modules = {path.stem for path in ROOT.glob("*.py")} - {"__init__"}

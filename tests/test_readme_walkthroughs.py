@@ -1,6 +1,6 @@
-"""Every README walkthrough, run verbatim against a `make run` stack (its own ports and state
-directory), compared with the output the README shows: the text can't go stale. Then Ctrl-C
-stops everything `make run` started, saying so."""
+"""Every walkthrough of the README and the docs pages, run verbatim against a `make run` stack
+(its own ports and state directory), compared with the output the page shows: the text can't go
+stale. Then Ctrl-C stops everything `make run` started, saying so."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from icepurge.devstack.free_ports import free_port_block
-from tests.readme_walkthrough import Step, output_matches, walkthrough_steps
+from tests.readme_walkthrough import Step, output_matches, site_pages, walkthrough_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 README_API = "http://127.0.0.1:8000"
@@ -109,12 +109,12 @@ def run_step(step: Step, env: dict[str, str], workdir: Path) -> list[str]:
 
 
 @pytest.mark.timeout(900)
-def test_every_readme_walkthrough_prints_what_the_readme_shows(
+def test_every_walkthrough_prints_what_the_docs_show(
     make_run: tuple[subprocess.Popen[str], dict[str, str]], tmp_path: Path
 ) -> None:
     process, env = make_run
-    steps = walkthrough_steps((ROOT / "README.md").read_text())
-    assert len(steps) > 20, "the README's ```console walkthroughs were not found"
+    steps = [step for page in site_pages(ROOT) for step in walkthrough_steps(page.read_text())]
+    assert len(steps) > 20, "the ```console walkthroughs of the README and the docs were not found"
     started = read_until(process, SERVING, timeout=300)
     assert any("demo purge SUCCEEDED" in line for line in started), started
     workdir = tmp_path / "shell"
@@ -124,7 +124,7 @@ def test_every_readme_walkthrough_prints_what_the_readme_shows(
     for step in steps:
         actual = run_step(step, env, workdir)
         assert output_matches(step.expected, actual), (
-            f"$ {step.command}\nREADME shows:\n"
+            f"$ {step.command}\nthe docs show:\n"
             + "\n".join(step.expected)
             + "\nprinted:\n"
             + "\n".join(actual)

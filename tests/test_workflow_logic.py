@@ -2,7 +2,7 @@
 order of steps, each chunk run once across continue-as-new, failures, controls that arrive with
 the start, soft delete and undrop, a namespace purge's outcome across its table purges. They run
 in seconds on a dev server of their own, no store or catalog (the SDK's time-skipping test server
-is a download these machines can't make: README, Layout)."""
+is a download these machines can't make: docs/reference/layout.md)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,11 @@ class TemporalSettings(BaseSettings):
     temporal_namespace: str = Field(
         "default", description="Where unset, TEMPORAL_NAMESPACE (or its profile) decides, else this."
     )
-    task_queue: str = TASK_QUEUE
+    task_queue: str = Field(
+        TASK_QUEUE,
+        description="The task queue single-table purges run on; namespace and catalog purges run on "
+        "it + '-bulk'.",
+    )
     codec_keys: dict[str, SecretStr] = Field(
         default_factory=dict,
         repr=False,

@@ -1,4 +1,4 @@
-"""Small real tables in `make run`'s demo catalog, for the README's walkthroughs:
+"""Small real tables in `make run`'s demo catalog, for the walkthroughs of the README and the docs:
 
     .venv/bin/python -m icepurge.devstack.demo_tables create sales orders   # 3 appends of 10 rows
     .venv/bin/python -m icepurge.devstack.demo_tables rows sales orders     # reads it through the catalog

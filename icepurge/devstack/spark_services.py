@@ -1,7 +1,7 @@
 """Spark services started from PySpark's own scripts: a standalone Master and Worker
 (`spark-class`), and a Spark Connect server (`spark-submit` of SparkConnectServer). Loopback
-by default; for trying the cluster set-ups on one machine (README: "Spark engine"), or on a test's
-own hosts, each bound to its host's address."""
+by default; for trying the cluster set-ups on one machine (docs/operations/deployment.md, "The
+Spark engine"), or on a test's own hosts, each bound to its host's address."""
 
 from __future__ import annotations
 

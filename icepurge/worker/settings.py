@@ -21,7 +21,7 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
     state_io_properties: dict[str, str] = Field(
         default_factory=dict, repr=False, description="FileIO properties for the state location (JSON)."
     )
-    chunk_target_files: int = Field(5_000, ge=1)
+    chunk_target_files: int = Field(5_000, ge=1, description="Distinct content files a chunk deletes.")
     plan_memory_files: int = Field(
         500_000, ge=1_000, description="Distinct content files planning holds in memory before it spills."
     )
@@ -90,8 +90,12 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
     webhook_secret: SecretStr | None = Field(
         None, description="Shared secret the webhook bodies are signed with."
     )
-    webhook_max_attempts: int = Field(4, ge=1, le=10)
-    webhook_timeout_seconds: float = Field(5.0, gt=0, le=60)
+    webhook_max_attempts: int = Field(
+        4, ge=1, le=10, description="Attempts to deliver an event to the webhook receiver."
+    )
+    webhook_timeout_seconds: float = Field(
+        5.0, gt=0, le=60, description="How long one delivery to the webhook receiver may take."
+    )
     webhook_cooldown_seconds: float = Field(
         30.0, ge=0, description="After an event used every attempt, later ones skip the receiver this long."
     )

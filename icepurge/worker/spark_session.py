@@ -35,7 +35,7 @@ def build_spark_session(master: str, extra_conf: dict[str, str]) -> SparkSession
     from pyspark.sql import SparkSession
 
     if master.startswith("sc://"):
-        # A Connect server has its own conf (FAIR, redaction, Python): see the README.
+        # A Connect server has its own conf (FAIR, redaction, Python): see docs/operations/deployment.md.
         builder = SparkSession.builder.remote(master)
     else:
         # PySpark starts its Python workers with PYSPARK_PYTHON (not spark.pyspark.python); on

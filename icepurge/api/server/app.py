@@ -121,7 +121,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app = FastAPIOffline(
         title="icepurge",
         version="1",
-        description="Durable purges of dropped Iceberg tables. Bearer tokens: see the README.",
+        description="Durable purges of dropped Iceberg tables. Bearer tokens: see docs/clients.md.",
         responses={code: {"model": Problem} for code in (401, 403, 404, 413, 503)},
         lifespan=_lifespan,
         swagger_ui_parameters=SWAGGER_UI_PARAMETERS,

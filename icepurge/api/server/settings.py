@@ -12,8 +12,8 @@ from icepurge.contract.namespace_request import MAX_WINDOW
 
 
 class ApiSettings(TemporalSettings, CatalogPolicySettings):
-    api_host: str = "127.0.0.1"
-    api_port: int = Field(8000, ge=1, le=65535)
+    api_host: str = Field("127.0.0.1", description="The address the API listens on.")
+    api_port: int = Field(8000, ge=1, le=65535, description="The port the API listens on.")
     api_auth_file: Path | None = Field(None, description="Token file (see icepurge/api/server/auth.py).")
     api_insecure_dev: bool = Field(
         False, description="Serve without authentication: every caller may do anything. Dev only."
