@@ -12,7 +12,9 @@ from urllib.parse import unquote
 
 import typer
 
-from icepurge.api.cli import controls  # noqa: F401  # registers the purge controls
+# Every command registers itself with a decorator where it is defined (the namespace commands too,
+# imported below for the helpers main uses): these modules hold only commands.
+from icepurge.api.cli import controls, report  # noqa: F401
 from icepurge.api.cli.boundary import exit_code_of
 from icepurge.api.cli.common import (
     cli_client,
@@ -29,12 +31,10 @@ from icepurge.api.cli.common import (
 from icepurge.api.cli.groups import admin, app, purge
 from icepurge.api.cli.namespace import (
     namespace_status,
-    purge_namespace,
     purge_tables,
     skipped_entries,
     watch_namespace,
 )
-from icepurge.api.cli.report import report
 from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.contract.kinds import PurgeKind
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
@@ -80,7 +80,7 @@ EXIT_CODES = {
 }
 
 
-@app.command()
+@app.command("worker")
 def worker(
     processes: Annotated[
         int | None,
@@ -108,7 +108,7 @@ def worker(
         )
 
 
-@app.command()
+@app.command("api")
 def api() -> None:
     """Serve the HTTP API (ICEPURGE_API_* variables) with uvicorn until SIGINT/SIGTERM."""
     import uvicorn
@@ -135,7 +135,7 @@ def api() -> None:
     )
 
 
-@app.command()
+@app.command("doctor")
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
@@ -149,7 +149,7 @@ def doctor(
     print_results(asyncio.run(run_checks(cli_settings())), as_json=as_json)
 
 
-@app.command()
+@app.command("token")
 def token(
     name: Annotated[str, typer.Argument(help="Who will hold the token.")],
     catalog: Annotated[list[str], typer.Option(help="Catalog it may use (repeat; * = all).")],
@@ -247,10 +247,6 @@ def purge_id(
         say_error(str(error))
         raise typer.Exit(2) from None
     say(purge_id_for(request))
-
-
-purge.command("namespace")(purge_namespace)
-purge.command("report")(report)
 
 
 @purge.command("status")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from icepurge.api.cli.common import cli_client, console, namespace_levels, run_or_exit, say
+from icepurge.api.cli.groups import purge
 from icepurge.api.clients.errors import PurgeNotFoundError
 from icepurge.contract.reasons import shortened
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 NAMESPACE_EXIT_CODES = {"SUCCEEDED": 0, "SUCCEEDED_WITH_ERRORS": 3, "FAILED": 4, "CANCELLED": 5}
 
 
+@purge.command("namespace")
 def purge_namespace(
     catalog: Annotated[str, typer.Argument(help="A catalog configured on the workers.")],
     namespace: Annotated[

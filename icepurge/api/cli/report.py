@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from icepurge.api.cli.common import cli_client, console, run_or_exit
+from icepurge.api.cli.groups import purge
 from icepurge.api.clients.errors import PurgeNotFoundError, PurgeReportUnavailableError
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ async def _page(
     return await reader.page(status, section or default_section(status), offset, limit)
 
 
+@purge.command("report")
 def report(
     purge_id: str,
     *,

@@ -10,7 +10,6 @@ from datetime import UTC
 from typing import Any
 
 from temporalio.client import (
-    Client,
     WithStartWorkflowOperation,
     WorkflowExecution,
     WorkflowExecutionDescription,
@@ -23,7 +22,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from icepurge.api.clients.closed_by_server import closed_elsewhere, listed_closed, shown_closed
+from icepurge.api.clients.closed_by_server import listed_closed
 from icepurge.api.clients.errors import (
     PurgeControlRejectedError,
     PurgeNotFoundError,
@@ -31,20 +30,16 @@ from icepurge.api.clients.errors import (
 from icepurge.api.clients.listing import PurgeFilter, PurgePage, PurgeSummary, kind_of, visibility_query
 from icepurge.api.clients.rerun_requests import NoLoadedSnapshotError, rerun_request
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient
-from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
+from icepurge.api.clients.temporal_results import translate_rpc_error
+from icepurge.api.clients.workflow_purges import WorkflowPurges
 from icepurge.contract import search_attributes as attributes
-from icepurge.contract.controls import DropConfirmation, Stage, StageWait, rate_budget_change
+from icepurge.contract.controls import DropConfirmation, Stage, StageWait
 from icepurge.contract.names import (
     AWAIT_STAGE_UPDATE,
     DROP_CONFIRMED_SIGNAL,
     ERROR_MEMO,
     EXPEDITE_UPDATE,
     OUTCOME_MEMO,
-    PAUSE_UPDATE,
-    RATE_BUDGET_UPDATE,
-    RESUME_UPDATE,
-    STATUS_QUERY,
-    TASK_QUEUE,
     UNDROP_UPDATE,
     WAITING_MEMO,
     WORKFLOW_TYPE,
@@ -123,10 +118,9 @@ def _reuse_policy(request: PurgeRequest) -> WorkflowIDReusePolicy:
     return WorkflowIDReusePolicy.REJECT_DUPLICATE
 
 
-class PurgeClient:
-    def __init__(self, client: Client, task_queue: str = TASK_QUEUE) -> None:
-        self._client = client
-        self._task_queue = task_queue
+class PurgeClient(WorkflowPurges[PurgeStatus, PurgeReport]):
+    status_type = PurgeStatus
+    report_type = PurgeReport
 
     async def start(self, request: PurgeRequest | dict[str, Any]) -> str:
         """Starts a purge, or returns the one already started for the same table snapshot,
@@ -307,21 +301,11 @@ class PurgeClient:
         raise PurgeNotFoundError(f"purge {handle.id} has no history")
 
     async def status(self, purge_id: str) -> PurgeStatus:
-        """Live from the workflow's query; a completed purge's from its result."""
-        handle = self._client.get_workflow_handle(purge_id, result_type=PurgeReport)
-        try:
-            description = await handle.describe()
-            if description.status == WorkflowExecutionStatus.COMPLETED:
-                report: PurgeReport = await handle.result()
-                return report.status
-            status: PurgeStatus = await handle.query(STATUS_QUERY, result_type=PurgeStatus)
-            if closed_elsewhere(description, status):
-                return await shown_closed(handle, description, status)
-        except RPCError as error:
-            raise translate_rpc_error(error, purge_id) from None
-        # The server knows when the next attempt is due; the workflow knows the last error even
-        # while the next attempt runs.
-        status.retrying = _retrying(description) or status.retrying
+        status, running = await self._status_of(purge_id)
+        if running is not None:
+            # The server knows when the next attempt is due; the workflow knows the last error even
+            # while the next attempt runs.
+            status.retrying = _retrying(running) or status.retrying
         return status
 
     async def _closed_note(self, purge_id: str) -> str | None:
@@ -369,13 +353,6 @@ class PurgeClient:
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
 
-    async def pause(self, purge_id: str) -> PurgeStatus:
-        """Stops the running chunks at their checkpoints and starts no more until `resume`."""
-        return await self._control(purge_id, PAUSE_UPDATE)
-
-    async def resume(self, purge_id: str) -> PurgeStatus:
-        return await self._control(purge_id, RESUME_UPDATE)
-
     async def undrop(self, purge_id: str) -> PurgeStatus:
         """Ends a SCHEDULED purge with nothing deleted and registers its table again (when its
         catalog is configured); refused once the deletes began or when the name is taken."""
@@ -384,14 +361,6 @@ class PurgeClient:
     async def expedite(self, purge_id: str) -> PurgeStatus:
         """Starts a SCHEDULED purge's deletes now."""
         return await self._control(purge_id, EXPEDITE_UPDATE)
-
-    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
-        """A new per-bucket delete-request budget (None = unlimited), in force within seconds."""
-        change = rate_budget_change(requests_per_second)
-        return await self._control(purge_id, RATE_BUDGET_UPDATE, change)
-
-    async def _control(self, purge_id: str, update: str, *arguments: Any) -> PurgeStatus:
-        return await run_update(self._client.get_workflow_handle(purge_id), update, arguments, PurgeStatus)
 
     async def list(
         self,
@@ -440,7 +409,3 @@ class PurgeClient:
     def namespaces(self) -> NamespacePurgeClient:
         """Namespace and whole-catalog purges, on the same connection."""
         return NamespacePurgeClient(self._client, self._task_queue)
-
-    async def wait(self, purge_id: str) -> PurgeReport:
-        """The final report; raises PurgeFailedError when the purge ended FAILED or CANCELLED."""
-        return await result_of(self._client.get_workflow_handle(purge_id, result_type=PurgeReport))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import (
     SearchAttributePair,
     TypedSearchAttributes,
@@ -15,17 +14,11 @@ from temporalio.common import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from icepurge.api.clients.closed_by_server import closed_elsewhere, shown_closed
-from icepurge.api.clients.temporal_results import result_of, run_update, translate_rpc_error
+from icepurge.api.clients.temporal_results import translate_rpc_error
+from icepurge.api.clients.workflow_purges import WorkflowPurges
 from icepurge.contract import search_attributes as attributes
-from icepurge.contract.controls import rate_budget_change
 from icepurge.contract.names import (
     NAMESPACE_WORKFLOW_TYPE,
-    PAUSE_UPDATE,
-    RATE_BUDGET_UPDATE,
-    RESUME_UPDATE,
-    STATUS_QUERY,
-    TASK_QUEUE,
 )
 from icepurge.contract.namespace_request import (
     NamespacePurgeRequest,
@@ -78,10 +71,9 @@ def namespace_request(
     return parse_namespace_request(raw)
 
 
-class NamespacePurgeClient:
-    def __init__(self, client: Client, task_queue: str = TASK_QUEUE) -> None:
-        self._client = client
-        self._task_queue = task_queue
+class NamespacePurgeClient(WorkflowPurges[NamespacePurgeStatus, NamespacePurgeReport]):
+    status_type = NamespacePurgeStatus
+    report_type = NamespacePurgeReport
 
     async def start(self, request: NamespacePurgeRequest | dict[str, Any]) -> str:
         """Starts a namespace purge, or returns the namespace's running one (or, with a request
@@ -116,38 +108,3 @@ class NamespacePurgeClient:
             except RPCError as error:
                 raise translate_rpc_error(error) from None
         return purge_id
-
-    async def status(self, purge_id: str) -> NamespacePurgeStatus:
-        """Live from the workflow's query; a completed one's from its result."""
-        handle = self._client.get_workflow_handle(purge_id, result_type=NamespacePurgeReport)
-        try:
-            description = await handle.describe()
-            if description.status == WorkflowExecutionStatus.COMPLETED:
-                report: NamespacePurgeReport = await handle.result()
-                return report.status
-            status: NamespacePurgeStatus = await handle.query(STATUS_QUERY, result_type=NamespacePurgeStatus)
-            if closed_elsewhere(description, status):
-                return await shown_closed(handle, description, status)
-        except RPCError as error:
-            raise translate_rpc_error(error, purge_id) from None
-        return status
-
-    async def wait(self, purge_id: str) -> NamespacePurgeReport:
-        """The final report; PurgeFailedError when it ended FAILED or CANCELLED."""
-        return await result_of(self._client.get_workflow_handle(purge_id, result_type=NamespacePurgeReport))
-
-    async def pause(self, purge_id: str) -> NamespacePurgeStatus:
-        """Starts no more table purges and pauses the running ones at their checkpoints."""
-        return await self._control(purge_id, PAUSE_UPDATE)
-
-    async def resume(self, purge_id: str) -> NamespacePurgeStatus:
-        return await self._control(purge_id, RESUME_UPDATE)
-
-    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> NamespacePurgeStatus:
-        """A per-bucket delete budget for the whole namespace purge, shared evenly by its window."""
-        change = rate_budget_change(requests_per_second)
-        return await self._control(purge_id, RATE_BUDGET_UPDATE, change)
-
-    async def _control(self, purge_id: str, update: str, *arguments: Any) -> NamespacePurgeStatus:
-        handle = self._client.get_workflow_handle(purge_id)
-        return await run_update(handle, update, arguments, NamespacePurgeStatus)

@@ -24,15 +24,10 @@ from icepurge.api.clients.errors import (
 )
 from icepurge.api.server.auth import IgnoredTokenNotice, TokenVerifier
 from icepurge.api.server.body_limit import BodyLimit
-from icepurge.api.server.catalog_routes import router as catalog_router
-from icepurge.api.server.codec_routes import router as codec_router
 from icepurge.api.server.docs_policy import SWAGGER_UI_PARAMETERS, same_origin_docs
-from icepurge.api.server.doctor_routes import router as doctor_router
 from icepurge.api.server.front_door.routes import router as front_door_router
-from icepurge.api.server.namespace_routes import router as namespace_router
 from icepurge.api.server.report_pages import ReportReader
-from icepurge.api.server.report_routes import router as report_router
-from icepurge.api.server.routes import router
+from icepurge.api.server.routes import catalogs, codec, controls, doctor, namespace_purges, purges, reports
 from icepurge.api.server.settings import ApiSettings
 from icepurge.api.server.temporal_connection import TemporalConnection
 from icepurge.catalogs.configured import CatalogRegistry
@@ -155,12 +150,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.add_exception_handler(KeyError, _undecodable)
     app.add_exception_handler(CodecKeyError, _undecodable)
     app.add_exception_handler(Exception, _unexpected)
-    app.include_router(router)
-    app.include_router(catalog_router)
-    app.include_router(namespace_router)
-    app.include_router(report_router)
-    app.include_router(doctor_router)
-    app.include_router(codec_router)
+    for routes in (purges, catalogs, namespace_purges, controls, reports, doctor, codec):
+        app.include_router(routes.router)
     app.include_router(front_door_router)
     if tracing_interceptors():
         # Only once tracing is set up: the instrumentation's import alone costs every API start.

@@ -10,7 +10,7 @@ from icepurge.api.server.doctor_checks import server_checks
 from icepurge.contract.doctor import DoctorReport, TokenInfo
 from icepurge.contract.roles import Role
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", tags=["doctor"])
 
 
 @router.get("/token", response_model=TokenInfo)

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.api.server.dependencies import Caller, Purges
+from icepurge.api.server.purge_access import readable_status
 from icepurge.api.server.report_pages import ReportReader
-from icepurge.api.server.routes import readable_status
 from icepurge.contract.report_pages import ReportPage, default_section
 from icepurge.contract.report_sections import ReportSection
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", tags=["reports"])
 
 
 class OffsetParameters(BaseModel):

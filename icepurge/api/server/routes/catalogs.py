@@ -1,4 +1,4 @@
-"""The catalog routes: which catalogs this API knows, and drop-and-purge by name. Names only:
+"""Catalogs: which catalogs this API knows, and drop-and-purge by name. Names only:
 a catalog's properties (credentials among them) never leave the process."""
 
 from __future__ import annotations
@@ -10,14 +10,13 @@ from pydantic import BaseModel
 
 from icepurge.api.server.catalog_checks import known_catalog, usable_catalogs
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
-from icepurge.api.server.routes import StartedPurge, authorize, started
+from icepurge.api.server.purge_access import StartedPurge, started
 from icepurge.contract.catalog_request import CatalogPurgeRequest
 from icepurge.contract.roles import Role
-from icepurge.contract.status import PurgeStatus
 from icepurge.contract.validation import by_name_request
 
 log = logging.getLogger(__name__)
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", tags=["catalogs"])
 
 
 class CatalogName(BaseModel):
@@ -61,22 +60,3 @@ async def purge_by_name(
     outcome = await client.begin(purge_request)
     log.info("purge by name %s (%s) started by %s", outcome.purge_id, purge_request.table_name, caller.name)
     return started(outcome, request, response)
-
-
-@router.post("/purges/{purge_id}/undrop", response_model=PurgeStatus)
-async def undrop_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
-    """Ends a SCHEDULED purge with nothing deleted and registers the table again; 409 once its
-    deletes began or when the identifier is taken."""
-    await authorize(client, caller, Role.DROP, purge_id)
-    status = await client.undrop(purge_id)
-    log.info("purge %s undropped by %s", purge_id, caller.name)
-    return status
-
-
-@router.post("/purges/{purge_id}/expedite", response_model=PurgeStatus)
-async def expedite_purge(purge_id: str, caller: Caller, client: Purges) -> PurgeStatus:
-    """Starts a SCHEDULED purge's deletes now; 409 when it isn't SCHEDULED."""
-    await authorize(client, caller, Role.DROP, purge_id)
-    status = await client.expedite(purge_id)
-    log.info("purge %s expedited by %s", purge_id, caller.name)
-    return status

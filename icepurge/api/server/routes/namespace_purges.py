@@ -14,11 +14,10 @@ from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.api.server.catalog_checks import known_catalog
 from icepurge.api.server.dependencies import Caller, Purges, forbidden
 from icepurge.api.server.namespace_table_pages import NamespaceTablePages
+from icepurge.api.server.purge_access import StartedPurge, authorize, started
 from icepurge.api.server.report_pages import ReportReader
-from icepurge.api.server.report_routes import OffsetParameters
-from icepurge.api.server.routes import StartedPurge, authorize, started
+from icepurge.api.server.routes.reports import OffsetParameters
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
-from icepurge.contract.controls import RateBudgetChange
 from icepurge.contract.namespace_request import (
     DEFAULT_RANGE_TABLES,
     DEFAULT_WINDOW,
@@ -33,7 +32,7 @@ from icepurge.contract.table_selection import TableSelection
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", tags=["namespace purges"])
 
 
 class NamespacePurgeBody(BaseModel):
@@ -164,33 +163,3 @@ async def namespace_purge_skipped(
     status = await client.namespaces.status(purge_id)
     reader: ReportReader = request.app.state.reports
     return await reader.skipped(status, parameters.offset, parameters.limit)
-
-
-@router.post("/namespace-purges/{purge_id}/pause", response_model=NamespacePurgeStatus)
-async def pause_namespace_purge(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
-    """No table purge starts until resume; the running ones pause at their checkpoints."""
-    await authorize(client, caller, Role.CONTROL, purge_id)
-    status = await client.namespaces.pause(purge_id)
-    log.info("namespace purge %s paused by %s", purge_id, caller.name)
-    return status
-
-
-@router.post("/namespace-purges/{purge_id}/resume", response_model=NamespacePurgeStatus)
-async def resume_namespace_purge(purge_id: str, caller: Caller, client: Purges) -> NamespacePurgeStatus:
-    await authorize(client, caller, Role.CONTROL, purge_id)
-    status = await client.namespaces.resume(purge_id)
-    log.info("namespace purge %s resumed by %s", purge_id, caller.name)
-    return status
-
-
-@router.put("/namespace-purges/{purge_id}/rate-budget", response_model=NamespacePurgeStatus)
-async def set_namespace_rate_budget(
-    purge_id: str, body: RateBudgetChange, caller: Caller, client: Purges
-) -> NamespacePurgeStatus:
-    """One per-bucket budget for the whole namespace purge, shared evenly by its window."""
-    await authorize(client, caller, Role.CONTROL, purge_id)
-    status = await client.namespaces.set_rate_budget(purge_id, body.bucket_requests_per_second)
-    log.info(
-        "namespace purge %s budget set to %s by %s", purge_id, body.bucket_requests_per_second, caller.name
-    )
-    return status
