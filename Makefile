@@ -24,7 +24,7 @@ ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
 	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed \
 	$(ENGINES_DIR)/nessie/.installed
-# The release the rolling-upgrade tier upgrades from (tests/test_rolling_upgrade.py): 2bb8934, whose
+# The release the rolling-upgrade tier upgrades from (tests/worker/test_rolling_upgrade.py): 2bb8934, whose
 # workflow histories tests/histories keeps, from before slim batches and table ranges.
 OLD_RELEASE := 2bb8934f2fff8ebd650c0f206c36c7d05caac268
 OLD_RELEASE_DIR := $(TOOLS_CACHE)/releases/$(OLD_RELEASE)
@@ -101,7 +101,7 @@ test: install test-fast lint browser-for-tests nginx-for-tests compose-config ol
 
 # The engines tier: Spark SQL, Trino and Java REST catalogs as users run them, around the front
 # door, Spark clusters (standalone, Connect) under the Spark engine, and a multi-service Temporal
-# cluster on PostgreSQL (tests/test_temporal_cluster.py). It needs `make engines`
+# cluster on PostgreSQL (tests/system/test_temporal_cluster.py). It needs `make engines`
 # (a few hundred MB into the tools cache, once) and its own time, so it is a target of its own,
 # which .ci/run runs after `make test`.
 test-engines: install engines nginx-for-tests
@@ -194,7 +194,7 @@ chaos: install
 	mkdir -p chaos
 	ICEPURGE_CHAOS_KILLS=50 ICEPURGE_CHAOS_RESTART_SERVER=1 ICEPURGE_CHAOS_SCALE=3 \
 		ICEPURGE_CHAOS_DELETE_DELAY=0.6 ICEPURGE_CHAOS_READ_DELAY=0.05 \
-		$(PY) -m pytest -m chaos -s tests/test_chaos.py > chaos/full-run.txt 2>&1; \
+		$(PY) -m pytest -m chaos -s tests/system/test_chaos.py > chaos/full-run.txt 2>&1; \
 		status=$$?; cat chaos/full-run.txt; exit $$status
 
 # The docs site (mkdocs.yml): built strict into site/, offline; the reference pages are generated

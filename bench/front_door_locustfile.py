@@ -9,7 +9,7 @@ location, size, status, seconds, when sent) is appended to the `out` file.
 one at a time per user, each user `per_user_per_second` drops a second: an offered rate of drops
 alone (bench.front_door_rates).
 
-Run by bench.front_door_load, bench.front_door_rates and tests/test_front_door_load.py
+Run by bench.front_door_load, bench.front_door_rates and tests/api/server/front_door/test_front_door_load.py
 (`locust -f ... --headless <user class>`)."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.test_readme_walkthroughs import SERVING, run_env
+from tests.project.test_readme_walkthroughs import SERVING, run_env
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTED_PURGE = re.compile(r"started purge (\S+)")

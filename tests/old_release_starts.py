@@ -1,4 +1,4 @@
-"""Run by the old release's own Python (tests/test_rolling_upgrade.py): starts purges through that
+"""Run by the old release's own Python (tests/worker/test_rolling_upgrade.py): starts purges through that
 release's client, as its API or CLI would, on the task queue its worker settings name. Reads what
 to start as JSON on stdin and prints the purge ids as JSON. Imports icepurge only: the old one."""
 

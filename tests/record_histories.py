@@ -1,4 +1,4 @@
-"""Records the workflow histories tests/test_replay.py replays: run it on the code a release
+"""Records the workflow histories tests/workflows/test_replay.py replays: run it on the code a release
 shipped, and its histories show that purges started before an upgrade finish after it.
 
     .venv/bin/python -m tests.record_histories tests/histories/<name>

@@ -1,6 +1,6 @@
 """Changes to workflow code that a running purge must not see halfway: each is a
 `workflow.patched` id. A run started before the change replays and goes on as it began; runs
-started after it (continue-as-new included) take the new path. tests/test_replay.py replays
+started after it (continue-as-new included) take the new path. tests/workflows/test_replay.py replays
 histories recorded before each change."""
 
 from typing import Final

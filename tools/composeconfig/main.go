@@ -1,6 +1,6 @@
 // composeconfig loads Compose files with compose-go, the loader `docker compose config` runs
 // (schema validation, interpolation, merging, normalization), and prints the resolved project:
-// the Compose check for machines without Docker's Compose plugin (tests/test_deployment_files.py).
+// the Compose check for machines without Docker's Compose plugin (tests/project/test_deployment_files.py).
 package main
 
 import (

@@ -40,6 +40,7 @@ from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.versioning import WorkflowVersioning
 from tests.conftest import LAKE_CATALOG
+from tests.paths import TESTS
 from tests.purge_helpers import assert_counts_add_up, eventually, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -53,7 +54,7 @@ WORKER_ENV = {
     "ICEPURGE_SHUTDOWN_GRACE_SECONDS": "5",
 }
 BUDGET = 1.5
-OLD_RELEASE_STARTS = Path(__file__).parent / "old_release_starts.py"
+OLD_RELEASE_STARTS = TESTS / "old_release_starts.py"
 SOFT_WINDOW_SECONDS = 25
 
 

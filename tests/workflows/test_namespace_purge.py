@@ -168,7 +168,7 @@ async def test_bad_namespace_purges_are_refused_with_the_reason(
     with pytest.raises(PurgeFailedError) as failed:
         await purges.namespaces.wait(missing)
     assert failed.value.error_type == ERROR_NAMESPACE_NOT_FOUND
-    # A namespace of this test's own: tests/test_purge_by_name.py protects a "vault" of its own,
+    # A namespace of this test's own: tests/workflows/test_purge_by_name.py protects a "vault" of its own,
     # and both may run in one process, in either order.
     lake.create_namespace(("strongroom",), {PROTECTED_PROPERTY: "true"})
     lake.create_namespace(("strongroom", "inner"))

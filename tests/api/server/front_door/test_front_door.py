@@ -42,6 +42,7 @@ from tests.conftest import (
     REST_TABLE_BUCKET,
     UNSAID_PURGE_CATALOG,
 )
+from tests.paths import TESTS
 from tests.purge_helpers import activities_in_order, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
@@ -293,7 +294,7 @@ def test_a_catalog_the_front_door_does_not_serve_is_not_found(api_url: str) -> N
     assert answer.json()["error"]["type"] == "NotFoundException"
 
 
-ICEBERG_JS = Path(__file__).parent / "iceberg_js"
+ICEBERG_JS = TESTS / "iceberg_js"
 
 
 async def test_iceberg_js_drops_a_table_with_purge_through_the_front_door(

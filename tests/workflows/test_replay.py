@@ -19,8 +19,9 @@ from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
 from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.purge_table import PurgeTableWorkflow
 from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
+from tests.paths import TESTS
 
-HISTORIES = sorted((Path(__file__).parent / "histories").glob("*/*.json.gz"))
+HISTORIES = sorted((TESTS / "histories").glob("*/*.json.gz"))
 
 
 def _saved(recorded: Path) -> dict[str, Any]:

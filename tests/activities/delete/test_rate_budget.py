@@ -4,7 +4,6 @@ dashboard asks only for metrics the worker then exports."""
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
 from pyiceberg.catalog.sql import SqlCatalog
 
@@ -13,13 +12,14 @@ from icepurge.contract.states import PurgeState
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from tests.metrics_scrape import dashboard_metrics, exported, metric_sum, scrape
+from tests.paths import ROOT
 from tests.purge_helpers import eventually, least_span_seconds, purge, request_for
 from tests.store import S3Store
 from tests.tables import many_files_table
 
 BUDGET = 2.0
 THROTTLED = 3
-DASHBOARD = Path(__file__).parent.parent / "deploy" / "grafana" / "icepurge.json"
+DASHBOARD = ROOT / "deploy" / "grafana" / "icepurge.json"
 
 
 async def test_a_purge_keeps_to_its_bucket_budget_and_counts_throttling(

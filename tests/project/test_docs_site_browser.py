@@ -21,10 +21,10 @@ from mkdocs.config import load_config
 
 from icepurge.devstack.loopback_http import loopback_http
 from tests.browser import rendered_dom, requests_logged, require_browser
+from tests.paths import ROOT
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGES_AT_ONCE = 4
 _TITLE = re.compile(r"<h1[^>]*>(.*?)</h1>", re.DOTALL)
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from icepurge.devstack.free_ports import free_port_block
+from tests.paths import ROOT
 from tests.readme_walkthrough import Step, output_matches, site_pages, walkthrough_steps
 
-ROOT = Path(__file__).resolve().parent.parent
 README_API = "http://127.0.0.1:8000"
 SERVING = "serving; Ctrl-C stops everything"
 PORT_BLOCK = 11

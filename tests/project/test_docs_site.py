@@ -14,8 +14,8 @@ from docsite.reference import cli, http, settings
 from icepurge.api.cli.settings import CliSettings
 from icepurge.api.server.settings import ApiSettings
 from icepurge.worker.settings import WorkerSettings
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 README_MOST_LINES = 250
 
 

@@ -8,7 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def test_the_wheel_holds_the_service_and_not_the_embedded_stack(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ import yaml
 
 from icepurge.api.server.settings import ApiSettings
 from icepurge.worker.settings import WorkerSettings
+from tests.paths import ROOT
 
-ROOT = Path(__file__).parent.parent
 COMPOSE = ROOT / "deploy" / "compose" / "docker-compose.yml"
 MANIFESTS = sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml"))
 KUBERNETES = "1.37"

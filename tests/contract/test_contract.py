@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -24,8 +23,7 @@ from icepurge.contract.request import PurgeRequest
 from icepurge.contract.schemas import contract_schemas, render
 from icepurge.contract.status import PurgeStatus
 from icepurge.contract.validation import InvalidPurgeRequestError
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 @pytest.mark.parametrize("name", sorted(contract_schemas()))

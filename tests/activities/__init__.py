@@ -1,0 +1,1 @@
+"""The activities (icepurge/activities), by room."""

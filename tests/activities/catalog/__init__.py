@@ -1,0 +1,1 @@
+"""Catalog steps (icepurge/activities/catalog)."""

@@ -1,0 +1,1 @@
+"""Deletes and their engines (icepurge/activities/delete)."""

@@ -1,0 +1,1 @@
+"""A namespace's enumeration and table lists (icepurge/activities/namespace)."""

@@ -1,0 +1,1 @@
+"""Events and their sinks (icepurge/activities/signals)."""

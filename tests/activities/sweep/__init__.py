@@ -1,0 +1,1 @@
+"""The location sweep (icepurge/activities/sweep)."""

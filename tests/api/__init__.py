@@ -1,0 +1,1 @@
+"""The HTTP API, its clients and the CLI (icepurge/api)."""

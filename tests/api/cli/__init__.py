@@ -1,0 +1,1 @@
+"""The icepurge command line (icepurge/api/cli)."""

@@ -1,0 +1,1 @@
+"""The Python clients of a purge (icepurge/api/clients)."""

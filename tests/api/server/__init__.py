@@ -1,0 +1,1 @@
+"""The HTTP API (icepurge/api/server)."""

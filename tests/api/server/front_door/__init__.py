@@ -1,0 +1,1 @@
+"""The Iceberg REST front door (icepurge/api/server/front_door)."""

@@ -1,0 +1,1 @@
+"""What the benchmarks (bench/) rest on."""

@@ -1,0 +1,1 @@
+"""What icepurge asks of a catalog (icepurge/catalogs)."""

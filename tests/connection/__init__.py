@@ -1,0 +1,1 @@
+"""The Temporal connection: TLS, codec, traces (icepurge/connection)."""

@@ -1,0 +1,1 @@
+"""The contract (icepurge/contract)."""

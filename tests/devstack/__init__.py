@@ -1,0 +1,1 @@
+"""The embedded stack (icepurge/devstack)."""

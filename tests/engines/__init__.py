@@ -1,0 +1,1 @@
+"""The engines tier: real engines and catalogs around icepurge."""

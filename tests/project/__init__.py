@@ -1,0 +1,1 @@
+"""The repository as a whole: import rules, packaging, deployment files, the docs site."""

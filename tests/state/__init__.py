@@ -1,0 +1,1 @@
+"""The state location (icepurge/state)."""

@@ -1,0 +1,1 @@
+"""The stores (icepurge/stores)."""

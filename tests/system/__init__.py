@@ -1,0 +1,1 @@
+"""The promises across every part: crashes, faults, chaos, parity, scale."""

@@ -1,0 +1,1 @@
+"""The worker and its fleet (icepurge/worker), Spark clusters under it."""
