@@ -68,9 +68,9 @@ from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.temporal_server import temporal_server
 from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.run import sandboxed_runner
-from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
-from icepurge.workflows.purge_table import PurgeTableWorkflow
-from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.table.purge_table import PurgeTableWorkflow
 
 QUEUE = "bench-control-plane"
 CATALOG = "bench"

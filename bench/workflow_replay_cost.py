@@ -23,8 +23,8 @@ from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from icepurge.worker.run import CONTRACT_PACKAGE
-from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
-from icepurge.workflows.purge_table import PurgeTableWorkflow
+from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.table.purge_table import PurgeTableWorkflow
 
 HISTORY = Path(__file__).parent.parent / "tests" / "histories" / "vfa1d406" / "table_purge_express.json.gz"
 WORKFLOWS_PACKAGE = "icepurge.workflows"

@@ -36,7 +36,7 @@ from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import activity_pool, build_worker
 from icepurge.worker.settings import WorkerSettings
-from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
+from icepurge.workflows.shared.echo import ECHO_WORKFLOW_TYPE
 from tests.store import S3Store
 from tests.tables import many_files_table, simple_table
 

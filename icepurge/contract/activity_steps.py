@@ -1,5 +1,5 @@
 """Every activity, defined once: its name, input, result, timeouts and retries. Workflows call
-them with icepurge.workflows.steps_runner.run_step, activities implement them with
+them with icepurge.workflows.shared.steps_runner.run_step, activities implement them with
 icepurge.activities.step_definition.implements; mypy checks both ends against these."""
 
 from __future__ import annotations

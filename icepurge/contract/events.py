@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.identity import identity_of
-from icepurge.contract.namespace_status import NamespacePurgeState
+from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
 
@@ -118,42 +119,61 @@ class EventCursor(BaseModel):
     last_progress_at: datetime | None = None
 
 
+def event_envelope(
+    kind: EventKind,
+    status: PurgeStatus | NamespacePurgeStatus,
+    cursor: EventCursor,
+    run_id: str,
+    now: datetime,
+    **counts: Any,
+) -> PurgeEvent:
+    """Every event's envelope, a table purge's or a namespace purge's: its id and place in the
+    stream, the purge's identity, state and times, and why it failed; `counts` are what the kind
+    of purge counts (and any field it says otherwise)."""
+    failed = kind is EventKind.FAILED
+    envelope: dict[str, Any] = {
+        "event_id": f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
+        "sequence": cursor.next_sequence,
+        "kind": kind,
+        **identity_of(status),
+        "purge_id": status.purge_id,
+        "run_id": run_id,
+        "state": status.state,
+        "eta_seconds": status.eta_seconds,
+        "started_at": status.started_at,
+        "finished_at": status.finished_at,
+        "occurred_at": now,
+        "error_type": status.error_type if failed else None,
+        "error": status.last_error if failed else None,
+    }
+    return PurgeEvent(**{**envelope, **counts})
+
+
 def event_from(
     kind: EventKind, status: PurgeStatus, cursor: EventCursor, run_id: str, now: datetime
 ) -> PurgeEvent:
     total = status.counts.total()
-    failed = kind is EventKind.FAILED
     retrying = status.retrying if kind is EventKind.RETRYING else None
-    return PurgeEvent(
-        event_id=f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
-        sequence=cursor.next_sequence,
-        kind=kind,
-        **identity_of(status),
-        purge_id=status.purge_id,
-        run_id=run_id,
-        table=status.table,
-        state=status.state,
-        files_total=status.files_total,
-        files_done=status.files_done,
-        files_deleted=total.deleted,
-        files_already_missing=total.already_missing,
-        files_failed=status.failures_total,
-        bytes_deleted=total.bytes_deleted,
-        chunks_done=status.chunks_done,
-        chunks_total=status.chunks_total,
-        rate_files_per_second=status.rate_files_per_second,
-        eta_seconds=status.eta_seconds,
-        started_at=status.started_at,
-        finished_at=status.finished_at,
-        occurred_at=now,
-        error_type=status.error_type if failed else None,
-        error=status.last_error if failed else retrying.last_error if retrying else None,
-        scheduled_for=status.scheduled_for,
-        guards_not_applied=[
+    counts: dict[str, Any] = {
+        "table": status.table,
+        "files_total": status.files_total,
+        "files_done": status.files_done,
+        "files_deleted": total.deleted,
+        "files_already_missing": total.already_missing,
+        "files_failed": status.failures_total,
+        "bytes_deleted": total.bytes_deleted,
+        "chunks_done": status.chunks_done,
+        "chunks_total": status.chunks_total,
+        "rate_files_per_second": status.rate_files_per_second,
+        "scheduled_for": status.scheduled_for,
+        "guards_not_applied": [
             f"{guard.guard.value}: {guard.detail}" for guard in status.guards if not guard.applied
         ],
-        outcome_note=status.outcome_note,
-    )
+        "outcome_note": status.outcome_note,
+    }
+    if retrying is not None and kind is not EventKind.FAILED:
+        counts["error"] = retrying.last_error
+    return event_envelope(kind, status, cursor, run_id, now, **counts)
 
 
 class TableEvents:

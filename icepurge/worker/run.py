@@ -44,10 +44,10 @@ from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
 from icepurge.worker.spark_session import build_spark_session, warm_up
-from icepurge.workflows.echo import EchoWorkflow
-from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
-from icepurge.workflows.purge_table import PurgeTableWorkflow
-from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.shared.echo import EchoWorkflow
+from icepurge.workflows.table.purge_table import PurgeTableWorkflow
 
 log = logging.getLogger(__name__)
 # What the CLI names when a worker can't start on the S3 client asked for.

@@ -3,7 +3,7 @@ Deployment Version, and its workflows run with the behaviour ICEPURGE_VERSIONING
 
 Auto-upgrade is the default: a purge may wait for days (a soft-delete window, a caller's drop) and
 run for hours, and a pinned purge would keep its release's workers alive that long. Every change
-to workflow code is replay-safe instead (`icepurge.workflows.upgrades`, each release's histories
+to workflow code is replay-safe instead (`icepurge.workflows.shared.upgrades`, each release's histories
 replayed by tests/workflows/test_replay.py), so a running purge moves to the current version at its next
 workflow task. Pinned suits a rainbow deployment that keeps each version's workers until its
 purges drain (the Temporal Worker Controller's): a purge then never leaves the version it began

@@ -25,7 +25,7 @@ def test_the_wheel_holds_the_service_and_not_the_embedded_stack(tmp_path: Path) 
         "icepurge/catalogs/registry.py",
         "icepurge/activities/delete/engine.py",
         "icepurge/state/state_store.py",
-        "icepurge/workflows/purge_table.py",
+        "icepurge/workflows/table/purge_table.py",
     ):
         assert needed in modules
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))

@@ -21,7 +21,7 @@ from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardName, GuardOutcome, PurgeStatus
 from icepurge.contract.sweep_steps import SweepOutcome
 from icepurge.devstack.requests import request_for_table
-from icepurge.workflows.table_lifecycle import PREVIEW_REFUSAL
+from icepurge.workflows.table.table_lifecycle import PREVIEW_REFUSAL
 from tests.conftest import LAKE_CATALOG
 from tests.store import S3Store
 from tests.tables import simple_table

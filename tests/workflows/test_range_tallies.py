@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from icepurge.contract.namespace_status import FileTotals, NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.range_steps import RangeProgress
 from icepurge.contract.table_outcomes import TableTallies
-from icepurge.workflows.namespace_progress import NamespaceProgress
+from icepurge.workflows.namespace.namespace_progress import NamespaceProgress
 
 NOW = datetime(2026, 11, 28, tzinfo=UTC)
 

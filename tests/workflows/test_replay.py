@@ -15,10 +15,10 @@ from temporalio.worker import Replayer
 
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, TABLE_RANGE_WORKFLOW_TYPE, WORKFLOW_TYPE
 from icepurge.worker.run import sandboxed_runner
-from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
-from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
-from icepurge.workflows.purge_table import PurgeTableWorkflow
-from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.shared.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
+from icepurge.workflows.table.purge_table import PurgeTableWorkflow
 from tests.paths import TESTS
 
 HISTORIES = sorted((TESTS / "histories").glob("*/*.json.gz"))

@@ -25,7 +25,7 @@ def _catches_everything(handler: ast.ExceptHandler) -> bool:
 def test_no_workflow_handler_catches_eviction_or_generator_exit() -> None:
     found = [
         f"{path.name}:{node.lineno}"
-        for path in sorted(WORKFLOWS.glob("*.py"))
+        for path in sorted(WORKFLOWS.rglob("*.py"))
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.ExceptHandler) and _catches_everything(node)
     ]

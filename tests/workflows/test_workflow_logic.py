@@ -81,9 +81,9 @@ from icepurge.contract.table_outcomes import TableEnd, TableOutcome, TableTallie
 from icepurge.devstack.binaries import binary
 from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.run import sandboxed_runner
-from icepurge.workflows.purge_namespace import PurgeNamespaceWorkflow
-from icepurge.workflows.purge_table import PurgeTableWorkflow
-from icepurge.workflows.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
+from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
+from icepurge.workflows.table.purge_table import PurgeTableWorkflow
 
 QUEUE = "icepurge-workflow-logic"
 # The SDK's default activity slots, on each queue.

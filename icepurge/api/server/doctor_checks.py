@@ -37,7 +37,7 @@ from icepurge.contract.names import SEARCH_ATTRIBUTES
 from icepurge.contract.priorities import bulk_queue
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import StoreContext
-from icepurge.workflows.echo import ECHO_WORKFLOW_TYPE
+from icepurge.workflows.shared.echo import ECHO_WORKFLOW_TYPE
 
 STEP_SECONDS = 10.0
 

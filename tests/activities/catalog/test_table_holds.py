@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
@@ -37,6 +38,13 @@ def _holds(tmp_path: Path) -> tuple[TableHolds, Catalog]:
     return TableHolds(catalogs), registry.catalog("shop")
 
 
+def _sales_orders(catalog: Catalog) -> tuple[Table, TableRef]:
+    """The table every test holds, and its reference."""
+    catalog.create_namespace(("sales",))
+    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
+    return original, TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+
+
 def _environment(attempt: int, run_id: str = RUN_ID) -> ActivityEnvironment:
     environment = ActivityEnvironment()
     environment.info = dataclasses.replace(environment.info, workflow_run_id=run_id, attempt=attempt)
@@ -48,9 +56,7 @@ def test_a_hold_is_idempotent_and_never_takes_a_table_created_since(
     tmp_path: Path, next_attempt: int
 ) -> None:
     holds, catalog = _holds(tmp_path)
-    catalog.create_namespace(("sales",))
-    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
-    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    original, ref = _sales_orders(catalog)
     step = HoldInput(table=ref, hold_namespace=HOLD_NAMESPACE)
     held = held_ref(ref, HOLD_NAMESPACE, RUN_ID)
     assert held.identifier == (HOLD_NAMESPACE, "icepurge_" + RUN_ID.replace("-", ""))
@@ -69,9 +75,7 @@ def test_a_hold_is_idempotent_and_never_takes_a_table_created_since(
 
 def test_an_attempt_that_loses_to_a_late_rename_finds_the_table_held(tmp_path: Path) -> None:
     holds, catalog = _holds(tmp_path)
-    catalog.create_namespace(("sales",))
-    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
-    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    original, ref = _sales_orders(catalog)
     held = held_ref(ref, HOLD_NAMESPACE, RUN_ID)
     # A timed-out attempt's rename, landing before this attempt loads the table.
     catalog.create_namespace((HOLD_NAMESPACE,))
@@ -92,9 +96,7 @@ def test_a_hold_that_misses_the_namespace_another_hold_makes_meanwhile_holds_its
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     holds, catalog = _holds(tmp_path)
-    catalog.create_namespace(("sales",))
-    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
-    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    original, ref = _sales_orders(catalog)
     rename = catalog.rename_table
 
     def another_hold_makes_the_namespace_after_the_rename_missed_it(
@@ -121,9 +123,7 @@ def test_a_hold_whose_namespace_creation_loses_the_race_to_another_hold_holds_it
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     holds, catalog = _holds(tmp_path)
-    catalog.create_namespace(("sales",))
-    original = catalog.create_table(("sales", "orders"), schema=SCHEMA)
-    ref = TableRef(purge_id="p", catalog="shop", namespace=["sales"], table="orders")
+    original, ref = _sales_orders(catalog)
     exists, create = catalog.namespace_exists, catalog.create_namespace
     other_holds = [lambda: create((HOLD_NAMESPACE,))]
 

@@ -11,7 +11,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from icepurge.contract.events import EventCursor
 from icepurge.contract.request import PurgeOptions
 from icepurge.contract.validation import InvalidPurgeRequestError
-from icepurge.workflows.event_stream import EventSource, EventStream
+from icepurge.workflows.shared.event_stream import EventSource, EventStream
 
 
 class StartedRequest(Protocol):

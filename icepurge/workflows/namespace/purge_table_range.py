@@ -35,10 +35,10 @@ from icepurge.contract.range_steps import (
     TableRangeReport,
 )
 from icepurge.contract.table_outcomes import TableTallies
-from icepurge.workflows.namespace_details import namespace_details_markdown
-from icepurge.workflows.namespace_outcomes import KeptTables
-from icepurge.workflows.namespace_progress import NamespaceProgress, new_namespace_status
-from icepurge.workflows.namespace_tables import NamespaceRun, NamespaceTables
+from icepurge.workflows.namespace.namespace_details import namespace_details_markdown
+from icepurge.workflows.namespace.namespace_outcomes import KeptTables
+from icepurge.workflows.namespace.namespace_progress import NamespaceProgress, new_namespace_status
+from icepurge.workflows.namespace.namespace_tables import NamespaceRun, NamespaceTables
 
 
 class CarriedRangeState(BaseModel):

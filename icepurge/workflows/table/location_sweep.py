@@ -12,9 +12,9 @@ from icepurge.contract.request import Engine, OverlapScope, PurgeRequest
 from icepurge.contract.schemes import LISTABLE_KINDS, StoreKind, scheme_of, store_kind
 from icepurge.contract.status import PurgeStatus
 from icepurge.contract.sweep_steps import SweepInput, SweepOutcome, SweepResult
-from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.table_lifecycle import live_table_outcome
-from icepurge.workflows.upgrades import PREVIEW_GUARDS, SWEEP_ANY_LISTABLE_STORE
+from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.upgrades import PREVIEW_GUARDS, SWEEP_ANY_LISTABLE_STORE
+from icepurge.workflows.table.table_lifecycle import live_table_outcome
 
 
 def _inside(location: str, base: str) -> bool:

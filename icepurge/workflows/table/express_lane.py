@@ -28,8 +28,8 @@ from icepurge.contract.express_steps import (
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import PlanInput, PlanSummary
-from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.upgrades import DROP_WITH_PLAN, EXPRESS_LANE, SNAPSHOT_AT_ONCE
+from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.upgrades import DROP_WITH_PLAN, EXPRESS_LANE, SNAPSHOT_AT_ONCE
 
 
 def takes_express(request: PurgeRequest) -> bool:

@@ -16,7 +16,7 @@ PREVIEW_DROPS: Final = "preview-drops"
 # not on S3 alone.
 SWEEP_ANY_LISTABLE_STORE: Final = "sweep-any-listable-store"
 # A purge by name loads and plans in one activity, and a table whose plan fits one small chunk is
-# dropped, guarded, deleted and finalized in a second (icepurge.workflows.express_lane).
+# dropped, guarded, deleted and finalized in a second (icepurge.workflows.table.express_lane).
 EXPRESS_LANE: Final = "express-lane"
 # A retried step's error goes into the memo listings read (and out of it once the step moves on).
 WAITING_MEMO: Final = "waiting-memo"
@@ -40,5 +40,5 @@ SNAPSHOT_AT_ONCE: Final = "snapshot-at-once"
 # history a batch, whatever its tables' names and reports.
 SLIM_BATCHES: Final = "slim-batches"
 # A namespace purge of more tables than one range hands ranges of its table list to child
-# PurgeTableRange workflows (icepurge.workflows.namespace_ranges).
+# PurgeTableRange workflows (icepurge.workflows.namespace.namespace_ranges).
 TABLE_RANGES: Final = "table-ranges"

@@ -52,16 +52,16 @@ from icepurge.contract.search_attributes import start_attributes
 from icepurge.contract.status import PurgeReport
 from icepurge.contract.table_outcomes import TableOutcome, outcome_of_batch, outcome_of_report
 from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
-from icepurge.workflows.event_stream import EventStream
-from icepurge.workflows.namespace_controls import (
+from icepurge.workflows.namespace.namespace_controls import (
     budget_share,
 )
-from icepurge.workflows.namespace_outcomes import KeptTables, already_started, outcome_of_failure
-from icepurge.workflows.namespace_progress import NamespaceProgress
-from icepurge.workflows.step_outcomes import (
+from icepurge.workflows.namespace.namespace_outcomes import KeptTables, already_started, outcome_of_failure
+from icepurge.workflows.namespace.namespace_progress import NamespaceProgress
+from icepurge.workflows.shared.event_stream import EventStream
+from icepurge.workflows.shared.step_outcomes import (
     cancel_all,
 )
-from icepurge.workflows.steps_runner import run_step
+from icepurge.workflows.shared.steps_runner import run_step
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from icepurge.contract.namespace_status import NamespacePurgeStatus
 from icepurge.contract.reasons import shortened
-from icepurge.workflows.details import duration_text, size_text
+from icepurge.workflows.shared.details import duration_text, size_text
 
 
 def namespace_details_markdown(status: NamespacePurgeStatus) -> str:

@@ -14,7 +14,7 @@ from temporalio import workflow
 
 from icepurge.contract.controls import RateBudgetChange
 from icepurge.contract.names import PAUSE_UPDATE, RATE_BUDGET_UPDATE, RESUME_UPDATE
-from icepurge.workflows.step_outcomes import control_guard
+from icepurge.workflows.shared.step_outcomes import control_guard
 
 StatusT = TypeVar("StatusT")
 

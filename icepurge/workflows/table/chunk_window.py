@@ -10,7 +10,7 @@ from typing import Any
 
 from icepurge.contract.request import Engine
 from icepurge.contract.steps import ChunkResult
-from icepurge.workflows.step_outcomes import cancel_all, was_cancelled
+from icepurge.workflows.shared.step_outcomes import cancel_all, was_cancelled
 
 RunChunk = Callable[[int], Coroutine[Any, Any, ChunkResult]]
 

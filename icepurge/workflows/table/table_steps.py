@@ -46,7 +46,12 @@ from icepurge.contract.steps import (
     PlanSummary,
     chunk_step,
 )
-from icepurge.workflows.express_lane import (
+from icepurge.workflows.shared.step_outcomes import (
+    PurgeRefusedError,
+)
+from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.upgrades import PREVIEW_GUARDS
+from icepurge.workflows.table.express_lane import (
     drops_with_plan,
     finish_small,
     load_and_plan,
@@ -54,15 +59,11 @@ from icepurge.workflows.express_lane import (
     takes_express,
     takes_snapshot_at_once,
 )
-from icepurge.workflows.location_sweep import sweep_location
-from icepurge.workflows.metrics import record_step
-from icepurge.workflows.soft_delete import SoftDeleteWindow
-from icepurge.workflows.step_outcomes import (
-    PurgeRefusedError,
-)
-from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.table_deletes import TableDeletes
-from icepurge.workflows.table_lifecycle import (
+from icepurge.workflows.table.location_sweep import sweep_location
+from icepurge.workflows.table.metrics import record_step
+from icepurge.workflows.table.soft_delete import SoftDeleteWindow
+from icepurge.workflows.table.table_deletes import TableDeletes
+from icepurge.workflows.table.table_lifecycle import (
     drop_table,
     hold_table,
     holds,
@@ -70,12 +71,11 @@ from icepurge.workflows.table_lifecycle import (
     load_table,
     previewed,
 )
-from icepurge.workflows.table_run import (
+from icepurge.workflows.table.table_run import (
     CarriedState,
     TableRun,
     report_of,
 )
-from icepurge.workflows.upgrades import PREVIEW_GUARDS
 
 
 class TableSteps:

@@ -27,9 +27,9 @@ from icepurge.contract.range_steps import (
     range_size,
     ranges_at_once,
 )
-from icepurge.workflows.namespace_controls import budget_share
-from icepurge.workflows.namespace_tables import NamespaceTables
-from icepurge.workflows.step_outcomes import cancel_all
+from icepurge.workflows.namespace.namespace_controls import budget_share
+from icepurge.workflows.namespace.namespace_tables import NamespaceTables
+from icepurge.workflows.shared.step_outcomes import cancel_all
 
 
 class NamespaceRanges(NamespaceTables):

@@ -17,12 +17,12 @@ from icepurge.contract.names import PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
 from icepurge.contract.progress import Progress
 from icepurge.contract.states import PurgeState
 from icepurge.contract.steps import ChunkInput, ChunkResult, ChunksReady, PlanInput, PlanSummary, chunk_step
-from icepurge.workflows.chunk_window import ChunkTarget, ChunkWindow
-from icepurge.workflows.express_lane import plan_and_finish
-from icepurge.workflows.metrics import record_step
-from icepurge.workflows.step_outcomes import cancel_all
-from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.table_run import TableRun
+from icepurge.workflows.shared.step_outcomes import cancel_all
+from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.table.chunk_window import ChunkTarget, ChunkWindow
+from icepurge.workflows.table.express_lane import plan_and_finish
+from icepurge.workflows.table.metrics import record_step
+from icepurge.workflows.table.table_run import TableRun
 
 
 class TableDeletes:

@@ -16,10 +16,10 @@ from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import progress_updates, scheduled_update
 from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.steps import PlanSummary
-from icepurge.workflows.details import details_markdown
-from icepurge.workflows.event_stream import EventStream
-from icepurge.workflows.upgrades import OUTCOME_MEMO as OUTCOME_MEMO_PATCH
-from icepurge.workflows.upgrades import WAITING_MEMO as WAITING_MEMO_PATCH
+from icepurge.workflows.shared.details import details_markdown
+from icepurge.workflows.shared.event_stream import EventStream
+from icepurge.workflows.shared.upgrades import OUTCOME_MEMO as OUTCOME_MEMO_PATCH
+from icepurge.workflows.shared.upgrades import WAITING_MEMO as WAITING_MEMO_PATCH
 
 
 class CarriedState(BaseModel):

@@ -18,8 +18,8 @@ from temporalio.exceptions import ActivityError, FailureError
 from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import EVENT_SIGNAL, NAMESPACE_ID_PREFIX
-from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.upgrades import PARENT_SIGNALS
+from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.upgrades import PARENT_SIGNALS
 
 # A namespace purge learns these of a table purge from the child workflow's own start and result
 # (its report): signalling them too cost the parent's workflow, whose tasks run one at a time,

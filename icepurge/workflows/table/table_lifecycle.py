@@ -34,8 +34,8 @@ from icepurge.contract.catalog_steps import (
 )
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import GuardOutcome
-from icepurge.workflows.steps_runner import run_step, try_step_in_task
-from icepurge.workflows.upgrades import HOLD_IN_WORKFLOW_TASK
+from icepurge.workflows.shared.steps_runner import run_step, try_step_in_task
+from icepurge.workflows.shared.upgrades import HOLD_IN_WORKFLOW_TASK
 
 # A hold is a load and a rename (0.1-0.3 s here, about a second on a loaded machine). Longer, and
 # the workflow, which answers no query meanwhile, moves it to an activity.

@@ -49,23 +49,23 @@ from icepurge.contract.steps import (
     StepAttemptFailed,
 )
 from icepurge.contract.validation import parse_request
-from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
-from icepurge.workflows.details import details_markdown
-from icepurge.workflows.run_start import start_run
-from icepurge.workflows.soft_delete import SoftDeleteWindow
-from icepurge.workflows.step_outcomes import (
+from icepurge.workflows.shared.control_handlers import ControlChecks, ControlHandlers
+from icepurge.workflows.shared.details import details_markdown
+from icepurge.workflows.shared.run_start import start_run
+from icepurge.workflows.shared.step_outcomes import (
     PurgeRefusedError,
     control_guard,
     error_memo,
     failure_reason,
     failure_type,
 )
-from icepurge.workflows.table_deletes import TableDeletes
-from icepurge.workflows.table_lifecycle import (
+from icepurge.workflows.table.soft_delete import SoftDeleteWindow
+from icepurge.workflows.table.table_deletes import TableDeletes
+from icepurge.workflows.table.table_lifecycle import (
     register_table,
     release_held_table,
 )
-from icepurge.workflows.table_run import (
+from icepurge.workflows.table.table_run import (
     CarriedState,
     TablePublisher,
     TableRun,
@@ -73,7 +73,7 @@ from icepurge.workflows.table_run import (
     report_of,
     with_budget,
 )
-from icepurge.workflows.table_steps import TableSteps
+from icepurge.workflows.table.table_steps import TableSteps
 
 TABLE_CONTROL_CHECKS = ControlChecks(check_pause, check_resume, check_rate_budget)
 

@@ -44,30 +44,30 @@ from icepurge.contract.namespace_steps import (
 )
 from icepurge.contract.range_steps import RangeProgress
 from icepurge.contract.search_attributes import namespace_updates
-from icepurge.workflows.control_handlers import ControlChecks, ControlHandlers
-from icepurge.workflows.event_stream import EventStream
-from icepurge.workflows.namespace_controls import (
+from icepurge.workflows.namespace.namespace_controls import (
     check_namespace_budget,
     check_namespace_pause,
     check_namespace_resume,
 )
-from icepurge.workflows.namespace_details import namespace_details_markdown
-from icepurge.workflows.namespace_events import NamespaceEvents
-from icepurge.workflows.namespace_outcomes import (
+from icepurge.workflows.namespace.namespace_details import namespace_details_markdown
+from icepurge.workflows.namespace.namespace_events import NamespaceEvents
+from icepurge.workflows.namespace.namespace_outcomes import (
     KeptTables,
     drops_not_previewed,
 )
-from icepurge.workflows.namespace_progress import NamespaceProgress, new_namespace_status
-from icepurge.workflows.namespace_ranges import NamespaceRanges
-from icepurge.workflows.namespace_tables import NamespaceRun
-from icepurge.workflows.run_start import start_run
-from icepurge.workflows.step_outcomes import (
+from icepurge.workflows.namespace.namespace_progress import NamespaceProgress, new_namespace_status
+from icepurge.workflows.namespace.namespace_ranges import NamespaceRanges
+from icepurge.workflows.namespace.namespace_tables import NamespaceRun
+from icepurge.workflows.shared.control_handlers import ControlChecks, ControlHandlers
+from icepurge.workflows.shared.event_stream import EventStream
+from icepurge.workflows.shared.run_start import start_run
+from icepurge.workflows.shared.step_outcomes import (
     error_memo,
     failure_reason,
     failure_type,
 )
-from icepurge.workflows.steps_runner import run_step
-from icepurge.workflows.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE, SLIM_BATCHES, TABLE_RANGES
+from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE, SLIM_BATCHES, TABLE_RANGES
 
 # Between a namespace purge's id and its run chain in its table purges' request ids.
 CHILD_REQUEST_SEPARATOR = "@"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from icepurge.contract.events import EventCursor, EventKind, PurgeEvent, PurgeKind, TableTally
-from icepurge.contract.identity import identity_of
+from icepurge.contract.events import EventCursor, EventKind, PurgeEvent, PurgeKind, TableTally, event_envelope
 from icepurge.contract.namespace_status import NamespacePurgeStatus
 
 
@@ -18,17 +17,14 @@ class NamespaceEvents:
         status = self._status
         files = status.files
         elapsed = (now - status.started_at).total_seconds() if status.started_at else 0.0
-        failed = kind is EventKind.FAILED
-        return PurgeEvent(
-            event_id=f"{status.purge_id}:{cursor.chain_id}:{cursor.next_sequence}",
-            sequence=cursor.next_sequence,
-            kind=kind,
+        return event_envelope(
+            kind,
+            status,
+            cursor,
+            run_id,
+            now,
             purge_kind=PurgeKind.NAMESPACE,
-            **identity_of(status),
-            purge_id=status.purge_id,
-            run_id=run_id,
             table="",
-            state=status.state,
             files_total=files.planned,
             files_done=files.done,
             files_deleted=files.deleted,
@@ -37,12 +33,6 @@ class NamespaceEvents:
             chunks_done=0,
             chunks_total=0,
             rate_files_per_second=round(files.done / elapsed, 2) if elapsed > 0 else None,
-            eta_seconds=status.eta_seconds,
-            started_at=status.started_at,
-            finished_at=status.finished_at,
-            occurred_at=now,
-            error_type=status.error_type if failed else None,
-            error=status.last_error if failed else None,
             tables=TableTally(
                 total=status.tables_total,
                 done=status.tables_done,

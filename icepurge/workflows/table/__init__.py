@@ -1,0 +1,2 @@
+"""The table purge: PurgeTable (purge_table.py), the steps around its deletes, the deletes, the
+express lane, soft delete, the location sweep."""
