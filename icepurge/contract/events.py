@@ -171,7 +171,8 @@ def event_from(
         ],
         "outcome_note": status.outcome_note,
     }
-    if retrying is not None and kind is not EventKind.FAILED:
+    if retrying is not None:
+        # A retrying step's last error, on the event that says it retries.
         counts["error"] = retrying.last_error
     return event_envelope(kind, status, cursor, run_id, now, **counts)
 
