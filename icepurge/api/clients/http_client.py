@@ -3,14 +3,13 @@ icepurge.api.clients.temporal_client.PurgeClient (which talks to Temporal direct
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 from urllib.parse import quote
 
 from icepurge.api.clients.api_transport import ApiTransport, resource_path
 from icepurge.api.clients.http_namespace_client import HttpNamespacePurgeClient
+from icepurge.api.clients.http_purges import HttpPurges
 from icepurge.api.clients.listing import PurgeFilter, PurgePage
-from icepurge.api.clients.status_polling import closed_status
 from icepurge.contract.doctor import DoctorReport, TokenInfo
 from icepurge.contract.report_pages import ReportPage
 from icepurge.contract.report_sections import ReportSection
@@ -21,10 +20,14 @@ from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.validation import parse_request
 
 
-class HttpPurgeClient:
+class HttpPurgeClient(HttpPurges[PurgeStatus, PurgeReport]):
+    collection = "purges"
+    status_type = PurgeStatus
+    report_type = PurgeReport
+    terminal_states = TERMINAL_STATES
+
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0) -> None:
-        self._transport = ApiTransport(base_url, token, timeout)
-        self._call = self._transport.call
+        super().__init__(ApiTransport(base_url, token, timeout))
 
     async def __aenter__(self) -> HttpPurgeClient:
         return self
@@ -95,40 +98,18 @@ class HttpPurgeClient:
         return [str(item["name"]) for item in answer["catalogs"]]
 
     async def undrop(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(
-            await self._call("POST", resource_path("purges", purge_id, "undrop"))
-        )
+        return await self._control(purge_id, "undrop")
 
     async def expedite(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(
-            await self._call("POST", resource_path("purges", purge_id, "expedite"))
-        )
+        return await self._control(purge_id, "expedite")
 
     async def rerun(self, purge_id: str, file_io_properties: dict[str, str] | None = None) -> str:
         body = {"file_io_properties": file_io_properties}
         answer = await self._call("POST", resource_path("purges", purge_id, "rerun"), json=body)
         return str(answer["purge_id"])
 
-    async def status(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(await self._call("GET", resource_path("purges", purge_id)))
-
     async def cancel(self, purge_id: str) -> None:
         await self._call("POST", resource_path("purges", purge_id, "cancel"))
-
-    async def pause(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(
-            await self._call("POST", resource_path("purges", purge_id, "pause"))
-        )
-
-    async def resume(self, purge_id: str) -> PurgeStatus:
-        return PurgeStatus.model_validate(
-            await self._call("POST", resource_path("purges", purge_id, "resume"))
-        )
-
-    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> PurgeStatus:
-        body = {"bucket_requests_per_second": requests_per_second}
-        answer = await self._call("PUT", resource_path("purges", purge_id, "rate-budget"), json=body)
-        return PurgeStatus.model_validate(answer)
 
     async def list(
         self, purge_filter: PurgeFilter | None = None, page_size: int = 50, page_token: str | None = None
@@ -171,10 +152,3 @@ class HttpPurgeClient:
     async def ready(self) -> None:
         """Raises PurgeServiceUnavailableError unless the API answers and reaches Temporal."""
         await self._call("GET", "/readyz")
-
-    async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> PurgeReport:
-        """Polls until the purge ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""
-        status, duration = await closed_status(
-            purge_id, partial(self.status, purge_id), TERMINAL_STATES, poll_seconds
-        )
-        return PurgeReport(status=status, duration_seconds=duration)

@@ -3,12 +3,11 @@ icepurge.api.clients.temporal_namespace_client.NamespacePurgeClient (which talks
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from icepurge.api.clients.api_transport import ApiTransport, resource_path
-from icepurge.api.clients.status_polling import closed_status
+from icepurge.api.clients.api_transport import resource_path
+from icepurge.api.clients.http_purges import HttpPurges
 from icepurge.contract.namespace_request import NamespacePurgeRequest, parse_namespace_request
 from icepurge.contract.namespace_status import (
     NAMESPACE_TERMINAL_STATES,
@@ -18,9 +17,11 @@ from icepurge.contract.namespace_status import (
 )
 
 
-class HttpNamespacePurgeClient:
-    def __init__(self, transport: ApiTransport) -> None:
-        self._call = transport.call
+class HttpNamespacePurgeClient(HttpPurges[NamespacePurgeStatus, NamespacePurgeReport]):
+    collection = "namespace-purges"
+    status_type = NamespacePurgeStatus
+    report_type = NamespacePurgeReport
+    terminal_states = NAMESPACE_TERMINAL_STATES
 
     async def start(self, request: NamespacePurgeRequest | dict[str, Any]) -> str:
         """Raises InvalidPurgeRequestError before sending anything, like the Temporal client;
@@ -31,11 +32,6 @@ class HttpNamespacePurgeClient:
         answer = await self._call("POST", path, json=body)
         return str(answer["purge_id"])
 
-    async def status(self, purge_id: str) -> NamespacePurgeStatus:
-        return NamespacePurgeStatus.model_validate(
-            await self._call("GET", resource_path("namespace-purges", purge_id))
-        )
-
     async def skipped(self, purge_id: str, offset: int = 0, limit: int = 1000) -> SkippedPage:
         """The entries its enumeration left alone, with why; PurgeNotFoundError while it has no
         table list."""
@@ -44,27 +40,3 @@ class HttpNamespacePurgeClient:
             "GET", resource_path("namespace-purges", purge_id, "skipped"), params=params
         )
         return SkippedPage.model_validate(answer)
-
-    async def pause(self, purge_id: str) -> NamespacePurgeStatus:
-        return await self._control(purge_id, "pause")
-
-    async def resume(self, purge_id: str) -> NamespacePurgeStatus:
-        return await self._control(purge_id, "resume")
-
-    async def set_rate_budget(self, purge_id: str, requests_per_second: float | None) -> NamespacePurgeStatus:
-        body = {"bucket_requests_per_second": requests_per_second}
-        answer = await self._call(
-            "PUT", resource_path("namespace-purges", purge_id, "rate-budget"), json=body
-        )
-        return NamespacePurgeStatus.model_validate(answer)
-
-    async def _control(self, purge_id: str, action: str) -> NamespacePurgeStatus:
-        answer = await self._call("POST", resource_path("namespace-purges", purge_id, action))
-        return NamespacePurgeStatus.model_validate(answer)
-
-    async def wait(self, purge_id: str, poll_seconds: float = 0.5) -> NamespacePurgeReport:
-        """Polls until it ends; raises PurgeFailedError when it ended FAILED or CANCELLED."""
-        status, duration = await closed_status(
-            purge_id, partial(self.status, purge_id), NAMESPACE_TERMINAL_STATES, poll_seconds
-        )
-        return NamespacePurgeReport(status=status, duration_seconds=duration)
