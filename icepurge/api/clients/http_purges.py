@@ -9,9 +9,13 @@ from functools import partial
 from typing import Generic, TypeVar
 
 from icepurge.api.clients.api_transport import ApiTransport, resource_path
-from icepurge.api.clients.closed_by_server import Status
 from icepurge.api.clients.status_polling import closed_status
+from icepurge.contract.namespace_status import NamespacePurgeStatus
+from icepurge.contract.status import PurgeStatus
 
+# Here rather than shared with the Temporal clients: `icepurge purge status` over the API imports
+# nothing of Temporal's (tests/api/cli/test_cli_startup.py).
+Status = TypeVar("Status", PurgeStatus, NamespacePurgeStatus)
 ReportT = TypeVar("ReportT")
 
 
