@@ -23,7 +23,7 @@ ENGINES_DIR ?= $(TOOLS_CACHE)/engines
 ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.1/.installed \
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
 	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed \
-	$(ENGINES_DIR)/nessie/.installed
+	$(ENGINES_DIR)/nessie/.installed $(ENGINES_DIR)/fake-gcs-server/.installed
 # The release the rolling-upgrade tier upgrades from (tests/worker/test_rolling_upgrade.py): 2bb8934, whose
 # workflow histories tests/histories keeps, from before slim batches and table ranges.
 OLD_RELEASE := 2bb8934f2fff8ebd650c0f206c36c7d05caac268
@@ -154,6 +154,12 @@ $(ENGINES_DIR)/iceberg-rust-client/.installed: tools/engines/iceberg-rust-client
 # iceberg-go's REST client, from the Go module proxy at the versions its go.sum pins.
 $(ENGINES_DIR)/iceberg-go-client/.installed: tools/engines/iceberg-go-client/main.go tools/engines/iceberg-go-client/go.mod tools/engines/iceberg-go-client/go.sum
 	cd tools/engines/iceberg-go-client && GOFLAGS=-mod=readonly go build -o $(@D)/iceberg-go-client .
+	touch $@
+
+# fake-gcs-server, a Google Cloud Storage emulator, built from the Go module proxy at the version
+# tools/fakegcs/go.sum pins: the GCS store's tests and bench.gcs_deletes run against it.
+$(ENGINES_DIR)/fake-gcs-server/.installed: tools/fakegcs/tools.go tools/fakegcs/go.mod tools/fakegcs/go.sum
+	cd tools/fakegcs && GOFLAGS=-mod=readonly go build -o $(@D)/fake-gcs-server github.com/fsouza/fake-gcs-server
 	touch $@
 
 # The old release's source (from git) and its own venv (from its own uv.lock, as `make run`

@@ -26,7 +26,8 @@ from icepurge.connection.connect import connect
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
-from icepurge.stores.s3_obstore import ObstoreObjects, nameable
+from icepurge.stores.obstore_runtime import nameable
+from icepurge.stores.s3_obstore import ObstoreObjects
 from icepurge.worker.run import activity_pool, build_worker
 
 CATALOG = "counted"

@@ -23,6 +23,7 @@ from icepurge.connection.connect import connect
 from icepurge.devstack.api_server import serve_api
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
+from icepurge.devstack.fake_gcs import FakeGcsEndpoint, create_buckets, fake_gcs_server
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.postgres import PostgresServer
@@ -33,6 +34,7 @@ from icepurge.worker.settings import WorkerSettings
 from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore
 from tests.engines_front_door import ReferenceFrontDoor, reference_front_door
+from tests.gcs_objects import GcsObjects
 from tests.listener_workflow import EventListener
 from tests.state_dirs import session_state_dir
 from tests.store import S3Store
@@ -75,6 +77,7 @@ DISK_CATALOG = "disk"
 ATTIC_CATALOG = "attic"
 REST_TABLE_BUCKET = "icepurge-tables"
 AZURE_CONTAINER = "warehouse"
+GCS_BUCKET = "lake"
 # Low enough that a few-hundred-file test table crosses continue-as-new several times.
 CONTINUE_AS_NEW_EVENTS = 60
 TEST_CHUNK_FILES = 40
@@ -237,6 +240,33 @@ def azure_catalog(stack: EmbeddedStack, azurite: AzuriteEndpoint) -> SqlCatalog:
         uri=stack.catalog_uri,
         warehouse=azurite.location(AZURE_CONTAINER, "azure"),
         **azurite.properties(),
+    )
+
+
+@pytest.fixture(scope="session")
+def fake_gcs(stack: EmbeddedStack) -> Iterator[FakeGcsEndpoint]:
+    """fake-gcs-server on a free loopback port beside the stack (built by `make engines`)."""
+    endpoint = FakeGcsEndpoint(free_ports(1)[0])
+    server = fake_gcs_server(stack.state_dir, endpoint.port)
+    server.start()
+    try:
+        server.wait_for_port(endpoint.port)
+        create_buckets(endpoint, [GCS_BUCKET])
+        yield endpoint
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_objects(fake_gcs: FakeGcsEndpoint) -> GcsObjects:
+    return GcsObjects(fake_gcs)
+
+
+@pytest.fixture(scope="session")
+def gcs_catalog(stack: EmbeddedStack, fake_gcs: FakeGcsEndpoint) -> SqlCatalog:
+    """A SQLite catalog whose tables PyIceberg writes to fake-gcs-server at gs:// locations."""
+    return SqlCatalog(
+        "gcs", uri=stack.catalog_uri, warehouse=fake_gcs.location(GCS_BUCKET, "gcs"), **fake_gcs.properties()
     )
 
 

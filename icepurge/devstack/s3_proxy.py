@@ -3,13 +3,15 @@ benchmarks and the chaos run); any HTTP service of the stack can sit behind it (
 catalog, the API's front door).
 
 It counts DeleteObjects requests and keys, can slow them down, can answer 503 SlowDown for
-requests that name chosen keys, and can hold back the answer to a chosen call after the service
-acted on it: faults injected on purpose, everything else is the real service.
+requests that name chosen keys, can deny chosen keys of a DeleteObjects or a GCS batch, and can
+hold back the answer to a chosen call after the service acted on it: faults injected on
+purpose, everything else is the real service.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http
 import http.client
 import random
 import re
@@ -24,6 +26,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 from xml.sax.saxutils import escape
 
 from icepurge.stores.s3_client import s3_client
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
 _KEY = re.compile(rb"<Key>([^<]*)</Key>")
+# A call of a GCS JSON API batch: its Content-ID and its DELETE's path.
+_BATCH_CALL = re.compile(rb"Content-ID: <(\d+)>\r\n\r\nDELETE (\S+) HTTP/1\.1")
 
 
 @dataclass
@@ -158,6 +163,8 @@ def _handler(
             is_bulk_delete = self.command == "POST" and "delete" in self.path.split("?", 1)[-1]
             if is_bulk_delete and (self._inject_delete_fault(body) or self._deny_keys(body)):
                 return
+            if self.command == "POST" and self.path.startswith("/batch/") and self._deny_batch_calls(body):
+                return
             connection = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {name: value for name, value in self.headers.items() if name.lower() not in _HOP_BY_HOP}
             connection.request(self.command, self.path, body=body or None, headers=headers)
@@ -274,6 +281,35 @@ def _handler(
             ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            return True
+
+        def _deny_batch_calls(self, body: bytes) -> bool:
+            """Answers a GCS JSON API batch itself: 403 for the calls naming a chosen object,
+            the others sent to the store one by one and answered as it answered them."""
+            denied = faults.deny_keys_containing
+            calls = [(index.decode(), path.decode()) for index, path in _BATCH_CALL.findall(body)]
+            if denied is None or not any(denied in unquote(path) for _, path in calls):
+                return False
+            boundary = "icepurge-proxy-batch"
+            parts = []
+            for index, path in calls:
+                status = 403
+                if denied not in unquote(path):
+                    connection = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
+                    connection.request("DELETE", path)
+                    status = connection.getresponse().status
+                    connection.close()
+                parts.append(
+                    f"--{boundary}\r\nContent-Type: application/http\r\n"
+                    f"Content-ID: <response-{index}>\r\n\r\n"
+                    f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\nContent-Length: 0\r\n\r\n\r\n"
+                )
+            payload = ("".join(parts) + f"--{boundary}--\r\n").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", f"multipart/mixed; boundary={boundary}")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)

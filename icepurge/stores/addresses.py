@@ -8,14 +8,16 @@ from urllib.parse import urlsplit
 from icepurge.contract.schemes import StoreKind, names_a_scheme, store_kind
 from icepurge.stores.blob_address import blob_address
 
+_BUCKET_SCHEMES = {StoreKind.S3: "s3", StoreKind.GCS: "gs"}
+
 
 def normalize(uri: str) -> str:
-    """s3a/s3n are s3, abfss/wasb(s) are abfs, no trailing slash, no duplicate slashes."""
+    """s3a/s3n are s3, gcs is gs, abfss/wasb(s) are abfs, no trailing slash, no duplicate slashes."""
     kind = store_kind(uri)
-    if kind is StoreKind.S3:
+    if kind in _BUCKET_SCHEMES:
         parts = urlsplit(uri)
         path = "/".join(segment for segment in parts.path.split("/") if segment)
-        return f"s3://{parts.netloc}/{path}".rstrip("/")
+        return f"{_BUCKET_SCHEMES[kind]}://{parts.netloc}/{path}".rstrip("/")
     if kind is StoreKind.AZURE:
         # abfs/abfss/wasb/wasbs and the dfs/blob hosts name the same blob.
         address = blob_address(uri)

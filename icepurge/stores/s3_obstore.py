@@ -16,53 +16,33 @@ from __future__ import annotations
 
 import functools
 import os
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import obstore
-from obstore.exceptions import BaseError, PermissionDeniedError, UnauthenticatedError
 from obstore.store import S3Store as ObstoreS3
 
+from icepurge.stores.obstore_runtime import (
+    client_options,
+    forked_since_runtime,
+    nameable,
+    note_runtime_use,
+    obstore_errors,
+    retry_config,
+)
 from icepurge.stores.s3_client import credentials_given, first_property, virtual_addressing
 from icepurge.stores.s3_objects import Boto3Objects
 from icepurge.stores.store import ObjectHead
 
 if TYPE_CHECKING:
-    from obstore.store import ClientConfig, S3Config, S3Credential
+    from obstore.store import S3Config, S3Credential
 
 # Stores are per bucket: room for every bucket and credential set a worker talks to at once.
 _SHARED_STORES = 64
-_BACKOFF_START = timedelta(milliseconds=100)
-_BACKOFF_CAP = timedelta(seconds=20)
-_STATUS = re.compile(r"status code: (\d{3})")
-_CODE = re.compile(r"<Code>([^<]*)</Code>")
-_MESSAGE = re.compile(r"<Message>([^<]*)</Message>")
-# The innermost cause in the error's debug text: `message: "Connection refused"` or
-# `error: "failed to lookup address information: …"`.
-_CAUSE = re.compile(r'(?:message|error): "([^"]*)"')
-# A TLS failure names its cause without quotes: `InvalidCertificate(\n UnknownIssuer,\n)`.
-_CERTIFICATE = re.compile(r"InvalidCertificate\(\s*(\w+)")
-_CONNECT = "kind: Connect"
-# What makes a connection error a fault of the address or trust, not of the moment: refused,
-# unresolved, unroutable, an untrusted certificate. A reset or a timeout stays transient (the
-# chaos tier's resets, read as "Could not connect", failed a purge's planning for good).
-_UNREACHABLE = (
-    "ConnectionRefused",
-    "dns error",
-    "HostUnreachable",
-    "NetworkUnreachable",
-    "InvalidCertificate",
-)
-_UNNAMEABLE_SEGMENTS = frozenset({"", ".", ".."})
 S3_CLIENT_VARIABLE = "ICEPURGE_S3_CLIENT"
 _CLIENTS = ("obstore", "boto3")
 _CA_BUNDLE_VARIABLE = "AWS_CA_BUNDLE"
-# The pids that made an obstore request: one, unless this process was forked after one.
-_RUNTIME_PIDS: set[int] = set()
 
 
 def takes_obstore(properties: dict[str, str]) -> bool:
@@ -74,7 +54,7 @@ def takes_obstore(properties: dict[str, str]) -> bool:
         obstore_chosen()
         and credentials_given(properties)
         and not own_virtual_endpoint
-        and {os.getpid()} >= _RUNTIME_PIDS
+        and not forked_since_runtime()
     )
 
 
@@ -129,13 +109,8 @@ class ObstoreObjects:
         return ObjectHead(size=int(meta["size"]), modified=modified)
 
     def _store(self, bucket: str) -> ObstoreS3:
-        _RUNTIME_PIDS.add(os.getpid())
+        note_runtime_use()
         return _shared_store(self._items, bucket, self._connections, self._attempts)
-
-
-def nameable(key: str) -> bool:
-    """Whether obstore's path for `key` names the same S3 key."""
-    return _UNNAMEABLE_SEGMENTS.isdisjoint(key.split("/"))
 
 
 @functools.lru_cache(maxsize=_SHARED_STORES)
@@ -156,13 +131,7 @@ def _shared_store(
     }
     if endpoint:
         config["endpoint"] = endpoint
-    client: ClientConfig = {
-        "allow_http": bool(endpoint and endpoint.startswith("http://")),
-        "connect_timeout": timedelta(seconds=10),
-        "read_timeout": timedelta(seconds=60),
-        "timeout": timedelta(minutes=5),
-        "pool_max_idle_per_host": str(connections),
-    }
+    client = client_options(endpoint, connections)
     bundle = os.environ.get(_CA_BUNDLE_VARIABLE)
     if bundle:
         # The CAs boto3 trusts besides the system's (a store behind a private CA).
@@ -173,45 +142,5 @@ def _shared_store(
         # The properties' credentials, never the environment's: as boto3 is given them.
         credential_provider=lambda: credential,
         client_options=client,
-        retry_config={
-            "max_retries": attempts - 1,
-            "retry_timeout": timedelta(minutes=2),
-            "backoff": {"init_backoff": _BACKOFF_START, "max_backoff": _BACKOFF_CAP, "base": 2},
-        },
+        retry_config=retry_config(attempts),
     )
-
-
-@contextmanager
-def obstore_errors(location: str) -> Iterator[None]:
-    try:
-        yield
-    except FileNotFoundError as error:
-        raise FileNotFoundError(_summary(str(error), location)) from None
-    except (PermissionDeniedError, UnauthenticatedError) as error:
-        raise PermissionError(_summary(str(error), location)) from None
-    except BaseError as error:
-        raise OSError(_summary(str(error), location)) from None
-
-
-def _summary(text: str, location: str) -> str:
-    """The store's code and message, as boto3's errors name them, rather than obstore's debug
-    dump of its retry state."""
-    status = _STATUS.search(text)
-    if status is not None:
-        code = _CODE.search(text)
-        message = _MESSAGE.search(text)
-        named = code.group(1) if code else status.group(1)
-        return f"{named}: {message.group(1) if message else ''} ({location})"
-    causes = _CAUSE.findall(text)
-    certificate = _CERTIFICATE.search(text)
-    cause = (
-        f": invalid TLS certificate ({certificate.group(1)})"
-        if certificate
-        else f": {causes[-1]}"
-        if causes
-        else ""
-    )
-    if _CONNECT in text and any(marker in text for marker in _UNREACHABLE):
-        return f"Could not connect to the endpoint URL for {location}{cause}"
-    first_line = text.partition("\n")[0]
-    return f"{first_line}{cause} ({location})"

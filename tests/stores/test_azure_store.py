@@ -24,10 +24,10 @@ from icepurge.stores.azure_deletes import AZURE_BATCH, AzureBatchDeleter
 from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.store import Deletes
-from tests.azure_parity import assert_azure_parity
 from tests.blob_store import BlobStore
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
+from tests.store_parity import assert_store_parity
 from tests.tables import many_files_table, rich_table, simple_table
 
 QUEUE = "icepurge-azure-crash"
@@ -58,7 +58,7 @@ def test_batch_deletes_take_256_blobs_a_request_and_count_gone_ones_as_missing(
 async def test_parity_on_azure_deletes_exactly_the_drop_table_data_set(
     azure_catalog: SqlCatalog, purges: PurgeClient, blobs: BlobStore
 ) -> None:
-    await assert_azure_parity(purges, rich_table(azure_catalog, ("azure_parity",), "strict"), blobs)
+    await assert_store_parity(purges, rich_table(azure_catalog, ("azure_parity",), "strict"), blobs)
 
 
 async def test_history_sweep_and_location_guard_on_azure(

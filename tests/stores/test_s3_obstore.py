@@ -15,15 +15,10 @@ from obstore.exceptions import GenericError
 
 from icepurge.activities.plan.config_faults import is_configuration_fault
 from icepurge.devstack.free_ports import free_ports
+from icepurge.stores.obstore_runtime import nameable, obstore_errors
 from icepurge.stores.s3 import S3Store
 from icepurge.stores.s3_objects import Boto3Objects
-from icepurge.stores.s3_obstore import (
-    S3_CLIENT_VARIABLE,
-    ObstoreObjects,
-    nameable,
-    obstore_errors,
-    takes_obstore,
-)
+from icepurge.stores.s3_obstore import S3_CLIENT_VARIABLE, ObstoreObjects, takes_obstore
 from icepurge.stores.store import StoreContext
 from tests.cli_runner import run_cli
 

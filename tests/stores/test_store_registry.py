@@ -52,7 +52,7 @@ def test_a_scheme_is_on_one_kind_and_every_scheme_is_supported() -> None:
 
 
 def test_the_tables_derived_from_the_registry() -> None:
-    assert {StoreKind.S3, StoreKind.AZURE, StoreKind.FILE} == LISTABLE_KINDS
+    assert {StoreKind.S3, StoreKind.AZURE, StoreKind.GCS, StoreKind.FILE} == LISTABLE_KINDS
     thresholds = AutoSparkThresholds()
     for kind, entry in STORE_REGISTRY.items():
         sample = f"{min(entry.schemes)}://bucket/t/metadata/v1.metadata.json"

@@ -33,6 +33,7 @@ from icepurge.stores import s3 as s3_store
 from icepurge.stores import s3_deletes
 from icepurge.stores.azure import AzureStore
 from icepurge.stores.fileio import FileIOStore
+from icepurge.stores.gcs import GcsStore
 from icepurge.stores.local import LocalStore
 from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
@@ -151,7 +152,8 @@ def test_one_registry_picks_the_store_by_scheme(tmp_path: Path) -> None:
     assert isinstance(open_store("s3a://bucket/t/metadata/v1.json", context), S3Store)
     assert isinstance(open_store("wasbs://c@acct.blob.core.windows.net/t", context), AzureStore)
     assert isinstance(open_store(str(tmp_path / "t"), context), LocalStore)
-    assert isinstance(open_store("gs://bucket/t/metadata/v1.json", context), FileIOStore)
+    assert isinstance(open_store("gs://bucket/t/metadata/v1.json", context), GcsStore)
+    assert isinstance(open_store("hdfs://namenode/t/metadata/v1.json", context), FileIOStore)
 
 
 def test_a_store_without_a_listing_says_so_and_still_reads_and_writes(tmp_path: Path) -> None:

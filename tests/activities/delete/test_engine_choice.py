@@ -16,14 +16,15 @@ def test_each_location_is_one_kind_of_store() -> None:
     assert store_kind("abfss://c@acct.dfs.core.windows.net/t/metadata/v1.json") == "azure"
     assert store_kind("wasb://c@acct.blob.core.windows.net/t") == "azure"
     assert store_kind("file:///lake/t") == store_kind("/lake/t") == "file"
-    assert store_kind("gs://bucket/t") == "other"
+    assert store_kind("gs://bucket/t") == store_kind("gcs://bucket/t") == "gcs"
+    assert store_kind("hdfs://namenode/t") == "other"
 
 
 def test_by_default_auto_stays_local_where_spark_was_never_faster() -> None:
     defaults = AutoSparkThresholds()
-    for location in ("s3://b/t", "file:///t"):
+    for location in ("s3://b/t", "file:///t", "gs://b/t"):
         assert not defaults.picks_spark(location, 10_000_000)
-    for unmeasured in ("gs://b/t", "abfs://c@a.dfs.core.windows.net/t"):
+    for unmeasured in ("hdfs://namenode/t", "abfs://c@a.dfs.core.windows.net/t"):
         assert defaults.picks_spark(unmeasured, 100_000)
         assert not defaults.picks_spark(unmeasured, 99_999)
 
@@ -41,9 +42,9 @@ def test_per_store_thresholds_come_from_the_environment(monkeypatch: pytest.Monk
     monkeypatch.setenv("ICEPURGE_AUTO_SPARK_MIN_FILES_BY_STORE", '{"s3": 200000, "other": null}')
     auto = WorkerSettings().activity_settings().auto_spark
     assert auto.picks_spark("s3://b/t", 200_000)
-    assert not auto.picks_spark("gs://b/t", 10_000_000)
+    assert not auto.picks_spark("hdfs://namenode/t", 10_000_000)
 
 
 def test_an_unknown_store_kind_is_refused_with_the_known_ones() -> None:
-    with pytest.raises(ValidationError, match="unknown stores \\['gcs'\\]; use s3, azure, file, other"):
-        WorkerSettings(state_location="file:///tmp/state", auto_spark_min_files_by_store={"gcs": 1})
+    with pytest.raises(ValidationError, match="unknown stores \\['gs'\\]; use s3, azure, gcs, file, other"):
+        WorkerSettings(state_location="file:///tmp/state", auto_spark_min_files_by_store={"gs": 1})

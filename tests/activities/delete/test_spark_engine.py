@@ -22,13 +22,13 @@ from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import activity_pool, build_worker
 from icepurge.worker.settings import WorkerSettings
-from tests.azure_parity import assert_azure_parity
 from tests.blob_store import BlobStore
 from tests.conftest import LAKE_CATALOG
 from tests.distinct_check import purge_rewrite_heavy_table
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import least_span_seconds, purge, request_for, status_when
 from tests.store import S3Store
+from tests.store_parity import assert_store_parity
 from tests.tables import many_files_table, rich_table, simple_table
 from tests.workers import in_process_worker
 
@@ -221,7 +221,7 @@ async def test_spark_engine_purges_an_azure_table_with_batch_deletes(
     azure_catalog: SqlCatalog, spark_purges: PurgeClient, blobs: BlobStore
 ) -> None:
     table = rich_table(azure_catalog, ("azure_spark",), "strict")
-    await assert_azure_parity(spark_purges, table, blobs, engine="spark")
+    await assert_store_parity(spark_purges, table, blobs, engine="spark")
 
 
 def test_no_secret_in_spark_conf(spark_purges: PurgeClient, s3: S3Store) -> None:

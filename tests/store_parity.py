@@ -1,22 +1,28 @@
-"""A purge of an abfs:// table on Azurite, checked against Iceberg's dropTableData set: shared by
-the local engine's tests and the Spark engine's."""
+"""A purge of a table on a store other than S3 (abfs:// on Azurite, gs:// on fake-gcs-server),
+checked against Iceberg's dropTableData set: shared by the stores' tests and the Spark engine's."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pyiceberg.table import Table
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import Category
 from icepurge.contract.states import PurgeState
-from tests.blob_store import BlobStore
 from tests.expected import drop_table_data_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
 
 
-async def assert_azure_parity(purges: PurgeClient, table: Table, blobs: BlobStore, **options: Any) -> None:
-    assert table.location().startswith("abfs://")
+class StoreObjects(Protocol):
+    """Looks at a store directly (not through icepurge)."""
+
+    properties: dict[str, str]
+
+    def list(self, location: str) -> set[str]: ...
+
+
+async def assert_store_parity(purges: PurgeClient, table: Table, blobs: StoreObjects, **options: Any) -> None:
     expected = drop_table_data_set(table.io, table.metadata_location)
     before = blobs.list(table.location())
     assert any(path.endswith(".puffin") for path in expected)
