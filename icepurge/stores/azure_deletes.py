@@ -6,32 +6,28 @@ sent again after a jittered wait, counted, and waits for the purge's rate budget
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from azure.core.exceptions import AzureError, HttpResponseError, ServiceRequestError, ServiceResponseError
 
 from icepurge.stores.azure_client import blob_service, safe_message
+from icepurge.stores.batch_deleter import BatchDeleter
 from icepurge.stores.blob_address import blob_address
 from icepurge.stores.bulk_rounds import (
+    THROTTLED_STATUSES,
     BulkRequest,
+    CallAnswer,
     RequestFailure,
-    Rounds,
-    Settled,
     delete_in_rounds,
-    in_batches,
+    retryable_status,
+    settle_each,
 )
 from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.store import Deletes
 
 # The Blob Batch API's limit on sub-requests per batch.
 AZURE_BATCH = 256
-_DELETED, _MISSING = 202, 404
-_THROTTLED = frozenset({429, 503})
-
-
-def _retryable(status: int) -> bool:
-    return status in _THROTTLED or status >= 500
+_DELETED = frozenset({202})
 
 
 def _request_status(error: AzureError) -> int:
@@ -47,23 +43,14 @@ def _error_text(error: AzureError) -> str:
     return f"{code or type(error).__name__}: {safe_message(error)}"
 
 
-class AzureBatchDeleter:
+class AzureBatchDeleter(BatchDeleter[tuple[str | None, str]]):
     def __init__(self, properties: dict[str, str], deletes: Deletes) -> None:
+        super().__init__(deletes, AZURE_BATCH)
         self._properties = properties
-        self._pool = deletes.pool
-        self._limits = deletes.limits
-        self._max_attempts = deletes.tuning.max_attempts
-        self._batch = min(deletes.tuning.batch_files, AZURE_BATCH)
-        self._observer = deletes.observer
-        # A connection per request slot, and two for the single-object calls beside them.
-        self._max_connections = deletes.concurrency + 2
 
-    def delete(self, uris: list[str]) -> DeleteOutcome:
-        by_container: dict[tuple[str | None, str], list[tuple[str, str]]] = defaultdict(list)
-        for uri in uris:
-            address = blob_address(uri)
-            by_container[(address.account, address.container)].append((address.name, uri))
-        return in_batches(self._pool, by_container, self._batch, self._delete_batch)
+    def _address(self, uri: str) -> tuple[tuple[str | None, str], str]:
+        address = blob_address(uri)
+        return (address.account, address.container), address.name
 
     def _delete_batch(self, where: tuple[str | None, str], names: list[tuple[str, str]]) -> DeleteOutcome:
         account, container = where
@@ -80,32 +67,24 @@ class AzureBatchDeleter:
             send=lambda batch: list(client.delete_blobs(*batch, raise_on_any_failure=False)),
             errors=(AzureError,),
             failure=_request_failure,
-            settle=_settle,
+            settle=settle_each(_DELETED, _calls),
         )
-        rounds = Rounds(self._max_attempts, self._limits, f"{account or ''}/{container}", self._observer)
+        rounds = self._rounds(f"{account or ''}/{container}")
         return delete_in_rounds(request, list(uri_of), uri_of, rounds, outcome)
 
 
 def _request_failure(error: Exception) -> RequestFailure:
     status = _request_status(error) if isinstance(error, AzureError) else 0
     text = _error_text(error) if isinstance(error, AzureError) else str(error)
-    return RequestFailure(text, _retryable(status), status in _THROTTLED)
+    return RequestFailure(text, retryable_status(status), status in THROTTLED_STATUSES)
 
 
-def _settle(
-    answers: list[Any], names: list[str], uri_of: dict[str, str], outcome: DeleteOutcome, last_attempt: bool
-) -> Settled:
-    """Each sub-request answered on its own: 202 deleted, 404 already gone, 429/5xx sent again."""
-    retry: list[str] = []
-    for name, answer in zip(names, answers, strict=True):
-        status = answer.status_code
-        if status == _DELETED:
-            outcome.deleted.append(uri_of[name])
-        elif status == _MISSING:
-            outcome.missing.append(uri_of[name])
-        elif _retryable(status) and not last_attempt:
-            retry.append(name)
-        else:
-            code = answer.headers.get("x-ms-error-code") or answer.reason
-            outcome.failed.append((uri_of[name], f"{code}: HTTP {status}"))
-    return Settled(retry, bool(retry))
+def _calls(answers: list[Any]) -> list[CallAnswer]:
+    """Each sub-request's answer: 202 deleted."""
+    return [
+        CallAnswer(
+            answer.status_code,
+            f"{answer.headers.get('x-ms-error-code') or answer.reason}: HTTP {answer.status_code}",
+        )
+        for answer in answers
+    ]

@@ -34,6 +34,48 @@ class Settled:
     throttled: bool
 
 
+# HTTP statuses a store answers when it is busy (sent again, counted as throttled).
+THROTTLED_STATUSES = frozenset({429, 503})
+_NOT_FOUND = 404
+
+
+def retryable_status(status: int) -> bool:
+    return status in THROTTLED_STATUSES or status >= 500
+
+
+@dataclass(frozen=True)
+class CallAnswer:
+    """One key's answer in a batch whose calls are answered each on their own (Azure's, GCS's)."""
+
+    status: int
+    failure: str
+
+
+Settle = Callable[[Answer, list[str], dict[str, str], DeleteOutcome, bool], Settled]
+
+
+def settle_each(deleted: frozenset[int], calls: Callable[[Answer], list[CallAnswer]]) -> Settle[Answer]:
+    """How a batch whose calls are answered each on their own settles: `deleted` statuses
+    deleted, 404 already gone, 429/5xx sent again, anything else failed."""
+
+    def settle(
+        answer: Answer, keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome, last_attempt: bool
+    ) -> Settled:
+        retry: list[str] = []
+        for key, call in zip(keys, calls(answer), strict=True):
+            if call.status in deleted:
+                outcome.deleted.append(uri_of[key])
+            elif call.status == _NOT_FOUND:
+                outcome.missing.append(uri_of[key])
+            elif retryable_status(call.status) and not last_attempt:
+                retry.append(key)
+            else:
+                outcome.failed.append((uri_of[key], call.failure))
+        return Settled(retry, bool(retry))
+
+    return settle
+
+
 @dataclass(frozen=True)
 class BulkRequest(Generic[Answer]):
     """One store's bulk API: how to send keys, read a whole-request failure and settle an answer
@@ -42,7 +84,7 @@ class BulkRequest(Generic[Answer]):
     send: Callable[[list[str]], Answer]
     errors: tuple[type[Exception], ...]
     failure: Callable[[Exception], RequestFailure]
-    settle: Callable[[Answer, list[str], dict[str, str], DeleteOutcome, bool], Settled]
+    settle: Settle[Answer]
 
 
 @dataclass(frozen=True)

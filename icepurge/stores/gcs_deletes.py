@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections import defaultdict
 from email.parser import BytesParser
 from email.policy import HTTP
 from urllib.parse import quote, urlsplit
 
 import httpx
 
+from icepurge.stores.batch_deleter import BatchDeleter
 from icepurge.stores.bulk_rounds import (
+    THROTTLED_STATUSES,
     BulkRequest,
+    CallAnswer,
     RequestFailure,
-    Rounds,
-    Settled,
     delete_in_rounds,
-    in_batches,
+    retryable_status,
+    settle_each,
 )
 from icepurge.stores.gcs_client import gcs_access, json_client
 from icepurge.stores.outcomes import DeleteOutcome
@@ -31,8 +32,6 @@ from icepurge.stores.store import Deletes
 # The JSON API's limit on calls per batch request.
 GCS_BATCH = 100
 _DELETED = frozenset({200, 204})
-_MISSING = 404
-_THROTTLED = frozenset({429, 503})
 _STATUS_LINE = re.compile(rb"^HTTP/1\.[01] (\d{3})", re.MULTILINE)
 _CONTENT_ID = re.compile(r"<response-(\d+)>")
 
@@ -41,32 +40,18 @@ class BatchAnswerError(OSError):
     """A batch answer that isn't the multipart one asked for (a proxy's error page, say)."""
 
 
-def _retryable(status: int) -> bool:
-    return status in _THROTTLED or status >= 500
-
-
 def bucket_and_name(uri: str) -> tuple[str, str]:
     parts = urlsplit(uri)
     return parts.netloc, parts.path.lstrip("/")
 
 
-class GcsBatchDeleter:
+class GcsBatchDeleter(BatchDeleter[str]):
     def __init__(self, properties: dict[str, str], deletes: Deletes) -> None:
+        super().__init__(deletes, GCS_BATCH)
         self._properties = properties
-        self._pool = deletes.pool
-        self._limits = deletes.limits
-        self._max_attempts = deletes.tuning.max_attempts
-        self._batch = min(deletes.tuning.batch_files, GCS_BATCH)
-        self._observer = deletes.observer
-        # A connection per request slot, and two for the single-object calls beside them.
-        self._max_connections = deletes.concurrency + 2
 
-    def delete(self, uris: list[str]) -> DeleteOutcome:
-        by_bucket: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for uri in uris:
-            bucket, name = bucket_and_name(uri)
-            by_bucket[bucket].append((name, uri))
-        return in_batches(self._pool, by_bucket, self._batch, self._delete_batch)
+    def _address(self, uri: str) -> tuple[str, str]:
+        return bucket_and_name(uri)
 
     def _delete_batch(self, bucket: str, names: list[tuple[str, str]]) -> DeleteOutcome:
         outcome = DeleteOutcome()
@@ -81,10 +66,9 @@ class GcsBatchDeleter:
             send=lambda batch: _send_batch(client, endpoint, bucket, batch),
             errors=(httpx.HTTPError, BatchAnswerError),
             failure=_request_failure,
-            settle=_settle,
+            settle=settle_each(_DELETED, _calls),
         )
-        rounds = Rounds(self._max_attempts, self._limits, f"gs://{bucket}", self._observer)
-        return delete_in_rounds(request, list(uri_of), uri_of, rounds, outcome)
+        return delete_in_rounds(request, list(uri_of), uri_of, self._rounds(f"gs://{bucket}"), outcome)
 
 
 def _send_batch(client: httpx.Client, endpoint: str, bucket: str, names: list[str]) -> list[int]:
@@ -132,21 +116,9 @@ def _request_failure(error: Exception) -> RequestFailure:
         return RequestFailure(f"{type(error).__name__}: {error}", retryable=True, throttled=False)
     status = error.response.status_code
     text = f"HTTP {status}: {error.response.reason_phrase}"
-    return RequestFailure(text, _retryable(status), status in _THROTTLED)
+    return RequestFailure(text, retryable_status(status), status in THROTTLED_STATUSES)
 
 
-def _settle(
-    answers: list[int], names: list[str], uri_of: dict[str, str], outcome: DeleteOutcome, last_attempt: bool
-) -> Settled:
-    """Each call answered on its own: 204 deleted, 404 already gone, 429/5xx sent again."""
-    retry: list[str] = []
-    for name, status in zip(names, answers, strict=True):
-        if status in _DELETED:
-            outcome.deleted.append(uri_of[name])
-        elif status == _MISSING:
-            outcome.missing.append(uri_of[name])
-        elif _retryable(status) and not last_attempt:
-            retry.append(name)
-        else:
-            outcome.failed.append((uri_of[name], f"HTTP {status}"))
-    return Settled(retry, bool(retry))
+def _calls(statuses: list[int]) -> list[CallAnswer]:
+    """Each call's answer: 204 deleted."""
+    return [CallAnswer(status, f"HTTP {status}") for status in statuses]

@@ -12,15 +12,14 @@ from urllib.parse import urlsplit
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
+from icepurge.stores.batch_deleter import BatchDeleter
 from icepurge.stores.bulk_rounds import (
     BulkRequest,
     RequestFailure,
-    Rounds,
     Settled,
     delete_in_rounds,
-    in_batches,
 )
-from icepurge.stores.outcomes import DeleteOutcome
+from icepurge.stores.outcomes import S3_BATCH, DeleteOutcome
 from icepurge.stores.store import Deletes
 
 if TYPE_CHECKING:
@@ -82,7 +81,7 @@ def boto3_delete_objects(client: S3Client) -> DeleteObjects:
     )
 
 
-class S3BulkDeleter:
+class S3BulkDeleter(BatchDeleter[str]):
     def __init__(
         self,
         client: S3Client,
@@ -90,21 +89,14 @@ class S3BulkDeleter:
         bulk: Deletes,
     ) -> None:
         """`client` lists and heads where existence is checked first; `send` deletes."""
+        super().__init__(bulk, S3_BATCH)
         self._client = client
         self._send = send
-        self._pool = bulk.pool
-        self._limits = bulk.limits
-        self._max_attempts = bulk.tuning.max_attempts
-        self._batch = bulk.tuning.batch_files
         self._check_existence = bulk.tuning.check_existence
-        self._observer = bulk.observer
 
-    def delete(self, uris: list[str]) -> DeleteOutcome:
-        by_bucket: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for uri in uris:
-            parts = urlsplit(uri)
-            by_bucket[parts.netloc].append((parts.path.lstrip("/"), uri))
-        return in_batches(self._pool, by_bucket, self._batch, self._delete_batch)
+    def _address(self, uri: str) -> tuple[str, str]:
+        parts = urlsplit(uri)
+        return parts.netloc, parts.path.lstrip("/")
 
     def _delete_batch(self, bucket: str, keys: list[tuple[str, str]]) -> DeleteOutcome:
         outcome = DeleteOutcome()
@@ -120,8 +112,7 @@ class S3BulkDeleter:
             failure=_request_failure,
             settle=_settle,
         )
-        rounds = Rounds(self._max_attempts, self._limits, bucket, self._observer)
-        return delete_in_rounds(request, remaining, uri_of, rounds, outcome)
+        return delete_in_rounds(request, remaining, uri_of, self._rounds(bucket), outcome)
 
     def _existing(
         self, bucket: str, keys: list[str], uri_of: dict[str, str], outcome: DeleteOutcome

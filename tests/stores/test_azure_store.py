@@ -14,7 +14,7 @@ from temporalio.client import Client
 
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.catalogs.locations import LocationGuard
-from icepurge.contract.counts import Category, SkipReason
+from icepurge.contract.counts import Category
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.process import ServiceProcess
@@ -25,10 +25,9 @@ from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.store import Deletes
 from tests.blob_store import BlobStore
-from tests.expected import drop_table_data_set, history_set
-from tests.purge_helpers import assert_counts_add_up, purge, request_for
-from tests.store_parity import assert_store_parity
-from tests.tables import many_files_table, rich_table, simple_table
+from tests.purge_helpers import assert_counts_add_up, request_for
+from tests.store_parity import assert_history_swept_and_guarded, assert_store_parity
+from tests.tables import many_files_table, rich_table
 
 QUEUE = "icepurge-azure-crash"
 
@@ -64,32 +63,7 @@ async def test_parity_on_azure_deletes_exactly_the_drop_table_data_set(
 async def test_history_sweep_and_location_guard_on_azure(
     azure_catalog: SqlCatalog, purges: PurgeClient, blobs: BlobStore
 ) -> None:
-    source = simple_table(azure_catalog, ("azure_safety",), "source", appends=1)
-    neighbour_files = blobs.list(source.location())
-    borrowed = next(task.file for task in source.scan().plan_files())
-    table = simple_table(azure_catalog, ("azure_safety",), "borrower")
-    with table.transaction() as transaction, transaction.update_snapshot().fast_append() as append:
-        append.append_data_file(borrowed)
-    early = [snapshot.snapshot_id for snapshot in table.snapshots()[:2]]
-    table.maintenance.expire_snapshots().by_ids(early).commit()
-    table = azure_catalog.load_table(("azure_safety", "borrower"))
-    assert history_set(table.io, table.metadata_location), "expired snapshots left files to sweep"
-    planted = f"{table.location()}/data/never-referenced.parquet"
-    blobs.put(planted)
-    expected = drop_table_data_set(table.io, table.metadata_location) | history_set(
-        table.io, table.metadata_location
-    )
-    before = blobs.list(table.location())
-
-    report = await purge(purges, request_for(table, blobs.properties))
-
-    assert report.status.state is PurgeState.SUCCEEDED
-    assert blobs.list(table.location()) == {planted}
-    assert before - {planted} == (expected - {borrowed.file_path}) & before
-    assert blobs.list(source.location()) == neighbour_files
-    assert blobs.exists(borrowed.file_path)
-    assert report.status.counts.of(Category.DATA_FILES).skipped[SkipReason.FOREIGN_LOCATION] == 1
-    assert_counts_add_up(report.status)
+    await assert_history_swept_and_guarded(purges, azure_catalog, blobs, "azure_safety")
 
 
 def _worker(stack: EmbeddedStack, generation: int) -> ServiceProcess:

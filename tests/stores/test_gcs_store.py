@@ -8,19 +8,14 @@ import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.sweep.sweep_activities import SweepActivities
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.catalogs.locations import LocationGuard
-from icepurge.contract.counts import Category, SkipReason
-from icepurge.contract.request import PurgeRequest
+from icepurge.contract.counts import Category
 from icepurge.contract.states import PurgeState
-from icepurge.contract.sweep_steps import SweepInput
 from icepurge.devstack.fake_gcs import EMULATOR_TOKEN, FakeGcsEndpoint
 from icepurge.devstack.s3_proxy import RandomFaults, s3_proxy
 from icepurge.stores.gcs import GcsStore
@@ -30,10 +25,13 @@ from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.store import Deletes, StoreContext
 from icepurge.worker.settings import WorkerSettings
-from tests.expected import drop_table_data_set, history_set
 from tests.gcs_objects import GcsObjects
 from tests.purge_helpers import assert_counts_add_up, least_span_seconds, purge, request_for
-from tests.store_parity import assert_store_parity
+from tests.store_parity import (
+    assert_history_swept_and_guarded,
+    assert_store_parity,
+    assert_sweep_lists_and_deletes,
+)
 from tests.tables import many_files_table, rich_table, simple_table
 
 pytestmark = pytest.mark.engines
@@ -165,64 +163,14 @@ async def test_parity_on_gcs_deletes_exactly_the_drop_table_data_set(
 async def test_history_sweep_and_location_guard_on_gcs(
     gcs_catalog: SqlCatalog, purges: PurgeClient, gcs_objects: GcsObjects
 ) -> None:
-    source = simple_table(gcs_catalog, ("gcs_safety",), "source", appends=1)
-    neighbour_files = gcs_objects.list(source.location())
-    borrowed = next(task.file for task in source.scan().plan_files())
-    table = simple_table(gcs_catalog, ("gcs_safety",), "borrower")
-    with table.transaction() as transaction, transaction.update_snapshot().fast_append() as append:
-        append.append_data_file(borrowed)
-    early = [snapshot.snapshot_id for snapshot in table.snapshots()[:2]]
-    table.maintenance.expire_snapshots().by_ids(early).commit()
-    table = gcs_catalog.load_table(("gcs_safety", "borrower"))
-    assert history_set(table.io, table.metadata_location), "expired snapshots left files to sweep"
-    planted = f"{table.location()}/data/never-referenced.parquet"
-    gcs_objects.put(planted)
-    expected = drop_table_data_set(table.io, table.metadata_location) | history_set(
-        table.io, table.metadata_location
-    )
-    before = gcs_objects.list(table.location())
-
-    report = await purge(purges, request_for(table, gcs_objects.properties))
-
-    assert report.status.state is PurgeState.SUCCEEDED
-    assert gcs_objects.list(table.location()) == {planted}
-    assert before - {planted} == (expected - {borrowed.file_path}) & before
-    assert gcs_objects.list(source.location()) == neighbour_files
-    assert gcs_objects.exists(borrowed.file_path)
-    assert report.status.counts.of(Category.DATA_FILES).skipped[SkipReason.FOREIGN_LOCATION] == 1
-    assert_counts_add_up(report.status)
+    await assert_history_swept_and_guarded(purges, gcs_catalog, gcs_objects, "gcs_safety")
 
 
 def test_the_sweep_lists_and_deletes_on_gcs(
     worker_settings: WorkerSettings, fake_gcs: FakeGcsEndpoint, gcs_objects: GcsObjects
 ) -> None:
     location = fake_gcs.location("lake", f"swept-{uuid.uuid4().hex[:8]}")
-    old = [f"{location}/data/old-{index}.parquet" for index in range(3)] + [f"{location}/top.json"]
-    for uri in old:
-        gcs_objects.put(uri)
-    time.sleep(1.2)
-    cutoff = datetime.now(UTC)
-    time.sleep(1.2)
-    recent = f"{location}/data/recent.parquet"
-    gcs_objects.put(recent)
-    request = PurgeRequest.model_validate(
-        {
-            "catalog": "tests",
-            "namespace": ["swept"],
-            "table": "t",
-            "metadata_location": f"{location}/metadata/v1.metadata.json",
-            "file_io_properties": gcs_objects.properties,
-            "requested_by": "pytest",
-        }
-    )
-    step = SweepInput(
-        purge_id=f"sweep-{uuid.uuid4().hex[:8]}", request=request, prefixes=[location], cutoff=cutoff
-    )
-    result = ActivityEnvironment().run(
-        SweepActivities(worker_settings.activity_settings()).sweep_location, step
-    )
-    assert (result.swept, result.kept_recent, result.failed) == (4, 1, 0)
-    assert gcs_objects.list(location) == {recent}
+    assert_sweep_lists_and_deletes(worker_settings, location, gcs_objects)
 
 
 async def test_a_purge_on_gcs_through_503s_and_resets_is_exact(

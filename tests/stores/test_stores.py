@@ -19,13 +19,9 @@ from pathlib import Path
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from temporalio.testing import ActivityEnvironment
 
-from icepurge.activities.sweep.sweep_activities import SweepActivities
 from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
-from icepurge.contract.sweep_steps import SweepInput
 from icepurge.devstack.azurite import AzuriteEndpoint
 from icepurge.devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
 from icepurge.devstack.tls_certificates import make_tls_files
@@ -46,6 +42,7 @@ from icepurge.worker.settings import WorkerSettings
 from tests.blob_store import BlobStore
 from tests.conftest import AZURE_CONTAINER, DISK_CATALOG
 from tests.store import S3Store as S3View
+from tests.store_parity import assert_sweep_lists_and_deletes
 from tests.tables import simple_table
 from tests.tls_forwarder import tls_forwarder
 
@@ -196,32 +193,7 @@ def test_the_sweep_lists_and_deletes_on_azure(
     worker_settings: WorkerSettings, azurite: AzuriteEndpoint, blobs: BlobStore
 ) -> None:
     location = azurite.location(AZURE_CONTAINER, f"swept-{uuid.uuid4().hex[:8]}")
-    old = [f"{location}/data/old-{index}.parquet" for index in range(3)] + [f"{location}/top.json"]
-    for uri in old:
-        blobs.put(uri)
-    time.sleep(1.2)
-    cutoff = datetime.now(UTC)
-    time.sleep(1.2)
-    recent = f"{location}/data/recent.parquet"
-    blobs.put(recent)
-    request = PurgeRequest.model_validate(
-        {
-            "catalog": "tests",
-            "namespace": ["swept"],
-            "table": "t",
-            "metadata_location": f"{location}/metadata/v1.metadata.json",
-            "file_io_properties": blobs.properties,
-            "requested_by": "pytest",
-        }
-    )
-    step = SweepInput(
-        purge_id=f"sweep-{uuid.uuid4().hex[:8]}", request=request, prefixes=[location], cutoff=cutoff
-    )
-    result = ActivityEnvironment().run(
-        SweepActivities(worker_settings.activity_settings()).sweep_location, step
-    )
-    assert (result.swept, result.kept_recent, result.failed) == (4, 1, 0)
-    assert blobs.list(location) == {recent}
+    assert_sweep_lists_and_deletes(worker_settings, location, blobs)
 
 
 async def test_a_by_name_purge_sweeps_a_table_on_the_local_disk(
