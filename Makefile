@@ -23,7 +23,8 @@ ENGINES_DIR ?= $(TOOLS_CACHE)/engines
 ENGINES := $(ENGINES_DIR)/iceberg-rest-server/.installed $(ENGINES_DIR)/spark-4.1/.installed \
 	$(ENGINES_DIR)/spark-4.0/.installed $(ENGINES_DIR)/iceberg-go-client/.installed \
 	$(ENGINES_DIR)/trino/.installed $(ENGINES_DIR)/iceberg-rust-client/.installed \
-	$(ENGINES_DIR)/nessie/.installed $(ENGINES_DIR)/fake-gcs-server/.installed
+	$(ENGINES_DIR)/nessie/.installed $(ENGINES_DIR)/fake-gcs-server/.installed \
+	$(ENGINES_DIR)/flink-2.1/.installed
 # The release the rolling-upgrade tier upgrades from (tests/worker/test_rolling_upgrade.py): 2bb8934, whose
 # workflow histories tests/histories keeps, from before slim batches and table ranges.
 OLD_RELEASE := 2bb8934f2fff8ebd650c0f206c36c7d05caac268
@@ -121,6 +122,17 @@ $(ENGINES_DIR)/spark-%/.installed: tools/engines/spark-%.pom.xml tools/engines/p
 	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(@D)/jars
 	$(VENV)/bin/uv venv --quiet --python $(PYTHON) $(@D)/venv
 	$(VENV)/bin/uv pip install --quiet --require-hashes --python $(@D)/venv/bin/python -r tools/engines/pyspark-$*.txt
+	touch $@
+
+# PyFlink 2.1 in a venv of its own, with Iceberg's Flink runtime, its AWS bundle and Hadoop's
+# client in Flink's own lib folder: Iceberg's Flink catalog needs Hadoop's classes, which Flink
+# finds there and not among a session's pipeline.jars.
+$(ENGINES_DIR)/flink-2.1/.installed: tools/engines/flink-2.1.pom.xml tools/engines/pyflink-2.1.txt $(UV_BOOTSTRAPPED)
+	rm -rf $(@D)
+	$(VENV)/bin/uv venv --quiet --python $(PYTHON) $(@D)/venv
+	$(VENV)/bin/uv pip install --quiet --require-hashes --python $(@D)/venv/bin/python -r tools/engines/pyflink-2.1.txt
+	mvn -q -B -f $< dependency:copy-dependencies -DexcludeTransitive=true \
+		-DoutputDirectory=$$($(@D)/venv/bin/python -c 'import pathlib, pyflink; print(pathlib.Path(pyflink.__file__).parent / "lib")')
 	touch $@
 
 # Trino's core server and its Iceberg plugin (the newest Trino Maven Central serves as a server

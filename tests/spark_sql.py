@@ -4,15 +4,13 @@ statement at a time."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from icepurge.devstack.engines_cache import engine_dir
+from tests.sql_sessions import SqlSession, SqlSessionError, sql_session
 
 DRIVER = Path(__file__).with_name("spark_sql_driver.py")
 
@@ -37,8 +35,9 @@ NEWEST = SparkRuntime("spark-4.1", "1.12.0")
 BEFORE_PURGE_REQUESTED = SparkRuntime("spark-4.0", "1.10.2")
 
 
-class SparkSqlError(RuntimeError):
-    """A statement Spark refused; the message is Spark's."""
+# Spark's session and refusals are any engine's.
+SparkSql = SqlSession
+SparkSqlError = SqlSessionError
 
 
 def rest_catalog_conf(name: str, uri: str, s3: dict[str, str], **extra: str) -> dict[str, str]:
@@ -60,27 +59,6 @@ def rest_catalog_conf(name: str, uri: str, s3: dict[str, str], **extra: str) -> 
     return {prefix + key: value for key, value in settings.items()}
 
 
-class SparkSql:
-    def __init__(self, process: subprocess.Popen[str], version: str) -> None:
-        self._process = process
-        self.version = version
-
-    def sql(self, statement: str) -> list[dict[str, Any]]:
-        """The statement's rows; SparkSqlError with Spark's message if it refused."""
-        stdin, stdout = self._process.stdin, self._process.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write(json.dumps({"sql": statement}) + "\n")
-        stdin.flush()
-        line = stdout.readline()
-        if not line:
-            raise SparkSqlError(f"the Spark session exited ({self._process.wait()}) on: {statement}")
-        answer = json.loads(line)
-        if "error" in answer:
-            raise SparkSqlError(answer["error"])
-        rows: list[dict[str, Any]] = answer["rows"]
-        return rows
-
-
 @contextmanager
 def spark_sql(runtime: SparkRuntime, conf: dict[str, str], log: Path) -> Iterator[SparkSql]:
     settings = {
@@ -91,28 +69,5 @@ def spark_sql(runtime: SparkRuntime, conf: dict[str, str], log: Path) -> Iterato
         "spark.sql.shuffle.partitions": "2",
         **conf,
     }
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a") as errors:
-        process = subprocess.Popen(
-            [str(runtime.python()), str(DRIVER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            text=True,
-        )
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(json.dumps(settings) + "\n")
-        process.stdin.flush()
-        ready = process.stdout.readline()
-        if not ready:
-            raise SparkSqlError(f"Spark did not start ({process.wait()}); see {log}")
-        yield SparkSql(process, json.loads(ready)["ready"])
-    finally:
-        if process.stdin is not None:
-            process.stdin.close()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with sql_session(runtime.python(), DRIVER, settings, log) as session:
+        yield session
