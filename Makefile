@@ -101,7 +101,8 @@ test: install test-fast lint browser-for-tests nginx-for-tests compose-config ol
 	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) ICEPURGE_OLD_RELEASE_DIR=$(OLD_RELEASE_DIR) $(PY) -m pytest -n 2 --dist loadfile -m "not fast and not engines"
 
 # The engines tier: Spark SQL, Trino and Java REST catalogs as users run them, around the front
-# door, Spark clusters (standalone, Connect) under the Spark engine, and a multi-service Temporal
+# door, Spark clusters (standalone, Connect, across hosts) under the Spark engine, Flink-written
+# tables, Google Cloud Storage (fake-gcs-server), and a multi-service Temporal
 # cluster on PostgreSQL (tests/system/test_temporal_cluster.py). It needs `make engines`
 # (a few hundred MB into the tools cache, once) and its own time, so it is a target of its own,
 # which .ci/run runs after `make test`.

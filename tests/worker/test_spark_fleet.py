@@ -34,7 +34,10 @@ from tests.purge_helpers import assert_counts_add_up, request_for
 from tests.spark_master import alive_spark_workers
 from tests.store import S3Store
 
-pytestmark = needs_hosts
+# Its own time (about 110 s) goes to the engines tier, beside the other Spark clusters: `make test`
+# stays clear of CI's limit.
+pytestmark = [needs_hosts, pytest.mark.engines]
+
 # One chunk of every file, ten keys to a task.
 WORKER_SETTINGS = {"ICEPURGE_CHUNK_TARGET_FILES": "1000", "ICEPURGE_DELETE_BATCH_FILES": "10"}
 
