@@ -7,7 +7,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from icepurge.devstack.fake_gcs import FakeGcsEndpoint, create_buckets, fake_gcs
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.postgres import PostgresServer
+from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import activity_pool, build_worker, sandboxed_runner
@@ -210,6 +212,18 @@ def rest_upstream(stack: EmbeddedStack) -> RestCatalog:
     return RestCatalog(REST_CATALOG, **properties)
 
 
+@contextmanager
+def _served(server: ServiceProcess, port: int, ready: Callable[[], None]) -> Iterator[None]:
+    """A store emulator beside the stack, serving once `ready` (its buckets made) returned."""
+    server.start()
+    try:
+        server.wait_for_port(port)
+        ready()
+        yield
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def azurite(stack: EmbeddedStack) -> Iterator[AzuriteEndpoint]:
     """Azurite on a free loopback port beside the stack; the tier skips, saying why, without Node."""
@@ -218,13 +232,8 @@ def azurite(stack: EmbeddedStack) -> Iterator[AzuriteEndpoint]:
         pytest.skip(reason)
     endpoint = AzuriteEndpoint(free_ports(1)[0])
     server = azurite_server(stack.state_dir, endpoint.port)
-    server.start()
-    try:
-        server.wait_for_port(endpoint.port)
-        create_containers(endpoint, [AZURE_CONTAINER])
+    with _served(server, endpoint.port, lambda: create_containers(endpoint, [AZURE_CONTAINER])):
         yield endpoint
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -248,13 +257,8 @@ def fake_gcs(stack: EmbeddedStack) -> Iterator[FakeGcsEndpoint]:
     """fake-gcs-server on a free loopback port beside the stack (built by `make engines`)."""
     endpoint = FakeGcsEndpoint(free_ports(1)[0])
     server = fake_gcs_server(stack.state_dir, endpoint.port)
-    server.start()
-    try:
-        server.wait_for_port(endpoint.port)
-        create_buckets(endpoint, [GCS_BUCKET])
+    with _served(server, endpoint.port, lambda: create_buckets(endpoint, [GCS_BUCKET])):
         yield endpoint
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Promises checked the same way on every store other than S3 (abfs:// on Azurite, gs:// on
 fake-gcs-server): parity with Iceberg's dropTableData set (the Spark engine's tests share it), the
-history sweep and the location guard, the sweep step."""
+history sweep and the location guard, the sweep step, a listing in pages."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from icepurge.contract.counts import Category, SkipReason
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.sweep_steps import SweepInput
+from icepurge.stores.store import Store
 from icepurge.worker.settings import WorkerSettings
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import assert_counts_add_up, purge, request_for
@@ -117,3 +118,18 @@ def assert_sweep_lists_and_deletes(settings: WorkerSettings, location: str, obje
     result = ActivityEnvironment().run(SweepActivities(settings.activity_settings()).sweep_location, step)
     assert (result.swept, result.kept_recent, result.failed) == (4, 1, 0)
     assert objects.list(location) == {recent}
+
+
+def listed_in_pages(store: Store, prefix: str, limit: int) -> tuple[list[str], int]:
+    """Every object under `prefix`, listed `limit` at a time through icepurge's store, and the
+    pages it took."""
+    listed: list[str] = []
+    token: str | None = None
+    pages = 0
+    while True:
+        page = store.list_page(prefix, token, limit=limit, flat=False)
+        listed += [item.uri for item in page.objects]
+        pages += 1
+        token = page.next_token
+        if token is None:
+            return listed, pages

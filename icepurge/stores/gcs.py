@@ -151,9 +151,9 @@ class _Call:
         except httpx.TransportError as error:
             if not final:
                 raise _TransientError from None
-            raise OSError(
-                f"{type(error).__name__}: no answer from Google Cloud Storage ({self.uri})"
-            ) from None
+            # The cause is named ("Connection refused", "Name or service not known"): planning
+            # tells an endpoint nobody answers at from a reset by it (config_faults).
+            raise OSError(f"{type(error).__name__}: {error} ({self.uri})") from None
         status = answer.status_code
         if status < 400:
             return answer

@@ -7,16 +7,19 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
+from icepurge.activities.plan.config_faults import is_configuration_fault
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.catalogs.locations import LocationGuard
 from icepurge.contract.counts import Category
 from icepurge.contract.states import PurgeState
 from icepurge.devstack.fake_gcs import EMULATOR_TOKEN, FakeGcsEndpoint
+from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.s3_proxy import RandomFaults, s3_proxy
 from icepurge.stores.gcs import GcsStore
 from icepurge.stores.gcs_client import GcsCredentialsError
@@ -31,6 +34,7 @@ from tests.store_parity import (
     assert_history_swept_and_guarded,
     assert_store_parity,
     assert_sweep_lists_and_deletes,
+    listed_in_pages,
 )
 from tests.tables import many_files_table, rich_table, simple_table
 
@@ -102,14 +106,7 @@ def test_objects_are_read_written_headed_listed_and_deleted_one_at_a_time(
     odd_head = store.head(odd)
     assert odd_head is not None and odd_head.size == 3
 
-    listed, token, pages = [], None, 0
-    while True:
-        page = store.list_page(folder, token, limit=2, flat=False)
-        listed += [item.uri for item in page.objects]
-        pages += 1
-        token = page.next_token
-        if token is None:
-            break
+    listed, pages = listed_in_pages(store, folder, limit=2)
     assert listed == sorted([*names, odd, f"{folder}/metadata/v1.metadata.json"])
     assert pages >= 4
     top = store.list_page(folder, None, limit=1000, flat=True)
@@ -223,3 +220,17 @@ def test_the_location_guard_knows_one_object_by_each_of_its_spellings() -> None:
     assert not guard.allows("gs://other/warehouse/t/data/a.parquet")
     assert not guard.allows("gs://lake/warehouse/t2/data/a.parquet")
     assert not guard.allows("s3://lake/warehouse/t/data/a.parquet")
+
+
+def test_an_endpoint_nobody_answers_at_is_a_configuration_fault_and_names_no_token() -> None:
+    closed = {"gcs.service.host": f"http://127.0.0.1:{free_ports(1)[0]}", "gcs.oauth2.token": "a-token"}
+    store = GcsStore(StoreContext(closed, attempts=1))
+    requests: list[Callable[[], object]] = [
+        lambda: store.write("gs://lake/t/a.json", b"x"),
+        lambda: store.head("gs://lake/t//a.json"),
+    ]
+    for request in requests:
+        with pytest.raises(OSError) as failed:
+            request()
+        assert is_configuration_fault(failed.value), failed.value
+        assert "a-token" not in str(failed.value)

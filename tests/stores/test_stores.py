@@ -42,7 +42,7 @@ from icepurge.worker.settings import WorkerSettings
 from tests.blob_store import BlobStore
 from tests.conftest import AZURE_CONTAINER, DISK_CATALOG
 from tests.store import S3Store as S3View
-from tests.store_parity import assert_sweep_lists_and_deletes
+from tests.store_parity import assert_sweep_lists_and_deletes, listed_in_pages
 from tests.tables import simple_table
 from tests.tls_forwarder import tls_forwarder
 
@@ -103,14 +103,7 @@ def test_every_store_answers_the_same_way(store_under_test: StoreUnderTest) -> N
     assert abs(head.modified - datetime.now(UTC)) < timedelta(minutes=5)
     assert store.head(f"{base}/absent.json") is None
 
-    listed, token, pages = [], None, 0
-    while True:
-        page = store.list_page(base, token, limit=2, flat=False)
-        listed += [item.uri for item in page.objects]
-        pages += 1
-        token = page.next_token
-        if token is None:
-            break
+    listed, pages = listed_in_pages(store, base, limit=2)
     assert listed == sorted(f"{base}/{name}" for name in names)
     assert pages == 3
     flat = store.list_page(base, None, limit=100, flat=True)
