@@ -118,7 +118,8 @@ def through_fileio(fileio: bool) -> Iterator[None]:
 
 async def purge_once(
     stack: EmbeddedStack, table: Table, properties: dict[str, str], fileio: bool, attempt: int
-) -> Measured:
+) -> tuple[float, int]:
+    """The purge's seconds and the delete requests it sent."""
     queue = f"bench-gcs-{'fileio' if fileio else 'native'}"
     # The bench's catalogs are named per purge, none configured: each hands over its snapshot.
     settings = bench_worker_settings(stack, queue).model_copy(update={"snapshot_only_catalogs": ["*"]})
@@ -134,7 +135,7 @@ async def purge_once(
             seconds = time.perf_counter() - started
     status = report.status
     assert status.state.value == "SUCCEEDED", status.last_error
-    return Measured(seconds, status.delete_requests, 0)
+    return seconds, status.delete_requests
 
 
 def seeded_table(endpoint: FakeGcsEndpoint, root_catalog: str, files: int) -> Table:
@@ -174,8 +175,8 @@ async def run(files: int, repeat: int) -> None:
                 ceilings.append(template.ceiling())
                 for fileio in (False, True) if attempt % 2 == 0 else (True, False):
                     template.restore()
-                    measured = await purge_once(stack, table, properties, fileio, attempt)
-                    runs[fileio].append(replace(measured, left=template.remaining()))
+                    seconds, requests = await purge_once(stack, table, properties, fileio, attempt)
+                    runs[fileio].append(Measured(seconds, requests, template.remaining()))
             _print(template.objects, runs, ceilings)
         finally:
             server.stop()

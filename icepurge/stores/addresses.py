@@ -11,6 +11,12 @@ from icepurge.stores.blob_address import blob_address
 _BUCKET_SCHEMES = {StoreKind.S3: "s3", StoreKind.GCS: "gs"}
 
 
+def bucket_and_key(uri: str) -> tuple[str, str]:
+    """An s3:// or gs:// URI's bucket and object key."""
+    parts = urlsplit(uri)
+    return parts.netloc, parts.path.lstrip("/")
+
+
 def normalize(uri: str) -> str:
     """s3a/s3n are s3, gcs is gs, abfss/wasb(s) are abfs, no trailing slash, no duplicate slashes."""
     kind = store_kind(uri)

@@ -19,9 +19,10 @@ import httpx
 import obstore
 from obstore.store import GCSStore as ObstoreGcs
 
+from icepurge.stores.addresses import bucket_and_key
 from icepurge.stores.backoff import full_jitter
 from icepurge.stores.gcs_client import bucket_store, gcs_access, json_client
-from icepurge.stores.gcs_deletes import GcsBatchDeleter, bucket_and_name
+from icepurge.stores.gcs_deletes import GcsBatchDeleter
 from icepurge.stores.obstore_runtime import forked_since_runtime, nameable, note_runtime_use, obstore_errors
 from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
@@ -33,14 +34,14 @@ class GcsStore:
         self._deleter: GcsBatchDeleter | None = None
 
     def read(self, uri: str) -> bytes:
-        bucket, name = bucket_and_name(uri)
+        bucket, name = bucket_and_key(uri)
         if self._through_json(name):
             return self._json("GET", uri, query={"alt": "media"}).content
         with obstore_errors(uri):
             return obstore.get(self._bucket(bucket), name).bytes().to_bytes()
 
     def write(self, uri: str, data: bytes) -> None:
-        bucket, name = bucket_and_name(uri)
+        bucket, name = bucket_and_key(uri)
         endpoint = gcs_access(self._context.properties).endpoint
         self._request(
             "POST",
@@ -64,7 +65,7 @@ class GcsStore:
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         """Through the JSON API: obstore's listing fails as a whole on a name with an empty
         segment (InvalidPathError), and such an object would then never be swept."""
-        bucket, folder = bucket_and_name(prefix.rstrip("/") + "/")
+        bucket, folder = bucket_and_key(prefix.rstrip("/") + "/")
         endpoint = gcs_access(self._context.properties).endpoint
         query = {
             "prefix": folder,
@@ -88,7 +89,7 @@ class GcsStore:
         )
 
     def head(self, uri: str) -> ObjectHead | None:
-        bucket, name = bucket_and_name(uri)
+        bucket, name = bucket_and_key(uri)
         try:
             if self._through_json(name):
                 found = self._json("GET", uri).json()
@@ -110,7 +111,7 @@ class GcsStore:
         return bucket_store(context.properties, bucket, context.connections, context.attempts)
 
     def _json(self, method: str, uri: str, query: dict[str, str] | None = None) -> httpx.Response:
-        bucket, name = bucket_and_name(uri)
+        bucket, name = bucket_and_key(uri)
         endpoint = gcs_access(self._context.properties).endpoint
         url = f"{endpoint}/storage/v1/b/{quote(bucket, safe='')}/o/{quote(name, safe='')}"
         return self._request(method, uri, url, query=query)

@@ -11,10 +11,11 @@ import re
 import uuid
 from email.parser import BytesParser
 from email.policy import HTTP
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import httpx
 
+from icepurge.stores.addresses import bucket_and_key
 from icepurge.stores.batch_deleter import BatchDeleter
 from icepurge.stores.bulk_rounds import (
     THROTTLED_STATUSES,
@@ -40,18 +41,13 @@ class BatchAnswerError(OSError):
     """A batch answer that isn't the multipart one asked for (a proxy's error page, say)."""
 
 
-def bucket_and_name(uri: str) -> tuple[str, str]:
-    parts = urlsplit(uri)
-    return parts.netloc, parts.path.lstrip("/")
-
-
 class GcsBatchDeleter(BatchDeleter[str]):
     def __init__(self, properties: dict[str, str], deletes: Deletes) -> None:
         super().__init__(deletes, GCS_BATCH)
         self._properties = properties
 
     def _address(self, uri: str) -> tuple[str, str]:
-        return bucket_and_name(uri)
+        return bucket_and_key(uri)
 
     def _delete_batch(self, bucket: str, names: list[tuple[str, str]]) -> DeleteOutcome:
         outcome = DeleteOutcome()
@@ -105,7 +101,7 @@ def _statuses(content_type: str, content: bytes, count: int) -> list[int]:
         status = _STATUS_LINE.search(payload) if isinstance(payload, bytes) else None
         if index is not None and status is not None:
             statuses[int(index.group(1))] = int(status.group(1))
-    if len(statuses) != count or set(statuses) != set(range(count)):
+    if set(statuses) != set(range(count)):
         raise BatchAnswerError(f"the batch answer holds {len(statuses)} of {count} calls' answers")
     return [statuses[index] for index in range(count)]
 

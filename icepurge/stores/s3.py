@@ -8,8 +8,8 @@ else through boto3: obstore's bulk delete gives no outcome per key."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
+from icepurge.stores.addresses import bucket_and_key
 from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.s3_client import s3_client
 from icepurge.stores.s3_deletes import S3BulkDeleter, boto3_delete_objects
@@ -20,11 +20,6 @@ from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
-
-
-def bucket_and_key(uri: str) -> tuple[str, str]:
-    parts = urlsplit(uri)
-    return parts.netloc, parts.path.lstrip("/")
 
 
 class S3Store:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
+from icepurge.stores.addresses import bucket_and_key
 from icepurge.stores.batch_deleter import BatchDeleter
 from icepurge.stores.bulk_rounds import (
     BulkRequest,
@@ -95,8 +95,7 @@ class S3BulkDeleter(BatchDeleter[str]):
         self._check_existence = bulk.tuning.check_existence
 
     def _address(self, uri: str) -> tuple[str, str]:
-        parts = urlsplit(uri)
-        return parts.netloc, parts.path.lstrip("/")
+        return bucket_and_key(uri)
 
     def _delete_batch(self, bucket: str, keys: list[tuple[str, str]]) -> DeleteOutcome:
         outcome = DeleteOutcome()
