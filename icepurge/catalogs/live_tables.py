@@ -23,7 +23,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -38,6 +37,7 @@ from icepurge.catalogs.registry import kind_of
 from icepurge.contract.request import OverlapScope
 from icepurge.stores.addresses import normalize
 from icepurge.stores.registry import open_store
+from icepurge.stores.shared_threads import BoundedPool
 from icepurge.stores.store import READ_CONNECTIONS, StoreContext
 
 # Tables named in a refusal or in the list of those that could not be loaded.
@@ -293,7 +293,7 @@ class LiveTableScanner:
         unknown = self._kept_or_unknown(purged.catalog, kept, listing)
         if not unknown:
             return unloadable
-        with ThreadPoolExecutor(max_workers=min(self._concurrency, len(unknown))) as pool:
+        with BoundedPool(min(self._concurrency, len(unknown))) as pool:
             loads = pool.map(
                 lambda identifier: self._footprint(catalog, purged, identifier, listing[identifier]), unknown
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -133,7 +133,7 @@ Group = TypeVar("Group")
 
 
 def in_batches(
-    pool: ThreadPoolExecutor,
+    pool: Executor,
     groups: dict[Group, list[tuple[str, str]]],
     size: int,
     delete_batch: Callable[[Group, list[tuple[str, str]]], DeleteOutcome],

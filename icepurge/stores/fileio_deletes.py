@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from urllib.parse import urlsplit
 
 from pyiceberg.io import FileIO
@@ -14,7 +14,7 @@ from icepurge.stores.rate_budget import BucketRateLimits
 
 class FileIODeleter:
     def __init__(
-        self, io: FileIO, pool: ThreadPoolExecutor, limits: BucketRateLimits, observer: LatencyObserver = None
+        self, io: FileIO, pool: Executor, limits: BucketRateLimits, observer: LatencyObserver = None
     ) -> None:
         self._io = io
         self._pool = pool

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from urllib.parse import urlsplit
 
 from icepurge.stores.outcomes import DeleteOutcome, LatencyObserver, observed
@@ -18,7 +18,7 @@ class LocalBulkDeleter:
 
     def __init__(
         self,
-        pool: ThreadPoolExecutor,
+        pool: Executor,
         slices: int,
         limits: BucketRateLimits,
         observer: LatencyObserver = None,

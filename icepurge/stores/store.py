@@ -7,7 +7,7 @@ an OSError naming the store's code for anything else."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -49,7 +49,7 @@ class ObjectHead:
 class Deletes:
     """What bulk deletes run with: a pool to send them on, the purge's per-bucket rate budget."""
 
-    pool: ThreadPoolExecutor
+    pool: Executor
     limits: BucketRateLimits
     tuning: DeleteTuning
     concurrency: int

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import replace
 
@@ -14,6 +13,7 @@ from icepurge.contract.schemes import StoreKind, scheme_of, store_kind
 from icepurge.stores.outcomes import DeleteOutcome, DeleteTuning, LatencyObserver
 from icepurge.stores.rate_budget import BucketRateLimits
 from icepurge.stores.registry import open_store
+from icepurge.stores.shared_threads import BoundedPool
 from icepurge.stores.store import Deletes, Store, StoreContext
 
 # A third of the steps' heartbeat timeout (15 s): two beats may be lost before it runs out.
@@ -38,9 +38,9 @@ class ObjectStore:
         observer: LatencyObserver = None,
     ) -> None:
         self._limits = BucketRateLimits(requests_per_second)
-        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="icepurge-delete")
+        self._pool = BoundedPool(concurrency)
         # Runs a delete while the activity's own thread heartbeats (`alive`).
-        self._waiting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="icepurge-delete-wait")
+        self._waiting = BoundedPool(1)
         contexts = {}
         for checking in (False, True):
             checked = replace(tuning, check_existence=tuning.check_existence or checking)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from functools import partial
 from itertools import islice
 from typing import TypeVar
@@ -24,7 +24,7 @@ class OrderedReads:
     """A walk over the metadata costs the slowest reads of a window, not the sum of every read.
     The activity's thread heartbeats while it waits (the pool's threads can't)."""
 
-    def __init__(self, io: FileIO, pool: ThreadPoolExecutor, window: int, beat: Callable[[], None]) -> None:
+    def __init__(self, io: FileIO, pool: Executor, window: int, beat: Callable[[], None]) -> None:
         self._io = io
         self._pool = pool
         self._window = window

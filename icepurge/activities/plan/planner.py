@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pyiceberg.io import FileIO
@@ -40,6 +39,7 @@ from icepurge.catalogs.locations import LocationGuard, table_locations
 from icepurge.contract.counts import Category
 from icepurge.contract.request import PurgeRequest
 from icepurge.state.state_store import StateStore
+from icepurge.stores.shared_threads import BoundedPool
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +246,7 @@ def _enumerate_content(
     unreadable = list(chunks.resumed.unreadable)
     paths, entries = list(manifests), list(manifests.values())
     entries_since = manifests_since = 0
-    with ThreadPoolExecutor(sizing.readers, thread_name_prefix="icepurge-plan-read") as pool:
+    with BoundedPool(sizing.readers) as pool:
         reads = OrderedReads(io, pool, 2 * sizing.readers, beat)
         for index, (path, read) in enumerate(reads.in_order(reads.fetch, paths[first:]), start=first):
             try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +28,7 @@ from icepurge.contract.names import ERROR_METADATA_CORRUPT, ERROR_METADATA_NOT_F
 from icepurge.contract.request import PurgeRequest
 from icepurge.state.state_store import StateStore
 from icepurge.stores.addresses import normalize
+from icepurge.stores.shared_threads import BoundedPool
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ def reach(io: FileIO, current: TableMetadata, request: PurgeRequest, reading: Wa
         if saves is not None:
             saves.maybe(lambda: PartialReach(reachable=reachable, walk=walk))
 
-    with ThreadPoolExecutor(readers, thread_name_prefix="icepurge-plan-walk") as pool:
+    with BoundedPool(readers) as pool:
         reads = OrderedReads(io, pool, 2 * readers, beat)
         if walk is None:
             reachable.add_snapshots(reads, current, progress)

@@ -8,7 +8,6 @@ reads their names there and answers with counts."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from functools import partial
 from typing import Any
@@ -34,6 +33,7 @@ from icepurge.contract.batch_steps import (
 )
 from icepurge.contract.purge_id import purge_id_for
 from icepurge.contract.table_outcomes import TableTallies, outcome_of_batch
+from icepurge.stores.shared_threads import BoundedPool
 
 
 class BatchActivities:
@@ -74,7 +74,7 @@ class BatchActivities:
         faults: list[Exception] = []
         # A thread a table: the guards' cohort holds each table at its guard until every other
         # one has reached its own or ended.
-        with ThreadPoolExecutor(max_workers=len(tables), thread_name_prefix="table-batch") as pool:
+        with BoundedPool(len(tables)) as pool:
             # Each thread runs in a copy of this activity's context: heartbeats, cancellation and
             # activity.info() are this activity's.
             ancestry: Ancestry = {}

@@ -3,7 +3,6 @@ finalize back to back in one activity (finish_small_purge), or for a table of a 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 
 from temporalio import activity
@@ -17,6 +16,7 @@ from icepurge.contract.express_steps import ExpressSteps, FinishInput, FinishRes
 from icepurge.contract.request import Engine, PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, ChunkResult, FinalizeInput
+from icepurge.stores.shared_threads import BoundedPool
 
 
 class ExpressFinish:
@@ -81,7 +81,7 @@ class ExpressFinish:
         window = min(step.request.options.chunk_window, step.plan.chunk_count)
         if window <= 1:
             return [delete(index) for index in indexes]
-        with ThreadPoolExecutor(max_workers=window, thread_name_prefix="express-chunk") as pool:
+        with BoundedPool(window) as pool:
             # Each chunk runs in its own copy of this activity's context, taken here on the
             # activity's thread: heartbeats, cancellation and activity.info() are this activity's.
             running = [pool.submit(copy_context().run, delete, index) for index in indexes]
