@@ -79,19 +79,31 @@ def read_footprint(catalog: Catalog, identifier: Identifier, metadata_location: 
 
 # Footprints kept by metadata file: a namespace of this many tables fits, at a few hundred bytes each.
 _BY_METADATA_AT_MOST = 100_000
+# Footprints kept by table, however recent: a worker guards tables without end, and one entry per
+# table it ever saw would grow with them (~2 KB a table with the index, 200 MiB at 10^5).
+_BY_TABLE_AT_MOST = 100_000
 # Scopes whose location index a worker keeps; the least recently guarded one goes first.
 _SCOPES_AT_MOST = 64
 
 
 @dataclass
 class FootprintCache:
-    """Locations of the other tables in scope: per catalog and identifier for `ttl_seconds`, and
-    by metadata file (immutable) for as long as there is room."""
+    """Locations of the other tables in scope: per catalog and identifier for `ttl_seconds` (the
+    oldest leave as new ones come, once past their time or past _BY_TABLE_AT_MOST), and by
+    metadata file (immutable) for as long as there is room."""
 
     ttl_seconds: float
-    _entries: dict[tuple[str, Identifier], tuple[float, Footprint | None]] = field(default_factory=dict)
+    _entries: OrderedDict[tuple[str, Identifier], tuple[float, Footprint | None]] = field(
+        default_factory=OrderedDict
+    )
     _by_metadata: OrderedDict[str, Footprint] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    clock: Callable[[], float] = time.monotonic
+
+    def __len__(self) -> int:
+        """Tables it answers for by identifier, past their time or not."""
+        with self._lock:
+            return len(self._entries)
 
     def of_metadata(self, metadata_location: str) -> Footprint | None:
         with self._lock:
@@ -109,13 +121,21 @@ class FootprintCache:
     def get(self, catalog: str, identifier: Identifier) -> tuple[bool, Footprint | None]:
         with self._lock:
             entry = self._entries.get((catalog, identifier))
-        if entry is None or time.monotonic() - entry[0] > self.ttl_seconds:
+        if entry is None or self.clock() - entry[0] > self.ttl_seconds:
             return False, None
         return True, entry[1]
 
     def put(self, catalog: str, identifier: Identifier, footprint: Footprint | None) -> None:
+        now = self.clock()
         with self._lock:
-            self._entries[(catalog, identifier)] = (time.monotonic(), footprint)
+            self._entries[(catalog, identifier)] = (now, footprint)
+            self._entries.move_to_end((catalog, identifier))
+            # In the order they were put: the first one still in time ends the sweep.
+            while self._entries and (
+                len(self._entries) > _BY_TABLE_AT_MOST
+                or now - next(iter(self._entries.values()))[0] > self.ttl_seconds
+            ):
+                self._entries.popitem(last=False)
 
 
 @dataclass
