@@ -10,6 +10,11 @@ line says how many of those tables' objects are left (0: the loop deleted everyt
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--profile DIR]
+        [--namespace-tables 1000]
+
+With --namespace-tables, the tables sit in child namespaces of that many each and the purge is
+recursive, as a catalog's tables sit in many namespaces: the live-table guard lists a table's own
+namespace, so its cost follows a namespace's size, not the purge's.
 
 With --profile, py-spy samples the worker's busy threads (its CPU, not its waits) while each
 namespace purge runs and writes DIR/<namespace>.raw, for bench.step_phases.
@@ -180,6 +185,7 @@ async def _started_and_waited(
     *,
     window: int,
     batch_tables: int,
+    recursive: bool,
     guard: bool,
     workers: list[ServiceProcess],
 ) -> tuple[str, NamespacePurgeReport]:
@@ -187,6 +193,7 @@ async def _started_and_waited(
         namespace_request(
             CATALOG,
             list(namespace),
+            recursive=recursive,
             requested_by="bench",
             max_concurrent_tables=window,
             batch_tables=batch_tables,
@@ -217,6 +224,7 @@ async def _purge(
     namespace: tuple[str, ...],
     window: int,
     batch_tables: int,
+    recursive: bool,
     guard: bool,
     locations: list[str],
     workers: list[ServiceProcess],
@@ -228,7 +236,13 @@ async def _purge(
     with _profiled(workers[0], profile / f"{'.'.join(namespace)}.raw" if profile else None):
         async with cpu_shares() as shares:
             purge_id, report = await _started_and_waited(
-                purges, namespace, window=window, batch_tables=batch_tables, guard=guard, workers=workers
+                purges,
+                namespace,
+                window=window,
+                batch_tables=batch_tables,
+                recursive=recursive,
+                guard=guard,
+                workers=workers,
             )
     seconds = time.perf_counter() - started
     status = report.status
@@ -320,12 +334,27 @@ def _objects_left(stack: EmbeddedStack, locations: list[str]) -> int:
     return left
 
 
-def _create_tables(stack: EmbeddedStack, namespace: tuple[str, ...], count: int) -> list[str]:
+def _create_tables(
+    stack: EmbeddedStack, namespace: tuple[str, ...], count: int, per_namespace: int | None
+) -> list[str]:
     """The tables' locations: the first written by PyIceberg, the rest its copies (writing 10,000
-    through PyIceberg took ~18 min a namespace here, see bench.table_copies)."""
+    through PyIceberg took ~18 min a namespace here, see bench.table_copies). With `per_namespace`,
+    in child namespaces of that many tables each (`n000`, `n001`, ...), a template in each."""
+    if per_namespace is None:
+        return _tables_in(stack, namespace, range(count))
+    return [
+        location
+        for child, first in enumerate(range(0, count, per_namespace))
+        for location in _tables_in(
+            stack, (*namespace, f"n{child:03d}"), range(first, min(first + per_namespace, count))
+        )
+    ]
+
+
+def _tables_in(stack: EmbeddedStack, namespace: tuple[str, ...], indexes: range) -> list[str]:
     catalog = stack.catalog(CATALOG)
-    template = create_demo_table(catalog, namespace, _table_name(0))
-    names = [_table_name(index) for index in range(1, count)]
+    template = create_demo_table(catalog, namespace, _table_name(indexes[0]))
+    names = [_table_name(index) for index in indexes[1:]]
     return [template.location(), *copy_table(catalog, template, names, stack.s3_properties, COPYING_THREADS)]
 
 
@@ -336,7 +365,7 @@ def _table_name(index: int) -> str:
 def _loop(stack: EmbeddedStack, label: str, threads: int, count: int) -> None:
     """A fresh catalog object per thread, as a user's loop on threads would hold."""
     namespace = ("bench", f"loop{threads}")
-    locations = _create_tables(stack, namespace, count)
+    locations = _create_tables(stack, namespace, count, None)
     catalogs = [stack.catalog(CATALOG) for _ in range(threads)]
 
     def purge_every(worker: int) -> None:
@@ -360,6 +389,13 @@ def main() -> None:
         "--no-guard", action="store_true", help="live_table_guard off: what the guard costs per table"
     )
     parser.add_argument("--no-loops", action="store_true", help="skip the PyIceberg purge_table loops")
+    parser.add_argument(
+        "--namespace-tables",
+        type=int,
+        default=None,
+        help="spread the tables over child namespaces of this many each, purged recursively, as a "
+        "catalog's tables sit in many namespaces (unset: all in one)",
+    )
     parser.add_argument(
         "--activity-slots", type=int, default=None, help="the worker's ICEPURGE_MAX_CONCURRENT_ACTIVITIES"
     )
@@ -419,10 +455,16 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
         for batch_tables in arguments.batch_tables:
             namespace = _namespace(batch_tables, count, s3_client)
             started = time.perf_counter()
-            locations = _create_tables(stack, namespace, arguments.tables)
+            locations = _create_tables(stack, namespace, arguments.tables, arguments.namespace_tables)
+            spread = (
+                ""
+                if arguments.namespace_tables is None
+                else f" in child namespaces of {arguments.namespace_tables:,} (purged recursively)"
+            )
             print(
-                f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends, copies of one "
-                f"(created in {time.perf_counter() - started:.0f} s), window {arguments.window}, "
+                f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends{spread}, "
+                f"copies of one (created in {time.perf_counter() - started:.0f} s), "
+                f"window {arguments.window}, "
                 f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
                 f"{count} worker process(es), S3 client {s3_client}, 2 cores, live-table guard "
                 f"{'off' if arguments.no_guard else 'on'}",
@@ -438,6 +480,7 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
                     namespace=namespace,
                     window=arguments.window,
                     batch_tables=batch_tables,
+                    recursive=arguments.namespace_tables is not None,
                     guard=not arguments.no_guard,
                     locations=locations,
                     workers=workers,
