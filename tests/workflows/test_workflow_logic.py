@@ -724,6 +724,47 @@ async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_rea
         assert description.status is not None and description.status.name != "RUNNING"
 
 
+async def test_a_cancelled_namespace_purge_cancels_its_batches_in_the_order_it_started_them(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """The commands must be the same on a replay by another worker: a window kept as a set of
+    tasks cancelled them in the order of their memory addresses (64 tasks in a set iterate out of
+    their start order every time, tried here)."""
+    fake, purges = fake_worker
+    fake.tables = 128
+    fake.batch_seconds = 3.0
+    request = namespace_request(
+        "tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", max_concurrent_tables=64, batch_tables=2
+    )
+    purge_id = await purges.namespaces.start(request)
+    handle = temporal_client.get_workflow_handle(purge_id)
+
+    def batches_scheduled(events: list[Any]) -> list[int]:
+        return [
+            event.event_id
+            for event in events
+            if event.HasField("activity_task_scheduled_event_attributes")
+            and event.activity_task_scheduled_event_attributes.activity_type.name
+            == steps.PURGE_RANGE_BATCH.name
+        ]
+
+    for _ in range(100):
+        if len(batches_scheduled((await handle.fetch_history()).events)) == 64:
+            break
+        await asyncio.sleep(0.05)
+    await handle.cancel()
+    with pytest.raises(PurgeFailedError):
+        await purges.namespaces.wait(purge_id)
+    events = (await handle.fetch_history()).events
+    requested = [
+        event.activity_task_cancel_requested_event_attributes.scheduled_event_id
+        for event in events
+        if event.HasField("activity_task_cancel_requested_event_attributes")
+    ]
+    assert len(requested) == 64
+    assert requested == batches_scheduled(events)
+
+
 async def test_a_terminated_purge_shows_closed_and_why(
     fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
 ) -> None:

@@ -7,7 +7,6 @@ Deterministic: no I/O, only the contract models; every side effect is a child wo
 
 from __future__ import annotations
 
-import asyncio
 from abc import abstractmethod
 from contextlib import suppress
 
@@ -29,7 +28,7 @@ from icepurge.contract.range_steps import (
 )
 from icepurge.workflows.namespace.namespace_controls import budget_share
 from icepurge.workflows.namespace.namespace_tables import NamespaceTables
-from icepurge.workflows.shared.step_outcomes import cancel_all
+from icepurge.workflows.shared.unit_window import UnitWindow
 
 
 class NamespaceRanges(NamespaceTables):
@@ -71,41 +70,32 @@ class NamespaceRanges(NamespaceTables):
         size = range_size(request)
         at_once = ranges_at_once(request.max_concurrent_tables)
         progress.ranges_planned(-(-tree.tables_total // size))
-        in_flight: set[asyncio.Task[None]] = set()
-        try:
-            while True:
-                suggested = workflow.info().is_continue_as_new_suggested()
-                while (
-                    len(in_flight) < at_once
-                    and next_table < tree.tables_total
-                    and not suggested
-                    and not progress.status.paused
-                ):
-                    index = next_table // size
-                    end = min((index + 1) * size, tree.tables_total)
-                    in_flight.add(
-                        asyncio.ensure_future(self._purge_range_child(request, tree, index, next_table, end))
-                    )
-                    next_table = end
-                more = next_table < tree.tables_total and not suggested
-                if not in_flight and (not more or not progress.status.paused):
-                    return next_table
+        window: UnitWindow[None] = UnitWindow(at_once)
+        started = next_table
 
-                def ready(more: bool = more) -> bool:
-                    return any(task.done() for task in in_flight) or (
-                        more and len(in_flight) < at_once and not progress.status.paused
-                    )
+        async def start_next() -> None:
+            nonlocal started
+            index = started // size
+            end = min((index + 1) * size, tree.tables_total)
+            window.start(self._purge_range_child(request, tree, index, started, end))
+            started = end
 
-                await workflow.wait_condition(ready)
-                for task in [task for task in in_flight if task.done()]:
-                    in_flight.discard(task)
-                    # A range that failed fails the namespace purge, as a failed step would.
-                    task.result()
-                progress.publish()
-                self._events_progressed()
-        except asyncio.CancelledError:
-            await cancel_all(list(in_flight))
-            raise
+        async def settle(_: None) -> None:
+            """A range that failed raised its error already: it fails the namespace purge, as a
+            failed step would."""
+
+        async def round_ended() -> None:
+            progress.publish()
+            self._events_progressed()
+
+        await window.run(
+            more=lambda: started < tree.tables_total,
+            paused=lambda: progress.status.paused,
+            start_next=start_next,
+            settle=settle,
+            round_ended=round_ended,
+        )
+        return started
 
     async def _purge_range_child(
         self, request: NamespacePurgeRequest, tree: EnumerationSummary, index: int, first: int, end: int

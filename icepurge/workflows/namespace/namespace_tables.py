@@ -8,7 +8,6 @@ Deterministic: no I/O, only the contract models; every side effect is an activit
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from contextlib import suppress
 from dataclasses import dataclass
@@ -58,10 +57,8 @@ from icepurge.workflows.namespace.namespace_controls import (
 from icepurge.workflows.namespace.namespace_outcomes import KeptTables, already_started, outcome_of_failure
 from icepurge.workflows.namespace.namespace_progress import NamespaceProgress
 from icepurge.workflows.shared.event_stream import EventStream
-from icepurge.workflows.shared.step_outcomes import (
-    cancel_all,
-)
 from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.unit_window import UnitWindow
 
 
 @dataclass
@@ -136,51 +133,33 @@ class NamespaceTables(ABC):
             request.options, request.batch_tables
         )
         batch = batch_size(request.batch_tables) if old_batches else 1
-        in_flight: dict[asyncio.Task[list[int]], int] = {}
+        window: UnitWindow[list[int]] = UnitWindow(request.max_concurrent_tables, weighed=True)
+        started = next_table
 
-        def room() -> bool:
-            return sum(in_flight.values()) < request.max_concurrent_tables
+        async def start_next() -> None:
+            nonlocal started
+            count = min(batch, tree.tables_total - started)
+            names = [await self._table_at(tree, index) for index in range(started, started + count)]
+            if batch > 1:
+                window.start(self._purge_batch(request, started, names, progress), count)
+            else:
+                window.start(self._purge_table(request, started, names[0], progress), count)
+            started += count
 
-        try:
-            while True:
-                suggested = workflow.info().is_continue_as_new_suggested()
-                while (
-                    room() and next_table < tree.tables_total and not suggested and not progress.status.paused
-                ):
-                    count = min(batch, tree.tables_total - next_table)
-                    names = [
-                        await self._table_at(tree, index) for index in range(next_table, next_table + count)
-                    ]
-                    if batch > 1:
-                        work = self._purge_batch(request, next_table, names, progress)
-                    else:
-                        work = self._purge_table(request, next_table, names[0], progress)
-                    in_flight[asyncio.ensure_future(work)] = count
-                    next_table += count
-                more = next_table < tree.tables_total and not suggested
-                if not in_flight and (not more or not progress.status.paused):
-                    return next_table
-                # A running purge ends, or (paused) the resume comes.
+        async def settle(handed_back: list[int]) -> None:
+            for index in handed_back:
+                # Handed back by its batch: a table purge of its own.
+                name = await self._table_at(tree, index)
+                window.start(self._purge_table(request, index, name, progress))
 
-                def ready(more: bool = more) -> bool:
-                    return any(task.done() for task in in_flight) or (
-                        more and room() and not progress.status.paused
-                    )
-
-                await workflow.wait_condition(ready)
-                for task in [task for task in in_flight if task.done()]:
-                    del in_flight[task]
-                    for index in task.result():
-                        # Handed back by its batch: a table purge of its own.
-                        name = await self._table_at(tree, index)
-                        in_flight[
-                            asyncio.ensure_future(self._purge_table(request, index, name, progress))
-                        ] = 1
-                progress.publish()
-                await self._units_progressed()
-        except asyncio.CancelledError:
-            await cancel_all(list(in_flight))
-            raise
+        await window.run(
+            more=lambda: started < tree.tables_total,
+            paused=lambda: progress.status.paused,
+            start_next=start_next,
+            settle=settle,
+            round_ended=self._round_ended,
+        )
+        return started
 
     async def _purge_units(
         self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int, end: int
@@ -194,43 +173,34 @@ class NamespaceTables(ABC):
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
         batched = takes_batches(request.options, request.batch_tables)
         batch = batch_size(request.batch_tables) if batched else 1
-        in_flight: set[asyncio.Task[list[HandedBackTable]]] = set()
+        window: UnitWindow[list[HandedBackTable]] = UnitWindow(request.max_concurrent_tables)
+        started = next_table
 
-        def room() -> bool:
-            return len(in_flight) < request.max_concurrent_tables
+        async def start_next() -> None:
+            nonlocal started
+            count = min(batch, end - started)
+            if batched:
+                window.start(self._purge_range(request, tree, started, count, progress))
+            else:
+                window.start(self._purge_one(request, started, await self._table_at(tree, started)))
+            started += count
 
-        try:
-            while True:
-                suggested = workflow.info().is_continue_as_new_suggested()
-                while room() and next_table < end and not suggested and not progress.status.paused:
-                    count = min(batch, end - next_table)
-                    if batched:
-                        work = self._purge_range(request, tree, next_table, count, progress)
-                    else:
-                        work = self._purge_one(request, next_table, await self._table_at(tree, next_table))
-                    in_flight.add(asyncio.ensure_future(work))
-                    next_table += count
-                more = next_table < end and not suggested
-                if not in_flight and (not more or not progress.status.paused):
-                    return next_table
+        async def settle(handed_back: list[HandedBackTable]) -> None:
+            for handed in handed_back:
+                window.start(self._purge_one(request, handed.index, handed.name))
 
-                def ready(more: bool = more) -> bool:
-                    return any(task.done() for task in in_flight) or (
-                        more and room() and not progress.status.paused
-                    )
+        await window.run(
+            more=lambda: started < end,
+            paused=lambda: progress.status.paused,
+            start_next=start_next,
+            settle=settle,
+            round_ended=self._round_ended,
+        )
+        return started
 
-                await workflow.wait_condition(ready)
-                for task in [task for task in in_flight if task.done()]:
-                    in_flight.discard(task)
-                    for handed in task.result():
-                        in_flight.add(
-                            asyncio.ensure_future(self._purge_one(request, handed.index, handed.name))
-                        )
-                progress.publish()
-                await self._units_progressed()
-        except asyncio.CancelledError:
-            await cancel_all(list(in_flight))
-            raise
+    async def _round_ended(self) -> None:
+        self._namespace_run().progress.publish()
+        await self._units_progressed()
 
     async def _purge_one(
         self, request: NamespacePurgeRequest, index: int, name: TableName
