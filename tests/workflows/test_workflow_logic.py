@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from temporalio import activity
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowFailureError, WorkflowQueryFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
@@ -739,7 +740,7 @@ async def test_a_cancelled_namespace_purge_cancels_its_batches_in_the_order_it_s
     purge_id = await purges.namespaces.start(request)
     handle = temporal_client.get_workflow_handle(purge_id)
 
-    def batches_scheduled(events: list[Any]) -> list[int]:
+    def batches_scheduled(events: Sequence[HistoryEvent]) -> list[int]:
         return [
             event.event_id
             for event in events
