@@ -3,11 +3,11 @@ final (result). Table purge ids are listed from visibility (PurgeParent), not ke
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from icepurge.contract.status_common import PurgeStatusCommon
 from icepurge.contract.table_selection import TableSelection
 
 
@@ -104,17 +104,9 @@ class RunningTable(BaseModel):
     files: FileTotals = Field(default_factory=FileTotals)
 
 
-class NamespacePurgeStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    purge_id: str
+class NamespacePurgeStatus(PurgeStatusCommon):
     state: NamespacePurgeState
-    catalog: str
-    namespace: list[str]
     recursive: bool
-    requested_by: str
-    request_id: str | None = None
-    dry_run: bool = False
     max_concurrent_tables: int
     selection: TableSelection | None = Field(None, description="The request's selection, if any.")
     tables_total: int = Field(
@@ -149,22 +141,9 @@ class NamespacePurgeStatus(BaseModel):
     failure_sample: list[TableFailure] = Field(default_factory=list)
     running: list[RunningTable] = Field(default_factory=list)
     rate_tables_per_minute: float | None = None
-    eta_seconds: float | None = None
     tree_location: str | None = Field(
         None, description="The enumeration's table list, in the state location."
     )
-    report_location: str | None = None
-    started_at: datetime | None = None
-    updated_at: datetime | None = None
-    finished_at: datetime | None = None
-    last_error: str | None = None
-    error_type: str | None = None
-    run_count: int = 1
-    paused: bool = Field(False, description="Paused: no table purge starts, the running ones pause.")
-    bucket_requests_per_second: float | None = Field(
-        None, description="The namespace purge's delete budget per bucket, shared evenly by its window."
-    )
-    events_undelivered: int = Field(0, description="Events a sink or the notified workflow never received.")
 
     @property
     def tables_finished(self) -> int:

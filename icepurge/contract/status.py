@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.states import PurgeState
+from icepurge.contract.status_common import PurgeStatusCommon
 from icepurge.contract.sweep_steps import SweepOutcome
 
 
@@ -72,20 +73,12 @@ class RetryingStep(BaseModel):
     next_attempt_at: datetime | None = None
 
 
-class PurgeStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    purge_id: str
+class PurgeStatus(PurgeStatusCommon):
     state: PurgeState
-    catalog: str
-    namespace: list[str]
     table: str
     metadata_location: str | None = Field(
         None, description="The purged snapshot's metadata; a purge by name knows it once loaded."
     )
-    requested_by: str
-    request_id: str | None = None
-    dry_run: bool = False
     by_name: bool = Field(
         False, description="Started by name: icepurge loads the table and (unless a dry run) drops it."
     )
@@ -102,24 +95,12 @@ class PurgeStatus(BaseModel):
         0, description="Delete requests the store throttled (503 SlowDown) that icepurge retried."
     )
     rate_files_per_second: float | None = None
-    eta_seconds: float | None = None
-    started_at: datetime | None = None
-    updated_at: datetime | None = None
-    finished_at: datetime | None = None
-    last_error: str | None = None
-    error_type: str | None = Field(None, description="Why a FAILED purge failed (MetadataNotFound, ...).")
     failure_sample: list[FileFailure] = Field(default_factory=list)
     failures_total: int = 0
     unreadable_files: int = Field(
         0,
         description="Metadata files, manifest lists or manifests that planning found absent or "
         "unparsable; their paths are in the report.",
-    )
-    report_location: str | None = None
-    run_count: int = Field(1, description="Runs of this purge so far (continue-as-new included).")
-    paused: bool = Field(False, description="Paused by an operator; resume to go on.")
-    bucket_requests_per_second: float | None = Field(
-        None, description="The rate budget in force (the request's, or the last one set since)."
     )
     retrying: RetryingStep | None = Field(
         None,
@@ -152,9 +133,6 @@ class PurgeStatus(BaseModel):
     )
     guards: list[GuardOutcome] = Field(
         default_factory=list, description="The guards applied, what they found, or why they were not."
-    )
-    events_undelivered: int = Field(
-        0, description="Events a sink or the notified workflow never received (sinks gave up)."
     )
     sweep: SweepOutcome | None = Field(
         None,
