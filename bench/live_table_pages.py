@@ -43,7 +43,12 @@ async def _pages(purge_id: str | None) -> None:
     print(f"purge {purge_id}: {status.tables_done:,} of {status.tables_total:,} tables done", flush=True)
     properties = json.loads(os.environ.get("ICEPURGE_STATE_IO_PROPERTIES", "{}"))
     reader = ReportReader(os.environ["ICEPURGE_STATE_LOCATION"], properties)
-    pages = NamespaceTablePages(purges, reader, purge_id, None)
+    listed, seconds = await timed_pages(NamespaceTablePages(purges, reader, purge_id, None))
+    print(f"purge tables: {listed:,} listed in {pages_line(seconds)}")
+
+
+async def timed_pages(pages: NamespaceTablePages) -> tuple[int, list[float]]:
+    """The tables listed, and each page's seconds in the order they came."""
     seconds: list[float] = []
     listed = 0
     token: str | None = None
@@ -53,12 +58,15 @@ async def _pages(purge_id: str | None) -> None:
         seconds.append(time.perf_counter() - began)
         listed += len(page.items)
         if (token := page.next_page_token) is None:
-            break
+            return listed, seconds
+
+
+def pages_line(seconds: list[float]) -> str:
     ordered = sorted(seconds)
-    print(
-        f"purge tables: {listed:,} listed in {len(seconds)} pages of {PAGE_SIZE}; a page p50 "
-        f"{ordered[len(ordered) // 2]:.3f} s, p99 {ordered[int(len(ordered) * 0.99)]:.3f} s, slowest "
-        f"{ordered[-1]:.3f} s; first {seconds[0]:.3f} s, last {seconds[-1]:.3f} s"
+    return (
+        f"{len(seconds)} pages of {PAGE_SIZE}; a page p50 {ordered[len(ordered) // 2]:.3f} s, p99 "
+        f"{ordered[int(len(ordered) * 0.99)]:.3f} s, slowest {ordered[-1]:.3f} s; first {seconds[0]:.3f} s, "
+        f"last {seconds[-1]:.3f} s"
     )
 
 

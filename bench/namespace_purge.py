@@ -41,6 +41,7 @@ from temporalio.client import Client
 
 from bench.bench_stack import bench_stack
 from bench.cpu_shares import cpu_shares
+from bench.live_table_pages import pages_line, timed_pages
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_copies import copy_table
 from icepurge.api.clients.listing import PurgeFilter
@@ -76,7 +77,6 @@ def _namespace(batch_tables: int, workers: int = 1, s3_client: str = "obstore") 
 LOOPS = {"PyIceberg purge_table loop, sequential": 1, "PyIceberg purge_table loop, 8 threads": 8}
 COPYING_THREADS = 8
 # `purge tables`'s page, as the HTTP API's default.
-TABLE_PAGE_SIZE = 50
 # A long purge prints where it stands this often: a run stopped early still leaves its rate.
 PROGRESS_SECONDS = 60
 PROFILE_RATE = 100
@@ -300,23 +300,8 @@ def _profiled(worker: ServiceProcess, raw: Path | None) -> Iterator[None]:
 async def _table_pages(purges: PurgeClient, stack: EmbeddedStack, purge_id: str, tables: int) -> str:
     """`purge tables` to the end, a page at a time, as the API answers it: each page's seconds."""
     reader = ReportReader(stack.worker_env()["ICEPURGE_STATE_LOCATION"], stack.s3_properties)
-    pages = NamespaceTablePages(purges, reader, purge_id, None)
-    seconds: list[float] = []
-    listed = 0
-    token: str | None = None
-    while True:
-        began = time.perf_counter()
-        page = await pages.page(TABLE_PAGE_SIZE, token)
-        seconds.append(time.perf_counter() - began)
-        listed += len(page.items)
-        if (token := page.next_page_token) is None:
-            break
-    seconds.sort()
-    return (
-        f"purge tables: {listed:,} of {tables:,} listed in {len(seconds)} pages of {TABLE_PAGE_SIZE}; a page "
-        f"p50 {seconds[len(seconds) // 2]:.3f} s, p99 {seconds[int(len(seconds) * 0.99)]:.3f} s, "
-        f"slowest {seconds[-1]:.3f} s"
-    )
+    listed, seconds = await timed_pages(NamespaceTablePages(purges, reader, purge_id, None))
+    return f"purge tables: {listed:,} of {tables:,} listed in {pages_line(seconds)}"
 
 
 def _objects_left(stack: EmbeddedStack, locations: list[str]) -> int:
