@@ -22,6 +22,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from bench.bench_stack import bench_stack
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.connection.settings import TemporalSettings
 from icepurge.contract.request import PurgeRequest
 from icepurge.devstack.requests import request_for_table
@@ -118,4 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

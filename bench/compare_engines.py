@@ -48,6 +48,7 @@ from bench.purge_timeline import planning_step, purge_timeline
 from bench.table_templates import TableTemplate
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
 from icepurge.devstack.azurite import AzuriteEndpoint, azurite_server, azurite_unavailable, create_containers
 from icepurge.devstack.free_ports import free_ports
@@ -476,4 +477,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

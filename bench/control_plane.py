@@ -40,6 +40,7 @@ from temporalio.worker import Worker
 
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient, namespace_request
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.connection.settings import TemporalSettings
 from icepurge.contract import activity_steps as steps
 from icepurge.contract.batch_steps import RangeBatchInput, RangeBatchResult
@@ -366,4 +367,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

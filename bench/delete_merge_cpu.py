@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from bench.bench_stack import bench_stack
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.stores.s3_client import s3_client
 
 if TYPE_CHECKING:
@@ -112,4 +113,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -27,6 +27,7 @@ from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_templates import S3Template
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.rewrite_heavy_table import RewriteShape, compared_shapes, rewrite_heavy_table
 from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
@@ -114,4 +115,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -26,6 +26,7 @@ from bench.bench_stack import bench_stack
 from bench.front_door_stack import front_door
 from icepurge.api.server.front_door.drops import TableId, drop_with_purge
 from icepurge.api.server.front_door.policy import FrontDoorPolicy
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
@@ -119,4 +120,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -36,6 +36,7 @@ from temporalio.testing import ActivityEnvironment
 from icepurge.activities.namespace.namespace_activities import NamespaceActivities
 from icepurge.activities.namespace.table_lists import NamespaceTree, TableLists
 from icepurge.catalogs.configured import CatalogRegistry
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.namespace_steps import EnumerateInput
 from icepurge.state.state_store import StateStore
 
@@ -183,4 +184,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

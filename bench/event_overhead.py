@@ -21,6 +21,7 @@ from bench.bench_stack import bench_stack
 from bench.table_templates import S3Template
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
@@ -114,4 +115,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

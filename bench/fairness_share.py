@@ -25,6 +25,7 @@ from temporalio.client import Client
 from bench.control_plane import BATCH_SECONDS_VARIABLE, QUEUE, _settings, _worker_process
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient, namespace_request
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.temporal_server import temporal_server
@@ -113,4 +114,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -21,6 +21,7 @@ from bench.bench_stack import bench_stack
 from bench.front_door_stack import CATALOG, front_door, serve_catalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.stack import EmbeddedStack
 from tests.store import S3Store
 from tests.tables import many_files_table
@@ -105,4 +106,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -29,6 +29,7 @@ from bench.drop_anatomy import drop_anatomy
 from bench.front_door_stack import CATALOG, door_policy, front_door, serve_catalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import TableId
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from tests.store import S3Store
@@ -252,4 +253,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -28,6 +28,7 @@ from bench.drop_anatomy import drop_anatomy
 from bench.front_door_load import BUCKET, QUEUE, DropStats, completed, locust_users
 from bench.front_door_stack import CATALOG, FrontDoor, door_policy, front_door, serve_catalog
 from icepurge.api.server.front_door.drops import TableId
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
 from tests.store import S3Store
@@ -129,4 +130,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -30,6 +30,7 @@ from pyiceberg.table import Table
 from bench.bench_stack import bench_stack, bench_worker_settings
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.schemes import STORE_REGISTRY, StoreKind
 from icepurge.devstack.fake_gcs import FakeGcsEndpoint, create_buckets, fake_gcs_server
 from icepurge.devstack.free_ports import free_ports
@@ -213,4 +214,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -21,6 +21,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner, PurgedTable
 from icepurge.catalogs.locations import table_locations
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.request import OverlapScope
 from icepurge.contract.status import GuardName
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
@@ -127,4 +128,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

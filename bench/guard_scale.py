@@ -23,6 +23,7 @@ from pathlib import Path
 from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.catalogs.live_tables import FootprintCache, LiveTableScanner, PurgedTable
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.request import OverlapScope
 from icepurge.devstack.guarded_tables import dropped_for_guard
 from icepurge.devstack.small_tables import SCHEMA
@@ -95,4 +96,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -22,6 +22,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.namespace_table_pages import NamespaceTablePages
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.connection.settings import TemporalSettings
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE
 
@@ -77,4 +78,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -23,6 +23,7 @@ from pyiceberg.io import load_file_io
 
 from icepurge.activities.delete.chunk_deleter import group_size
 from icepurge.activities.delete.object_store import ObjectStore
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.stores.fileio_deletes import FileIODeleter
 from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
@@ -96,4 +97,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from icepurge.connection.exit_now import run_then_exit
 from tests.project.test_readme_walkthroughs import SERVING, run_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,4 +157,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

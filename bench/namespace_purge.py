@@ -50,6 +50,7 @@ from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.api.server.namespace_table_pages import NamespaceTablePages
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.namespace_status import NamespacePurgeReport
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.process import ServiceProcess
@@ -478,4 +479,4 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

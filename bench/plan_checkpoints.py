@@ -22,6 +22,7 @@ from pyiceberg.table import Table
 from bench.bench_stack import bench_stack
 from icepurge.activities.plan import reach_walk
 from icepurge.activities.plan.planner import ChunkSizing, PlanBuild, build_plan
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.synthetic_table import TableShape, synthetic_table
 from icepurge.state.state_store import StateStore
@@ -123,4 +124,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

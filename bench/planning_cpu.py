@@ -18,6 +18,7 @@ from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import table_of
 from icepurge.activities.plan.planner import ChunkSizing, PlanBuild, build_plan
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.requests import request_for_table
 from icepurge.state.state_store import StateStore
 
@@ -64,4 +65,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

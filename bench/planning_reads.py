@@ -19,6 +19,7 @@ from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
 from icepurge.activities.plan.planner import ChunkSizing, PlanBuild, build_plan
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.rewrite_heavy_table import compared_shapes, rewrite_heavy_table
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
@@ -87,4 +88,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -35,6 +35,7 @@ from bench.control_plane import BATCH_SECONDS_VARIABLE, CATALOG, QUEUE, _setting
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient, namespace_request
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE
 from icepurge.contract.namespace_request import namespace_purge_id_for
@@ -225,4 +226,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -28,6 +28,7 @@ from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import CONTENDERS, SHAPES, Measured, Run, purges_in_turns, table_of
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     FINALIZE_ACTIVITY,
@@ -147,4 +148,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -13,6 +13,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from bench.bench_stack import bench_stack
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import WAREHOUSE_BUCKET, EmbeddedStack
 from icepurge.devstack.synthetic_table import OBJECT_BODY, TableShape, synthetic_table
@@ -86,4 +87,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

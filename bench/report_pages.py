@@ -19,6 +19,7 @@ from pathlib import Path
 
 from icepurge.activities.finalize.finalizer import PurgeReportObject
 from icepurge.api.server.report_pages import ReportReader
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.states import PurgeState
@@ -118,4 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

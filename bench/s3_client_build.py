@@ -13,6 +13,8 @@ import statistics
 import subprocess
 import sys
 
+from icepurge.connection.exit_now import run_then_exit
+
 _PROBE = """
 import time
 from icepurge.stores.s3_client import load_s3_model, s3_client
@@ -45,4 +47,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -23,6 +23,7 @@ from obstore.store import S3Store
 from pyarrow import fs
 
 from bench.bench_stack import bench_stack
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.stores.s3_client import s3_client
 from icepurge.stores.s3_signed_deletes import signed_deletes
 
@@ -206,4 +207,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -23,6 +23,7 @@ from botocore.client import BaseClient
 from bench.bench_stack import bench_stack, bench_worker_settings
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
@@ -131,4 +132,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

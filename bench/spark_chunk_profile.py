@@ -21,6 +21,7 @@ from bench.compare_engines import FILES_PER_MANIFEST, LOCAL_QUEUE, SNAPSHOTS, SP
 from bench.purge_timeline import planning_step, purge_timeline
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.names import CHUNK_ACTIVITY, FINALIZE_ACTIVITY
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.process import WORKER_READY
@@ -114,4 +115,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from icepurge.activities.delete.spark_engine import ROW_SCHEMA
 from icepurge.activities.delete.spark_jobs import spark_jobs
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.worker.spark_session import build_spark_session, warm_up
 
 
@@ -59,4 +60,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -21,6 +21,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icepurge.connection.exit_now import run_then_exit
+
 OTHER = "other (between the phases)"
 _TOP = 6
 
@@ -97,4 +99,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -18,6 +18,7 @@ from temporalio.worker import (
 )
 
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.process import WORKER_READY, ServiceProcess
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.run import activity_pool, build_worker
@@ -73,4 +74,4 @@ async def _serve(activity_name: str) -> None:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(_serve(sys.argv[1]))
+    run_then_exit(lambda: asyncio.run(_serve(sys.argv[1])))

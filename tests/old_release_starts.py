@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from typing import Any
 
@@ -26,4 +27,7 @@ async def _start(plan: dict[str, Any]) -> dict[str, str]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(_start(json.loads(sys.stdin.read())))))
+    print(json.dumps(asyncio.run(_start(json.loads(sys.stdin.read())))), flush=True)
+    # The client's native threads can abort a finalizing interpreter (temporalio/sdk-python#300),
+    # and the old release has no exit_now to skip it.
+    os._exit(0)

@@ -11,6 +11,7 @@ import signal
 import threading
 from typing import Any
 
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.state.state_store import StateStore
 from icepurge.worker.run import serve
 from icepurge.worker.settings import WorkerSettings
@@ -37,4 +38,4 @@ if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     StateStore.write = _freezing_write  # type: ignore[method-assign]
     signal.signal(signal.SIGUSR1, lambda *_: _armed.set())
-    asyncio.run(serve(WorkerSettings()))
+    run_then_exit(lambda: asyncio.run(serve(WorkerSettings())))

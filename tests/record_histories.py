@@ -27,6 +27,7 @@ from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
 from icepurge.connection.connect import connect
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.names import TABLE_RANGE_WORKFLOW_TYPE
 from icepurge.contract.namespace_request import NamespacePurgeRequest
 from icepurge.contract.states import PurgeState
@@ -253,4 +254,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

@@ -11,6 +11,7 @@ import sys
 
 from pyiceberg.exceptions import NoSuchTableError
 
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.devstack.run import DEMO_CATALOG, run_ports, run_state_dir
 from icepurge.devstack.small_tables import APPENDS, ROWS, create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
@@ -37,4 +38,4 @@ def main(arguments: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run_then_exit(lambda: sys.exit(main(sys.argv[1:])))

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from icepurge.api.clients.http_client import HttpPurgeClient
+from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.states import TERMINAL_STATES
 from icepurge.devstack.catalog_env import pyiceberg_catalog_env
 from icepurge.devstack.front_door_demo import DOOR_BUCKET, DOOR_CATALOG, front_door_demo, front_door_policies
@@ -142,4 +143,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_then_exit(main)

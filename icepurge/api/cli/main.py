@@ -36,6 +36,7 @@ from icepurge.api.cli.namespace import (
     watch_namespace,
 )
 from icepurge.api.clients.errors import PurgeNotFoundError
+from icepurge.connection.exit_now import exit_now
 from icepurge.contract.kinds import PurgeKind
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
 from icepurge.contract.reasons import typed_reason, waiting_reason
@@ -466,12 +467,7 @@ def _truncated(text: str, limit: int = 120) -> str:
 
 
 def main() -> None:
-    code = exit_code_of(app)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # The Temporal client's native threads can call into Python while the interpreter
-    # finalizes and abort it (temporalio/sdk-python#300); a finished command skips finalization.
-    os._exit(code)
+    exit_now(exit_code_of(app))
 
 
 if __name__ == "__main__":
