@@ -83,6 +83,13 @@ PROGRESS_SECONDS = 60
 PROFILE_RATE = 100
 
 
+def _commit() -> str:
+    described = subprocess.run(
+        ["git", "describe", "--always", "--dirty"], capture_output=True, text=True, check=False
+    )
+    return described.stdout.strip() or "unknown"
+
+
 def _worker_pids(worker: ServiceProcess) -> list[int]:
     """The processes doing the work: a supervisor's worker processes, or the worker itself."""
     pid = worker.pid
@@ -437,11 +444,15 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
     )
     workers = [worker]
     try:
-        worker.start()
         for batch_tables in arguments.batch_tables:
             namespace = _namespace(batch_tables, count, s3_client)
             started = time.perf_counter()
             locations = _create_tables(stack, namespace, arguments.tables, arguments.namespace_tables)
+            if worker.pid is None:
+                # After the seeding, which takes most of a big run: its CPU and memory stay out of the
+                # worker's figures.
+                worker.start()
+                print(f"worker started on commit {_commit()}", flush=True)
             spread = (
                 ""
                 if arguments.namespace_tables is None
