@@ -10,7 +10,7 @@ line says how many of those tables' objects are left (0: the loop deleted everyt
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--profile DIR]
-        [--namespace-tables 1000]
+        [--namespace-tables 1000] [--trace-memory DIR]
 
 With --namespace-tables, the tables sit in child namespaces of that many each and the purge is
 recursive, as a catalog's tables sit in many namespaces: the live-table guard lists a table's own
@@ -42,8 +42,10 @@ from temporalio.client import Client
 from bench.bench_stack import bench_stack
 from bench.cpu_shares import cpu_shares
 from bench.live_table_pages import pages_line, timed_pages
+from bench.memory_growth import growth_lines
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_copies import copy_table
+from bench.traced_worker import TRACE_DIR
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.clients.temporal_namespace_client import namespace_request
@@ -81,6 +83,20 @@ COPYING_THREADS = 8
 # A long purge prints where it stands this often: a run stopped early still leaves its rate.
 PROGRESS_SECONDS = 60
 PROFILE_RATE = 100
+TRACED_TOP = 25
+SNAPSHOT_SECONDS = 300
+
+
+def _snapshot(worker: ServiceProcess) -> None:
+    """The traced worker's next snapshot, waited for: it writes one per SIGUSR2."""
+    trace = Path(worker.env[TRACE_DIR]) if worker.env else None
+    assert trace is not None and worker.pid is not None
+    written = len(list(trace.glob("*.snapshot")))
+    os.kill(worker.pid, signal.SIGUSR2)
+    deadline = time.monotonic() + SNAPSHOT_SECONDS
+    while len(list(trace.glob("*.snapshot"))) == written:
+        assert time.monotonic() < deadline, f"no snapshot in {SNAPSHOT_SECONDS} s: see {worker.log_path}"
+        time.sleep(0.5)
 
 
 def _commit() -> str:
@@ -196,6 +212,7 @@ async def _started_and_waited(
     recursive: bool,
     guard: bool,
     workers: list[ServiceProcess],
+    traced: bool,
 ) -> tuple[str, NamespacePurgeReport]:
     purge_id = await purges.namespaces.start(
         namespace_request(
@@ -215,6 +232,8 @@ async def _started_and_waited(
         if waited.done():
             break
         now = (await purges.namespaces.status(purge_id)).tables_done
+        if traced:
+            _snapshot(workers[0])
         rss = ", ".join(_rss_mib(worker) for worker in workers)
         minutes = (time.perf_counter() - started) / 60
         print(
@@ -237,6 +256,7 @@ async def _purge(
     locations: list[str],
     workers: list[ServiceProcess],
     profile: Path | None,
+    trace: Path | None,
 ) -> None:
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
@@ -251,6 +271,7 @@ async def _purge(
                 recursive=recursive,
                 guard=guard,
                 workers=workers,
+                traced=trace is not None,
             )
     seconds = time.perf_counter() - started
     status = report.status
@@ -274,6 +295,11 @@ async def _purge(
         print(f"  one table purge's history: {sum(await _events_per_run(client, child))} events")
         print(f"  one table purge's timeline: {await _timeline(client, child)}")
     print(f"  {await _table_pages(purges, stack, purge_id, status.tables_total)}")
+    if trace is not None:
+        _snapshot(workers[0])
+        snapshots = sorted(trace.glob("*.snapshot"))
+        print(f"  the traced worker's growth from {snapshots[0].name} to {snapshots[-1].name}:")
+        print("\n".join(f"    {line}" for line in growth_lines(snapshots[0], snapshots[-1], TRACED_TOP)))
     ceiling = bulk_delete_ceiling(stack, status.files.deleted)
     print(
         f"  raw bulk-delete ceiling for {status.files.deleted:,} keys: {ceiling:,.0f} keys/s; "
@@ -417,6 +443,13 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, default=None, help="a folder for py-spy's profile of each purge"
     )
+    parser.add_argument(
+        "--trace-memory",
+        type=Path,
+        default=None,
+        help="a folder for the worker's tracemalloc snapshots, one a minute (bench.traced_worker); the "
+        "run ends with what grew most from the first to the last (its rates mean nothing then)",
+    )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
@@ -435,13 +468,15 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
         if arguments.activity_slots is None
         else {"ICEPURGE_MAX_CONCURRENT_ACTIVITIES": str(arguments.activity_slots)}
     )
-    worker = stack.worker_process(
-        f"bench-namespace-worker{count}-{s3_client}",
-        ICEPURGE_TASK_QUEUE=QUEUE,
-        ICEPURGE_WORKER_PROCESSES=str(count),
-        ICEPURGE_S3_CLIENT=s3_client,
-        **slots,
+    name = f"bench-namespace-worker{count}-{s3_client}"
+    env = stack.worker_env(
+        ICEPURGE_TASK_QUEUE=QUEUE, ICEPURGE_WORKER_PROCESSES=str(count), ICEPURGE_S3_CLIENT=s3_client, **slots
     )
+    command = [sys.executable, "-m", "icepurge.api.cli.main", "worker"]
+    if arguments.trace_memory is not None:
+        env[TRACE_DIR] = str(arguments.trace_memory)
+        command = [sys.executable, "-m", "bench.traced_worker"]
+    worker = ServiceProcess(name, command, stack.state_dir / "logs" / f"{name}.log", env=env)
     workers = [worker]
     try:
         for batch_tables in arguments.batch_tables:
@@ -482,6 +517,7 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
                     locations=locations,
                     workers=workers,
                     profile=arguments.profile,
+                    trace=arguments.trace_memory,
                 )
             )
         print(f"  worker peak RSS: {_peak_rss_mib(worker)} MiB", flush=True)
