@@ -90,7 +90,7 @@ _SCOPES_AT_MOST = 64
 class FootprintCache:
     """Locations of the other tables in scope: per catalog and identifier for `ttl_seconds` (the
     oldest leave as new ones come, once past their time or past _BY_TABLE_AT_MOST), and by
-    metadata file (immutable) for as long as there is room."""
+    metadata file (immutable) until a listing no longer shows the table, or room runs out."""
 
     ttl_seconds: float
     _entries: OrderedDict[tuple[str, Identifier], tuple[float, Footprint | None]] = field(
@@ -117,6 +117,12 @@ class FootprintCache:
             self._by_metadata[footprint.metadata_location] = footprint
             while len(self._by_metadata) > _BY_METADATA_AT_MOST:
                 self._by_metadata.popitem(last=False)
+
+    def forget(self, metadata_location: str) -> None:
+        """A table gone from the catalog: its metadata file will not be listed again, unless the
+        table is registered from it again (then read once more)."""
+        with self._lock:
+            self._by_metadata.pop(metadata_location, None)
 
     def get(self, catalog: str, identifier: Identifier) -> tuple[bool, Footprint | None]:
         with self._lock:
@@ -309,6 +315,9 @@ class LiveTableScanner:
         catalog, purged, found = run.catalog, run.purged, run.found
         unloadable: list[str] = []
         for gone in kept.listed.keys() - listing.keys():
+            # Kept by metadata file, every table a worker ever guarded would stay until the bound
+            # (~76 MiB at 10^5 tables).
+            self._cache.forget(kept.listed[gone])
             kept.forget(gone)
         unknown = self._kept_or_unknown(purged.catalog, kept, listing)
         if not unknown:
