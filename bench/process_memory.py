@@ -1,7 +1,7 @@
 """What a running process's resident memory is made of, read from /proc: the main heap (brk),
-anonymous mappings (glibc's thread arenas, Python's object arenas, thread stacks), mapped files,
-and its threads by name. For a worker whose RSS grows where tracemalloc sees no Python object
-grow (bench.memory_growth).
+anonymous mappings told apart by size (Python's object arenas, thread stacks, malloc's thread arenas
+and large blocks), mapped files, and its threads by name. For a worker whose RSS grows where
+tracemalloc sees no Python object grow (bench.memory_growth).
 
     .venv/bin/python -m bench.process_memory PID [PID ...]"""
 
@@ -18,9 +18,15 @@ _MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$")
 KIB_PER_MIB = 1024
 
 
-def _kind(name: str) -> str:
+# Anonymous mappings told apart by size: CPython's object allocator maps arenas of 1 MiB, and a
+# thread's stack is 8 MiB (ulimit -s); the rest are malloc's thread arenas and large blocks (glibc,
+# and the Rust libraries, whose allocations go to the same malloc).
+_SIZES_KIB = {1024: "python arenas", 8192: "thread stacks"}
+
+
+def _kind(name: str, size_kib: int) -> str:
     if not name:
-        return "anonymous"
+        return _SIZES_KIB.get(size_kib, "malloc arenas and large blocks")
     if name.startswith("/"):
         return "files"
     return name.strip("[]").split(":")[0]
@@ -29,11 +35,11 @@ def _kind(name: str) -> str:
 def resident_by_kind(pid: int) -> Counter[str]:
     """KiB resident, by kind of mapping."""
     resident: Counter[str] = Counter()
-    kind = "anonymous"
+    kind = "files"
     for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
         mapping = _MAPPING.match(line)
         if mapping:
-            kind = _kind(mapping[3].strip())
+            kind = _kind(mapping[3].strip(), (int(mapping[2], 16) - int(mapping[1], 16)) // 1024)
         elif line.startswith("Rss:"):
             resident[kind] += int(line.split()[1])
     return resident
