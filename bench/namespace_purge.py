@@ -10,7 +10,7 @@ line says how many of those tables' objects are left (0: the loop deleted everyt
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--profile DIR]
-        [--namespace-tables 1000] [--trace-memory DIR]
+        [--namespace-tables 1000] [--baseline-tables 1000] [--trace-memory DIR]
 
 With --namespace-tables, the tables sit in child namespaces of that many each and the purge is
 recursive, as a catalog's tables sit in many namespaces: the live-table guard lists a table's own
@@ -257,7 +257,9 @@ async def _purge(
     workers: list[ServiceProcess],
     profile: Path | None,
     trace: Path | None,
-) -> None:
+) -> float:
+    """Purges the namespace, prints what it measured; returns its tables/min."""
+    print(f"namespace {'.'.join(namespace)}, purged:", flush=True)
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
@@ -305,6 +307,7 @@ async def _purge(
         f"  raw bulk-delete ceiling for {status.files.deleted:,} keys: {ceiling:,.0f} keys/s; "
         f"namespace purge at {files_per_second / ceiling:.3f}x"
     )
+    return status.tables_done / seconds * 60
 
 
 @contextlib.contextmanager
@@ -444,6 +447,13 @@ def main() -> None:
         "--profile", type=Path, default=None, help="a folder for py-spy's profile of each purge"
     )
     parser.add_argument(
+        "--baseline-tables",
+        type=int,
+        default=None,
+        help="first purge a namespace of this many tables, spread the same way and seeded after the "
+        "big one (the store then holds both): the run ends with the big purge's tables/min against it",
+    )
+    parser.add_argument(
         "--trace-memory",
         type=Path,
         default=None,
@@ -459,6 +469,35 @@ def main() -> None:
         if not arguments.no_loops:
             for label, threads in LOOPS.items():
                 _loop(stack, label, threads, arguments.tables)
+
+
+def _seeded(
+    stack: EmbeddedStack,
+    arguments: argparse.Namespace,
+    *,
+    namespace: tuple[str, ...],
+    tables: int,
+    batch_tables: int,
+    count: int,
+    s3_client: str,
+) -> list[str]:
+    started = time.perf_counter()
+    locations = _create_tables(stack, namespace, tables, arguments.namespace_tables)
+    spread = (
+        ""
+        if arguments.namespace_tables is None
+        else f" in child namespaces of {arguments.namespace_tables:,} (purged recursively)"
+    )
+    print(
+        f"namespace {'.'.join(namespace)}: {tables} tables of three appends{spread}, "
+        f"copies of one (created in {time.perf_counter() - started:.0f} s), "
+        f"window {arguments.window}, "
+        f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
+        f"{count} worker process(es), S3 client {s3_client}, 2 cores, live-table guard "
+        f"{'off' if arguments.no_guard else 'on'}",
+        flush=True,
+    )
+    return locations
 
 
 def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: int, s3_client: str) -> None:
@@ -481,45 +520,55 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
     try:
         for batch_tables in arguments.batch_tables:
             namespace = _namespace(batch_tables, count, s3_client)
-            started = time.perf_counter()
-            locations = _create_tables(stack, namespace, arguments.tables, arguments.namespace_tables)
+            purges = [(namespace, arguments.tables)]
+            if arguments.baseline_tables:
+                baseline = (*namespace[:-1], f"{namespace[-1]}_baseline")
+                purges.insert(0, (baseline, arguments.baseline_tables))
+            seeded = [
+                _seeded(
+                    stack,
+                    arguments,
+                    namespace=purged,
+                    tables=tables,
+                    batch_tables=batch_tables,
+                    count=count,
+                    s3_client=s3_client,
+                )
+                for purged, tables in reversed(purges)
+            ][::-1]
             if worker.pid is None:
                 # After the seeding, which takes most of a big run: its CPU and memory stay out of the
                 # worker's figures.
                 worker.start()
                 print(f"worker started on commit {_commit()}", flush=True)
-            spread = (
-                ""
-                if arguments.namespace_tables is None
-                else f" in child namespaces of {arguments.namespace_tables:,} (purged recursively)"
-            )
-            print(
-                f"namespace {'.'.join(namespace)}: {arguments.tables} tables of three appends{spread}, "
-                f"copies of one (created in {time.perf_counter() - started:.0f} s), "
-                f"window {arguments.window}, "
-                f"batch_tables {batch_tables}, activity slots {arguments.activity_slots or 'default'}, "
-                f"{count} worker process(es), S3 client {s3_client}, 2 cores, live-table guard "
-                f"{'off' if arguments.no_guard else 'on'}",
-                flush=True,
-            )
             deadline = time.monotonic() + 120
             while worker.log_path.read_text(errors="replace").count("icepurge worker polling") < count:
                 assert time.monotonic() < deadline and worker.running(), f"see {worker.log_path}"
                 time.sleep(0.5)
-            asyncio.run(
-                _purge(
-                    stack,
-                    namespace=namespace,
-                    window=arguments.window,
-                    batch_tables=batch_tables,
-                    recursive=arguments.namespace_tables is not None,
-                    guard=not arguments.no_guard,
-                    locations=locations,
-                    workers=workers,
-                    profile=arguments.profile,
-                    trace=arguments.trace_memory,
+            rates = [
+                asyncio.run(
+                    _purge(
+                        stack,
+                        namespace=purged,
+                        window=arguments.window,
+                        batch_tables=batch_tables,
+                        recursive=arguments.namespace_tables is not None,
+                        guard=not arguments.no_guard,
+                        locations=locations,
+                        workers=workers,
+                        profile=arguments.profile,
+                        trace=arguments.trace_memory,
+                    )
                 )
-            )
+                for (purged, _), locations in zip(purges, seeded, strict=True)
+            ]
+            if len(rates) == 2:
+                print(
+                    f"  {arguments.tables:,} tables at {rates[1] / rates[0]:.2f}x the tables/min of "
+                    f"{arguments.baseline_tables:,} on the same stack and store ({rates[1]:,.0f} against "
+                    f"{rates[0]:,.0f})",
+                    flush=True,
+                )
         print(f"  worker peak RSS: {_peak_rss_mib(worker)} MiB", flush=True)
     finally:
         worker.stop()
