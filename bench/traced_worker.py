@@ -30,6 +30,7 @@ def main() -> None:
         tracemalloc.take_snapshot().dump(str(folder / f"{next(numbers):03d}.snapshot"))
 
     signal.signal(signal.SIGUSR2, snapshot)
+    # Imported once tracing runs, so that the worker's modules are traced from their start too.
     from icepurge.api.cli.main import main as icepurge
 
     sys.argv = ["icepurge", "worker"]
