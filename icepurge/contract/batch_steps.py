@@ -6,12 +6,13 @@ purge, which gives it a table purge workflow of its own."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.express_steps import straight_through
 from icepurge.contract.namespace_steps import TableName
 from icepurge.contract.request import PurgeOptions, PurgeRequest
 from icepurge.contract.status import PurgeReport
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_outcomes import TableTallies
 
 # Tables purged at once inside one batch (its threads); the namespace purge's window counts each
@@ -19,40 +20,30 @@ from icepurge.contract.table_outcomes import TableTallies
 MAX_BATCH_TABLES = 32
 
 
-class BatchTable(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class BatchTable(StrictModel):
     purge_id: str = Field(description="The id this table's purge has, workflow or not.")
     request: PurgeRequest = Field(description="By name, as the namespace purge gives each table.")
 
 
-class TableBatchInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TableBatchInput(StrictModel):
     tables: list[BatchTable] = Field(min_length=1, max_length=MAX_BATCH_TABLES)
 
 
-class BatchTableOutcome(BaseModel):
+class BatchTableOutcome(StrictModel):
     """One table's end in a batch: a report (its purge ran, whatever it found), or handed back
     untouched (nothing dropped or deleted) for a purge of its own, with why."""
-
-    model_config = ConfigDict(extra="forbid")
 
     purge_id: str
     report: PurgeReport | None = None
     handed_back: str | None = Field(None, description="Why the table needs its own purge.")
 
 
-class TableBatchResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TableBatchResult(StrictModel):
     outcomes: list[BatchTableOutcome]
 
 
-class BatchTemplate(BaseModel):
+class BatchTemplate(StrictModel):
     """What each table's request in a namespace purge's batch shares: all of it but the name."""
-
-    model_config = ConfigDict(extra="forbid")
 
     catalog: str
     requested_by: str
@@ -72,12 +63,10 @@ class BatchTemplate(BaseModel):
         )
 
 
-class RangeBatchInput(BaseModel):
+class RangeBatchInput(StrictModel):
     """A batch named by its place in the namespace purge's table list, not by its tables: the
     activity reads their names there, so the batch's history holds the same few hundred bytes
     whatever the names."""
-
-    model_config = ConfigDict(extra="forbid")
 
     tree_location: str
     first: int = Field(ge=0, description="The batch's first table's place in the table list.")
@@ -90,20 +79,16 @@ class RangeBatchInput(BaseModel):
     )
 
 
-class HandedBackTable(BaseModel):
+class HandedBackTable(StrictModel):
     """A table the batch left untouched (nothing dropped or deleted): it gets a purge of its own."""
-
-    model_config = ConfigDict(extra="forbid")
 
     index: int = Field(description="Its place in the table list.")
     name: TableName
     why: str
 
 
-class RangeBatchResult(BaseModel):
+class RangeBatchResult(StrictModel):
     """Counts, not reports: each table's report stays in its record (table_record_path)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     tallies: TableTallies
     handed_back: list[HandedBackTable] = Field(default_factory=list)
@@ -133,9 +118,7 @@ def table_record_path(purge_id: str) -> str:
 BATCHED_TABLES_FOLDER = "batched-tables"
 
 
-class BatchedTables(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class BatchedTables(StrictModel):
     purge_ids: list[str] = Field(description="The batch's tables' purges, each with its record.")
 
 

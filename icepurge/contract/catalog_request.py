@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from icepurge.contract.request import PurgeOptions
+from icepurge.contract.strict_model import FrozenModel
 
 
-class CatalogPurgeRequest(BaseModel):
+class CatalogPurgeRequest(FrozenModel):
     """Drop a table from the catalog in the path and purge it: load, plan, drop, delete."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(str_strip_whitespace=True)
 
     namespace: list[str] = Field(min_length=1, description="Namespace levels, outermost first.")
     table: str = Field(min_length=1, max_length=255)

@@ -3,15 +3,14 @@ re-registration of an undrop. Catalog credentials never travel here: workers hol
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.request import OverlapScope, PurgeRequest
 from icepurge.contract.status import GuardName, GuardOutcome
+from icepurge.contract.strict_model import FrozenModel, StrictModel
 
 
-class TableRef(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class TableRef(FrozenModel):
     purge_id: str
     catalog: str
     namespace: list[str]
@@ -32,20 +31,16 @@ class TableRef(BaseModel):
         return ".".join([self.catalog, *self.identifier])
 
 
-class LoadedTable(BaseModel):
+class LoadedTable(StrictModel):
     """The snapshot a purge by name works from. Its FileIO properties may hold credentials the
     catalog vended: the payload codec seals them in history."""
-
-    model_config = ConfigDict(extra="forbid")
 
     metadata_location: str
     file_io_properties: dict[str, str] = Field(repr=False)
     protection: GuardOutcome
 
 
-class DropInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DropInput(StrictModel):
     table: TableRef
     metadata_location: str = Field(description="What the plan was made from: drop only if still current.")
     file_io_properties: dict[str, str] = Field(
@@ -53,18 +48,14 @@ class DropInput(BaseModel):
     )
 
 
-class DropResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DropResult(StrictModel):
     dropped: bool = Field(description="False: the entry was already gone (a retried drop).")
     storage_gone: bool = Field(
         False, description="The metadata file is gone after the drop: the catalog deleted storage."
     )
 
 
-class GuardInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GuardInput(StrictModel):
     table: TableRef
     metadata_location: str
     locations: list[str] = Field(description="The purged table's locations (from the plan).")
@@ -76,43 +67,33 @@ class GuardInput(BaseModel):
     )
 
 
-class HoldInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class HoldInput(StrictModel):
     table: TableRef
     hold_namespace: str
 
 
-class HeldTable(BaseModel):
+class HeldTable(StrictModel):
     """The table as loaded before its hold (its protection checked under its own name), and where
     it is held now."""
-
-    model_config = ConfigDict(extra="forbid")
 
     loaded: LoadedTable
     held: TableRef
 
 
-class ReleaseInput(BaseModel):
+class ReleaseInput(StrictModel):
     """Undrop of a held table: moved back to its own identifier."""
-
-    model_config = ConfigDict(extra="forbid")
 
     held: TableRef
     table: TableRef
     metadata_location: str
 
 
-class RegisterInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RegisterInput(StrictModel):
     table: TableRef
     metadata_location: str
 
 
-class RegisterResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RegisterResult(StrictModel):
     registered: bool
     note: str
 

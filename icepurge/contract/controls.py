@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from icepurge.contract.states import TERMINAL_STATES, PurgeState
 from icepurge.contract.status import PurgeStatus
+from icepurge.contract.strict_model import FrozenModel
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 PAUSABLE_STATES = frozenset({PurgeState.PENDING, PurgeState.PLANNING, PurgeState.DELETING})
@@ -26,9 +27,7 @@ class ControlRejectedError(ValueError):
     """The purge can't take this control now; the message says why."""
 
 
-class RateBudgetChange(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class RateBudgetChange(FrozenModel):
     bucket_requests_per_second: float | None = Field(
         description="New per-bucket delete-request budget; null = as fast as the store answers.",
         gt=0,
@@ -87,20 +86,16 @@ def check_undrop(status: PurgeStatus, *, window_over: bool) -> None:
         )
 
 
-class TableControl(BaseModel):
+class TableControl(FrozenModel):
     """A namespace purge's pause, resume and budget share, signalled to each table purge it runs."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     paused: bool
     bucket_requests_per_second: float | None = Field(None, gt=0, le=100_000)
 
 
-class DropConfirmation(BaseModel):
+class DropConfirmation(FrozenModel):
     """The caller of a purge that awaits its drop (options.await_drop_seconds: the front door,
     dropping with its own caller's credentials) dropped the table."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     storage_gone: bool = Field(False, description="The catalog deleted the table's storage with the drop.")
 
@@ -113,9 +108,7 @@ class Stage(StrEnum):
     DROPPED = "dropped"
 
 
-class StageWait(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class StageWait(FrozenModel):
     stage: Stage
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from icepurge.contract.strict_model import StrictModel
 
 
 class Category(StrEnum):
@@ -29,9 +31,7 @@ class SkipReason(StrEnum):
     KEPT_FOR_RETRY = "kept_for_retry"
 
 
-class OutcomeCounts(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class OutcomeCounts(StrictModel):
     deleted: int = 0
     already_missing: int = 0
     failed: int = 0
@@ -55,10 +55,8 @@ class OutcomeCounts(BaseModel):
         return self.deleted + self.already_missing + self.failed + self.skipped_total
 
 
-class FileCounts(BaseModel):
+class FileCounts(StrictModel):
     """Outcome counts by category; the same shape in chunk results, status and report."""
-
-    model_config = ConfigDict(extra="forbid")
 
     by_category: dict[Category, OutcomeCounts] = Field(default_factory=dict)
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from icepurge.contract.roles import Role
+from icepurge.contract.strict_model import StrictModel
 
 
-class CheckResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class CheckResult(StrictModel):
     check: str
     outcome: str  # ok, FAIL or skipped
     detail: str
@@ -19,15 +16,11 @@ class CheckResult(BaseModel):
         return self.outcome == "FAIL"
 
 
-class DoctorReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DoctorReport(StrictModel):
     checks: list[CheckResult]
 
 
-class TokenInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TokenInfo(StrictModel):
     name: str
     roles: list[Role]
     catalogs: list[str]

@@ -9,12 +9,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.identity import identity_of
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
+from icepurge.contract.strict_model import StrictModel
 
 
 class EventKind(StrEnum):
@@ -47,10 +48,8 @@ class PurgeKind(StrEnum):
     NAMESPACE = "namespace"
 
 
-class TableTally(BaseModel):
+class TableTally(StrictModel):
     """A namespace purge's tables so far."""
-
-    model_config = ConfigDict(extra="forbid")
 
     total: int
     done: int
@@ -60,10 +59,8 @@ class TableTally(BaseModel):
     namespaces_dropped: int
 
 
-class PurgeEvent(BaseModel):
+class PurgeEvent(StrictModel):
     """Counters and identity only: the request's FileIO properties never get here."""
-
-    model_config = ConfigDict(extra="forbid")
 
     purge_kind: PurgeKind = Field(
         PurgeKind.TABLE, description="'namespace': a namespace purge's own event (table is '')."
@@ -109,10 +106,8 @@ class PurgeEvent(BaseModel):
     )
 
 
-class EventCursor(BaseModel):
+class EventCursor(StrictModel):
     """Where a run's event stream stands; carried through continue-as-new."""
-
-    model_config = ConfigDict(extra="forbid")
 
     chain_id: str
     next_sequence: int = 0
@@ -190,17 +185,13 @@ class TableEvents:
         self._status.events_undelivered += count
 
 
-class EventBatch(BaseModel):
+class EventBatch(StrictModel):
     """The deliver activity's input: events in the order they were emitted."""
-
-    model_config = ConfigDict(extra="forbid")
 
     events: list[PurgeEvent]
 
 
-class DeliveryReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DeliveryReport(StrictModel):
     undelivered: dict[str, int] = Field(
         default_factory=dict, description="Events each sink gave up on, by sink name."
     )

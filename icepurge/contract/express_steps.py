@@ -5,17 +5,16 @@ small purge by snapshot takes one: plan, guard, deletes and finalize."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.catalog_steps import LoadedTable, TableRef
 from icepurge.contract.request import Engine, PurgeOptions, PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import ChunkResult, FinalizeResult, PlanSummary
+from icepurge.contract.strict_model import StrictModel
 
 
-class LoadAndPlanInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class LoadAndPlanInput(StrictModel):
     purge_id: str
     request: PurgeRequest
     held_at: TableRef | None = Field(
@@ -23,37 +22,29 @@ class LoadAndPlanInput(BaseModel):
     )
 
 
-class LoadedPlan(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class LoadedPlan(StrictModel):
     loaded: LoadedTable | None = Field(description="The snapshot loaded by name; None for a snapshot purge.")
     plan: PlanSummary
 
 
-class DroppedPlan(BaseModel):
+class DroppedPlan(StrictModel):
     """load_plan_and_drop's answer: the table is out of its catalog, its plan made before."""
-
-    model_config = ConfigDict(extra="forbid")
 
     loaded: LoadedTable
     plan: PlanSummary
     storage_gone: bool = Field(description="The catalog deleted the table's storage when it dropped it.")
 
 
-class FinishInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FinishInput(StrictModel):
     purge_id: str
     request: PurgeRequest = Field(description="Resolved: a purge by name carries its loaded snapshot.")
     plan: PlanSummary
     guards: list[GuardOutcome] = Field(default_factory=list, description="The guards met so far.")
 
 
-class ExpressSteps(BaseModel):
+class ExpressSteps(StrictModel):
     """What the finish did before finalize: kept in the purge's report object too, so a finish
     retried after it completed (its result lost with its worker) answers the same again."""
-
-    model_config = ConfigDict(extra="forbid")
 
     guard: GuardOutcome
     chunks: list[ChunkResult] = Field(default_factory=list)
@@ -80,11 +71,9 @@ def finishes_at_once(plan: PlanSummary) -> bool:
     return plan.planned.files <= EXPRESS_MAX_FILES and plan.engine is Engine.LOCAL
 
 
-class PlannedFinish(BaseModel):
+class PlannedFinish(StrictModel):
     """plan_and_finish_small's answer: the plan, and the finish when the plan was small enough to
     take at once (else the purge goes on step by step from the plan)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     plan: PlanSummary
     finish: FinishResult | None = None

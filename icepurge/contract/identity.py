@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from icepurge.contract.strict_model import StrictModel
 
 
 class Identified(Protocol):
@@ -26,9 +26,7 @@ class Identified(Protocol):
     def request_id(self) -> str | None: ...
 
 
-class RequestIdentity(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RequestIdentity(StrictModel):
     catalog: str
     namespace: list[str]
     requested_by: str

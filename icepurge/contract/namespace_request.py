@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
 from icepurge.contract.purge_id import derived_id
 from icepurge.contract.request import PurgeOptions, printable
+from icepurge.contract.strict_model import FrozenModel
 from icepurge.contract.table_selection import TableSelection
 from icepurge.contract.validation import InvalidPurgeRequestError, describe_validation_error
 
@@ -27,8 +28,8 @@ DEFAULT_RANGE_TABLES = 50_000
 MAX_RANGE_TABLES = 10_000_000
 
 
-class NamespacePurgeRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+class NamespacePurgeRequest(FrozenModel):
+    model_config = ConfigDict(str_strip_whitespace=True)
 
     catalog: str = Field(min_length=1, max_length=255)
     namespace: list[str] = Field(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.status_common import PurgeStatusCommon
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_selection import TableSelection
 
 
@@ -40,10 +41,8 @@ class SkipKind(StrEnum):
     ENTRY = "entry"
 
 
-class SkippedEntry(BaseModel):
+class SkippedEntry(StrictModel):
     """An entry the namespace purge left in the catalog, and why."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: SkipKind
     name: str = Field(description="Catalog, levels and name joined by dots.")
@@ -53,11 +52,9 @@ class SkippedEntry(BaseModel):
     )
 
 
-class SkippedPage(BaseModel):
+class SkippedPage(StrictModel):
     """The entries a namespace purge's enumeration left alone, a page at a time: tables the selection
     didn't select, protected namespaces, views and other engines' entries."""
-
-    model_config = ConfigDict(extra="forbid")
 
     purge_id: str
     state: str
@@ -65,19 +62,15 @@ class SkippedPage(BaseModel):
     next_offset: int | None = Field(None, description="Pass as offset for the next page; null at the end.")
 
 
-class TableFailure(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TableFailure(StrictModel):
     table: str
     purge_id: str
     error_type: str | None
     error: str
 
 
-class FileTotals(BaseModel):
+class FileTotals(StrictModel):
     """Distinct files across table purges: planned, deleted, failed."""
-
-    model_config = ConfigDict(extra="forbid")
 
     planned: int = 0
     done: int = 0
@@ -95,9 +88,7 @@ class FileTotals(BaseModel):
         self.swept += other.swept
 
 
-class RunningTable(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RunningTable(StrictModel):
     table: str
     purge_id: str
     state: str = "PENDING"
@@ -150,8 +141,6 @@ class NamespacePurgeStatus(PurgeStatusCommon):
         return self.tables_done + self.tables_failed + self.tables_skipped + self.tables_cancelled
 
 
-class NamespacePurgeReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class NamespacePurgeReport(StrictModel):
     status: NamespacePurgeStatus
     duration_seconds: float

@@ -3,25 +3,22 @@ location), read the table list a page at a time, drop the namespaces left empty.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.namespace_status import SkippedEntry
+from icepurge.contract.strict_model import FrozenModel, StrictModel
 from icepurge.contract.table_selection import TableSelection
 
 # Bounded so that a page stays far below Temporal's payload limits, whatever the names' length.
 TABLE_PAGE_SIZE = 100
 
 
-class TableName(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class TableName(FrozenModel):
     namespace: list[str]
     table: str
 
 
-class EnumerateInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class EnumerateInput(StrictModel):
     purge_id: str
     catalog: str
     namespace: list[str]
@@ -37,9 +34,7 @@ class EnumerateInput(BaseModel):
     )
 
 
-class EnumerationSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class EnumerationSummary(StrictModel):
     tree_location: str
     tables_total: int
     namespaces_total: int
@@ -48,23 +43,17 @@ class EnumerationSummary(BaseModel):
     skipped_sample: list[SkippedEntry]
 
 
-class TablePageInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TablePageInput(StrictModel):
     tree_location: str
     offset: int = Field(ge=0)
     limit: int = Field(TABLE_PAGE_SIZE, ge=1, le=TABLE_PAGE_SIZE)
 
 
-class TablePage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TablePage(StrictModel):
     tables: list[TableName]
 
 
-class DropNamespacesInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DropNamespacesInput(StrictModel):
     purge_id: str
     catalog: str
     tree_location: str
@@ -76,9 +65,7 @@ class DropNamespacesInput(BaseModel):
     )
 
 
-class DropNamespacesResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DropNamespacesResult(StrictModel):
     dropped: int
     kept_total: int
     kept_sample: list[SkippedEntry]

@@ -5,10 +5,11 @@ namespace purge as it goes and when it ends; the namespace purge's status adds t
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.controls import TableControl
 from icepurge.contract.namespace_request import DEFAULT_RANGE_TABLES, DEFAULT_WINDOW, NamespacePurgeRequest
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_outcomes import TableTallies
 
 # Work units a range runs at once: the namespace purge's window is split into ranges of this
@@ -18,10 +19,8 @@ RANGE_WINDOW = DEFAULT_WINDOW
 RANGE_PROGRESS_SECONDS = 5.0
 
 
-class TableRange(BaseModel):
+class TableRange(StrictModel):
     """A child's share of the table list: [first, end), with what its table purges share."""
-
-    model_config = ConfigDict(extra="forbid")
 
     root_id: str = Field(description="The namespace purge: its table purges' parent and listing.")
     index: int = Field(ge=0, description="The range's place among the namespace purge's ranges.")
@@ -40,20 +39,16 @@ class TableRange(BaseModel):
         return self.end - self.first
 
 
-class RangeProgress(BaseModel):
+class RangeProgress(StrictModel):
     """A range's tallies so far, whole (not since the last signal): a late or repeated one is
     harmless, and the namespace purge keeps the one with the most tables finished."""
-
-    model_config = ConfigDict(extra="forbid")
 
     index: int
     tallies: TableTallies
     running: int = Field(description="Tables started and not yet ended.")
 
 
-class TableRangeReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TableRangeReport(StrictModel):
     tallies: TableTallies
     kept: list[int] = Field(
         default_factory=list,

@@ -3,23 +3,20 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.report_sections import ReportSection
 from icepurge.contract.status import PurgeStatus
+from icepurge.contract.strict_model import StrictModel
 
 
-class ReportEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReportEntry(StrictModel):
     path: str
     category: str | None = None
     detail: str | None = Field(None, description="A failure's error; an unreadable file's reason.")
 
 
-class ReportPage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReportPage(StrictModel):
     purge_id: str
     state: str
     report_location: str

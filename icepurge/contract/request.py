@@ -6,9 +6,10 @@ import unicodedata
 from enum import StrEnum
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from icepurge.contract.schemes import SUPPORTED_SCHEMES, names_a_scheme, scheme_of
+from icepurge.contract.strict_model import FrozenModel
 
 
 def encode_namespace(levels: list[str]) -> str:
@@ -32,9 +33,7 @@ class OverlapScope(StrEnum):
 MAX_PURGE_AFTER_SECONDS = 366 * 86_400
 
 
-class PurgeOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class PurgeOptions(FrozenModel):
     dry_run: bool = Field(False, description="Plan and list the would-delete set; delete nothing.")
     engine: Engine = Field(
         Engine.AUTO,
@@ -168,11 +167,11 @@ def printable(value: str) -> str:
     return value
 
 
-class PurgeRequest(BaseModel):
+class PurgeRequest(FrozenModel):
     """A snapshot of a dropped table, handed over by its catalog; or, without a metadata
     location, a table to drop and purge by name."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(str_strip_whitespace=True)
 
     catalog: str = Field(min_length=1, max_length=255)
     namespace: list[str] = Field(min_length=1, description="Namespace levels, outermost first.")

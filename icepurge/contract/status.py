@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status_common import PurgeStatusCommon
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.sweep_steps import SweepOutcome
 
 
@@ -18,10 +19,8 @@ class GuardName(StrEnum):
     LIVE_TABLE = "live_table"
 
 
-class GuardOutcome(BaseModel):
+class GuardOutcome(StrictModel):
     """What a guard found, or why it could not be applied."""
-
-    model_config = ConfigDict(extra="forbid")
 
     guard: GuardName
     applied: bool
@@ -32,18 +31,14 @@ class GuardOutcome(BaseModel):
     seconds: float = 0.0
 
 
-class FileFailure(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FileFailure(StrictModel):
     path: str
     category: str
     error: str
 
 
-class PlannedTotals(BaseModel):
+class PlannedTotals(StrictModel):
     """Distinct files the plan found, by kind."""
-
-    model_config = ConfigDict(extra="forbid")
 
     content_files: int = 0
     manifests: int = 0
@@ -62,10 +57,8 @@ class PlannedTotals(BaseModel):
         )
 
 
-class RetryingStep(BaseModel):
+class RetryingStep(StrictModel):
     """A step the server is retrying, from its pending activities."""
-
-    model_config = ConfigDict(extra="forbid")
 
     step: str
     attempt: int
@@ -140,11 +133,9 @@ class PurgeStatus(PurgeStatusCommon):
     )
 
 
-class PurgeReport(BaseModel):
+class PurgeReport(StrictModel):
     """The workflow's result: the final status; full failure and would-delete lists are in the
     report object at report_location."""
-
-    model_config = ConfigDict(extra="forbid")
 
     status: PurgeStatus
     duration_seconds: float

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from icepurge.contract.strict_model import StrictModel
 
 
-class PurgeStatusCommon(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PurgeStatusCommon(StrictModel):
     purge_id: str
     catalog: str
     namespace: list[str]

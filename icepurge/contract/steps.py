@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.counts import FileCounts
 from icepurge.contract.names import CHUNK_ACTIVITY
 from icepurge.contract.request import Engine, PurgeRequest
 from icepurge.contract.status import FileFailure, GuardOutcome, PlannedTotals
+from icepurge.contract.strict_model import StrictModel
 
 
-class PlanInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PlanInput(StrictModel):
     purge_id: str
     request: PurgeRequest
 
 
-class PlanSummary(BaseModel):
+class PlanSummary(StrictModel):
     """The plan's claim check: a reference and totals; file lists only in `held`, for a plan the
     express lane's finish takes at once."""
-
-    model_config = ConfigDict(extra="forbid")
 
     plan_location: str
     chunk_count: int
@@ -44,9 +41,7 @@ class PlanSummary(BaseModel):
     )
 
 
-class ChunkInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ChunkInput(StrictModel):
     purge_id: str
     request: PurgeRequest
     plan_location: str
@@ -59,30 +54,24 @@ def chunk_step(chunk_index: int) -> str:
     return f"{CHUNK_ACTIVITY} {chunk_index}"
 
 
-class ChunkCheckpoint(BaseModel):
+class ChunkCheckpoint(StrictModel):
     """Files [0, next_file) of the chunk are settled and counted."""
-
-    model_config = ConfigDict(extra="forbid")
 
     next_file: int = 0
     counts: FileCounts = Field(default_factory=FileCounts)
     failures_total: int = 0
 
 
-class ChunkProgress(BaseModel):
+class ChunkProgress(StrictModel):
     """A running chunk's counts so far, signalled by its activity so status moves mid-chunk."""
-
-    model_config = ConfigDict(extra="forbid")
 
     chunk_index: int
     counts: FileCounts
 
 
-class ChunksReady(BaseModel):
+class ChunksReady(StrictModel):
     """Signalled by planning: chunk objects [0, chunks) are written and recorded, and may start
     deleting before the plan is done. Signals may be lost or overtaken: the highest count holds."""
-
-    model_config = ConfigDict(extra="forbid")
 
     plan_location: str
     chunks: int
@@ -90,20 +79,16 @@ class ChunksReady(BaseModel):
     locations: list[str] = Field(description="The table's locations, for the live-table guard.")
 
 
-class StepAttemptFailed(BaseModel):
+class StepAttemptFailed(StrictModel):
     """An activity attempt that failed and will be retried, signalled by the attempt itself: the
     workflow can't see its pending activities' failures otherwise."""
-
-    model_config = ConfigDict(extra="forbid")
 
     step: str = Field(description="plan_purge, delete_content_chunk <index> or finalize_purge.")
     attempt: int
     error: str
 
 
-class ChunkResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ChunkResult(StrictModel):
     chunk_index: int
     counts: FileCounts
     failures_total: int
@@ -112,9 +97,7 @@ class ChunkResult(BaseModel):
     throttled_requests: int = 0
 
 
-class FinalizeInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FinalizeInput(StrictModel):
     purge_id: str
     request: PurgeRequest
     plan_location: str
@@ -128,9 +111,7 @@ class FinalizeInput(BaseModel):
     )
 
 
-class FinalizeResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FinalizeResult(StrictModel):
     counts: FileCounts
     failures_total: int
     failure_sample: list[FileFailure]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.request import Engine, PurgeRequest
+from icepurge.contract.strict_model import StrictModel
 
 
-class SweepInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SweepInput(StrictModel):
     purge_id: str
     request: PurgeRequest
     prefixes: list[str] = Field(description="Locations to list, each a folder.")
@@ -37,10 +36,8 @@ class SweepInput(BaseModel):
         return "-".join([self.purge_id, *([self.run_chain] if self.run_chain else []), "sweep"])
 
 
-class SweepCheckpoint(BaseModel):
+class SweepCheckpoint(StrictModel):
     """Heartbeat details: where the listing stands and what it did so far."""
-
-    model_config = ConfigDict(extra="forbid")
 
     prefix_index: int = 0
     continuation_token: str | None = None
@@ -51,9 +48,7 @@ class SweepCheckpoint(BaseModel):
     pages: int = 0
 
 
-class SweepResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SweepResult(StrictModel):
     swept: int
     kept_recent: int
     failed: int
@@ -62,10 +57,8 @@ class SweepResult(BaseModel):
     listings: int = Field(1, description="Parts of the location listed in parallel (Spark tasks).")
 
 
-class SweepOutcome(BaseModel):
+class SweepOutcome(StrictModel):
     """In the status and report: what the sweep did, or why it did nothing."""
-
-    model_config = ConfigDict(extra="forbid")
 
     applied: bool
     detail: str

@@ -5,10 +5,11 @@ namespace and skipped entry in it: both are read."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.namespace_status import SkippedEntry
 from icepurge.contract.namespace_steps import TableName
+from icepurge.contract.strict_model import StrictModel
 
 # Names (or skipped entries) in one page object: ~0.6 MB of JSON, well under a second to read.
 PAGE_ENTRIES = 10_000
@@ -16,35 +17,27 @@ INDEX_NAME = "table-list.json"
 LEGACY_TREE_NAME = "tree.json"
 
 
-class NamespaceSpan(BaseModel):
+class NamespaceSpan(StrictModel):
     """A walked namespace and where its selected tables sit in the list (the walk lists one
     namespace's tables together)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     levels: list[str]
     first: int = Field(ge=0)
     end: int = Field(ge=0)
 
 
-class TableListIndex(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TableListIndex(StrictModel):
     page_entries: int = Field(ge=1)
     tables_total: int = Field(ge=0)
     skipped_total: int = Field(ge=0)
     namespaces: list[NamespaceSpan] = Field(description="Walked namespaces, deepest first.")
 
 
-class TablesPage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TablesPage(StrictModel):
     tables: list[TableName]
 
 
-class SkippedEntriesPage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SkippedEntriesPage(StrictModel):
     skipped: list[SkippedEntry]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.names import (
     ERROR_LIVE_TABLE,
@@ -19,6 +19,7 @@ from icepurge.contract.names import (
 from icepurge.contract.namespace_status import FileTotals, SkipKind, SkippedEntry, TableFailure
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport
+from icepurge.contract.strict_model import StrictModel
 
 # What a table purge's failure type means to the namespace purge: left alone, not failed.
 _SKIP_REASONS = {ERROR_PROTECTED: "protected", ERROR_TABLE_NOT_FOUND: "gone"}
@@ -100,12 +101,10 @@ def outcome_of_error(purge_id: str, table: str, error_type: str | None, message:
     return TableOutcome(TableEnd.FAILED, failure=failure)
 
 
-class TableTallies(BaseModel):
+class TableTallies(StrictModel):
     """Tables that ended, by how, with their files and a sample of failures and skips: what a
     batch hands its namespace purge instead of each table's report (those stay in each table's
     record), so a batch's result stays a few hundred bytes whatever its tables found."""
-
-    model_config = ConfigDict(extra="forbid")
 
     done: int = 0
     failed: int = 0

@@ -12,9 +12,10 @@ from datetime import timedelta
 from fnmatch import fnmatchcase
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from icepurge.contract.request import printable
+from icepurge.contract.strict_model import FrozenModel
 
 MAX_PATTERNS = 100
 MAX_LISTED_TABLES = 10_000
@@ -51,10 +52,8 @@ def _check_glob(pattern: str) -> str:
     return pattern
 
 
-class PropertyCondition(BaseModel):
+class PropertyCondition(FrozenModel):
     """`key=value`: the property has this value; `key`: it is set; `!key`: it is not."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     key: str
     value: str | None = None
@@ -81,8 +80,8 @@ class PropertyCondition(BaseModel):
         return None
 
 
-class TableSelection(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+class TableSelection(FrozenModel):
+    model_config = ConfigDict(str_strip_whitespace=True)
 
     names: list[str] = Field(
         default_factory=list,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict
 from temporalio.exceptions import ApplicationError
 
 from icepurge.activities.catalog.catalog_retries import catalog_retries_bounded
@@ -19,25 +18,22 @@ from icepurge.contract.names import ERROR_TABLE_NOT_FOUND
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import GuardOutcome
 from icepurge.contract.steps import PlanInput, PlanSummary
+from icepurge.contract.strict_model import StrictModel
 from icepurge.state.state_store import StateStore
 
 
-class KeptPlan(BaseModel):
+class KeptPlan(StrictModel):
     """Written before the drop: after it, the table's snapshot is known from here alone. No
     FileIO properties (they may hold credentials): a retry takes them from the catalog."""
-
-    model_config = ConfigDict(extra="forbid")
 
     metadata_location: str
     protection: GuardOutcome
     plan: PlanSummary
 
 
-class DropRecord(BaseModel):
+class DropRecord(StrictModel):
     """Written right after the drop, before any delete: a retry that finds the table gone learns
     here whether the catalog took its storage, which its own deletes would otherwise mimic."""
-
-    model_config = ConfigDict(extra="forbid")
 
     storage_gone: bool
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.activities.delete.object_store import ObjectStore
 from icepurge.activities.plan.plan_model import ContentFile
@@ -14,6 +14,7 @@ from icepurge.catalogs.locations import LocationGuard, parent_dir
 from icepurge.contract.counts import CONTENT_CATEGORIES, FileCounts, SkipReason
 from icepurge.contract.status import FileFailure
 from icepurge.contract.steps import ChunkCheckpoint
+from icepurge.contract.strict_model import StrictModel
 from icepurge.state.state_store import StateStore
 from icepurge.stores.outcomes import DeleteOutcome, RequestStats
 
@@ -24,11 +25,9 @@ def group_size(concurrency: int, batch_files: int) -> int:
     return batch_files * concurrency
 
 
-class ChunkOutcome(BaseModel):
+class ChunkOutcome(StrictModel):
     """The chunk's durable record: its checkpoint, and per-file lists that don't belong in
     history (the full failure list, the dry-run list)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     checkpoint: ChunkCheckpoint = Field(default_factory=ChunkCheckpoint)
     failures: list[FileFailure] = Field(default_factory=list)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.activities.delete.chunk_deleter import ChunkOutcome, chunk_outcome_uri
 from icepurge.activities.delete.object_store import ObjectStore
@@ -30,6 +30,7 @@ from icepurge.contract.express_steps import ExpressSteps
 from icepurge.contract.names import FAILURE_SAMPLE_SIZE
 from icepurge.contract.status import FileFailure, GuardOutcome
 from icepurge.contract.steps import FinalizeResult
+from icepurge.contract.strict_model import StrictModel
 from icepurge.state.state_store import StateStore
 
 # With content deletes failed, a re-run needs the whole chain down to the manifests that list
@@ -42,10 +43,8 @@ SLICE = 8_000
 _UNREAD = frozenset({Category.STATISTICS_FILES})
 
 
-class PurgeReportObject(BaseModel):
+class PurgeReportObject(StrictModel):
     """The report object in the state location: what the workflow result can't carry."""
-
-    model_config = ConfigDict(extra="forbid")
 
     purge_id: str
     metadata_location: str
@@ -66,10 +65,8 @@ class PurgeReportObject(BaseModel):
     )
 
 
-class FinalizeProgress(BaseModel):
+class FinalizeProgress(StrictModel):
     """Groups [0, next_group) are settled, and paths [0, next_path) of the next one."""
-
-    model_config = ConfigDict(extra="forbid")
 
     next_group: int = 0
     next_path: int = 0

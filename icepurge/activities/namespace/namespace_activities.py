@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from pyiceberg.catalog import Catalog
 from pyiceberg.typedef import Identifier
 from temporalio import activity
@@ -39,13 +39,12 @@ from icepurge.contract.namespace_steps import (
     TablePage,
     TablePageInput,
 )
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_list import INDEX_NAME, PAGE_ENTRIES, NamespaceSpan
 from icepurge.state.state_store import StateStore
 
 
-class DropCheckpoint(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DropCheckpoint(StrictModel):
     next_index: int = 0
     dropped: int = 0
     kept_total: int = 0

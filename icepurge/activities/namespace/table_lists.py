@@ -13,11 +13,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from temporalio.exceptions import ApplicationError
 
 from icepurge.contract.namespace_status import SkippedEntry
 from icepurge.contract.namespace_steps import TableName
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_list import (
     NamespaceSpan,
     TableListIndex,
@@ -37,10 +38,8 @@ KEPT_LEGACY = 2
 _Kept = TypeVar("_Kept")
 
 
-class NamespaceTree(BaseModel):
+class NamespaceTree(StrictModel):
     """A list as written before pages: every table, namespace and skipped entry in one object."""
-
-    model_config = ConfigDict(extra="forbid")
 
     tables: list[TableName]
     namespaces: list[list[str]] = Field(description="Walked namespaces, deepest first.")

@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.contract.counts import Category
+from icepurge.contract.strict_model import StrictModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,10 +24,8 @@ class ContentFile:
     unsure: bool = False
 
 
-class ContentChunk(BaseModel):
+class ContentChunk(StrictModel):
     """One chunk's distinct content files, by column: compact JSON for thousands of files."""
-
-    model_config = ConfigDict(extra="forbid")
 
     paths: list[str] = Field(default_factory=list)
     categories: list[Category] = Field(default_factory=list)
@@ -52,9 +51,7 @@ class ContentChunk(BaseModel):
         ]
 
 
-class PlannedFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PlannedFile(StrictModel):
     path: str
     category: Category
 
@@ -64,11 +61,9 @@ class UnreadableReason(StrEnum):
     CORRUPT = "corrupt"
 
 
-class UnreadableFile(BaseModel):
+class UnreadableFile(StrictModel):
     """A metadata file, manifest list or manifest that planning could not read for good: truly
     absent (404) or truly unparsable. Transient faults are retried, never listed here."""
-
-    model_config = ConfigDict(extra="forbid")
 
     path: str
     category: Category
@@ -76,11 +71,9 @@ class UnreadableFile(BaseModel):
     detail: str = ""
 
 
-class PlanCheckpoint(BaseModel):
+class PlanCheckpoint(StrictModel):
     """Planning's heartbeat: the reachable files are saved beside the plan, manifests
     [0, manifests_done) are in `spills` spilled parts, and the manifests found unreadable so far."""
-
-    model_config = ConfigDict(extra="forbid")
 
     reach_saved: bool = False
     manifests_done: int = 0
@@ -96,29 +89,23 @@ class PlanCheckpoint(BaseModel):
     parts_from: int = Field(0, description="The first pending part no chunk or spill holds yet.")
 
 
-class ChunkContext(BaseModel):
+class ChunkContext(StrictModel):
     """What a chunk needs besides its files, written before the first chunk object: chunks can
     start while planning still runs, before the plan object exists."""
-
-    model_config = ConfigDict(extra="forbid")
 
     purge_id: str
     gc_enabled: bool
     locations: list[str]
 
 
-class SpillLayout(BaseModel):
+class SpillLayout(StrictModel):
     """The parts a plan over the memory budget spilled: `parts` per bucket."""
-
-    model_config = ConfigDict(extra="forbid")
 
     buckets: int
     parts: int
 
 
-class Plan(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Plan(StrictModel):
     purge_id: str
     metadata_location: str
     gc_enabled: bool

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from pyiceberg.io import FileIO
 from pyiceberg.table.metadata import TableMetadata
 
@@ -26,6 +26,7 @@ from icepurge.catalogs.locations import parent_dir
 from icepurge.contract.counts import Category
 from icepurge.contract.names import ERROR_METADATA_CORRUPT, ERROR_METADATA_NOT_FOUND, ERROR_UNSUPPORTED_FORMAT
 from icepurge.contract.request import PurgeRequest
+from icepurge.contract.strict_model import StrictModel
 from icepurge.state.state_store import StateStore
 from icepurge.stores.addresses import normalize
 from icepurge.stores.shared_threads import BoundedPool
@@ -49,11 +50,9 @@ def unreadable_file(
     return UnreadableFile(path=path, category=category, reason=reason, detail=detail)
 
 
-class ReachableFiles(BaseModel):
+class ReachableFiles(StrictModel):
     """Files reachable from the metadata, in discovery order, without duplicates; saved beside
     the plan once found, so a retried planning attempt does not walk the metadata again."""
-
-    model_config = ConfigDict(extra="forbid")
 
     manifests: dict[str, int] = Field(default_factory=dict, description="Path: entries it lists.")
     manifest_lists: dict[str, None] = Field(default_factory=dict, description="Read (or found unreadable).")
@@ -100,11 +99,9 @@ class ReachableFiles(BaseModel):
         self.unreadable.append(unreadable_file(location, Category.MANIFEST_LISTS, reason, detail))
 
 
-class WalkCursor(BaseModel):
+class WalkCursor(StrictModel):
     """Where the walk of the metadata logs stands: the level being read, from `next_index` on
     (that metadata file read again on a resume), the next level so far, every log entry met."""
-
-    model_config = ConfigDict(extra="forbid")
 
     level: list[str]
     next_index: int = 0
@@ -112,11 +109,9 @@ class WalkCursor(BaseModel):
     seen: list[str] = Field(description="Normalized.")
 
 
-class PartialReach(BaseModel):
+class PartialReach(StrictModel):
     """A walk cut off: what it found, and where it stood (None: still on the current metadata
     file's own snapshots)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     reachable: ReachableFiles
     walk: WalkCursor | None = None

@@ -8,13 +8,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
 from icepurge.activities.delete.object_store import ObjectStore
 from icepurge.activities.delete.spark_engine import JobWatch, SparkEngine
 from icepurge.activities.settings import ActivitySettings
 from icepurge.activities.sweep.target_sweep import SweepTarget, TargetSweep, split_location
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.sweep_steps import SweepCheckpoint, SweepInput
 from icepurge.state.state_store import StateStore
 from icepurge.stores.addresses import normalize
@@ -75,10 +75,8 @@ def _spark_function(
     return run
 
 
-class SweepTargets(BaseModel):
+class SweepTargets(StrictModel):
     """The split a Spark sweep made, kept so that a retried activity finds the same tasks."""
-
-    model_config = ConfigDict(extra="forbid")
 
     targets: list[tuple[str, bool, str]]
 

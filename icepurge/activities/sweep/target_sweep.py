@@ -9,9 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict
-
 from icepurge.activities.delete.object_store import ObjectStore
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.sweep_steps import SweepCheckpoint, SweepInput
 from icepurge.state.state_store import StateStore
 from icepurge.stores.addresses import normalize
@@ -24,10 +23,8 @@ _PAGE_KEYS = 1000
 _CLOCK_RESOLUTION = timedelta(seconds=1)
 
 
-class SweepPage(BaseModel):
+class SweepPage(StrictModel):
     """One listed page: the objects to sweep, what the listing said comes next."""
-
-    model_config = ConfigDict(extra="forbid")
 
     objects: list[str]
     kept_recent: int

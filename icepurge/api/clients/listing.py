@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import BaseModel, Field, computed_field, field_validator
 
 from icepurge.contract.kinds import PurgeKind
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, WORKFLOW_TYPE
@@ -12,6 +12,7 @@ from icepurge.contract.reasons import typed_reason
 from icepurge.contract.request import encode_namespace, printable
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
+from icepurge.contract.strict_model import FrozenModel
 
 _UNSAFE = frozenset("'\"\\")
 
@@ -23,9 +24,7 @@ def kind_of(workflow_type: str) -> PurgeKind:
     return PurgeKind.NAMESPACE if workflow_type == NAMESPACE_WORKFLOW_TYPE else PurgeKind.TABLE
 
 
-class PurgeFilter(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class PurgeFilter(FrozenModel):
     kind: PurgeKind | None = Field(None, description="Table or namespace purges only; both when unset.")
     state: PurgeState | None = None
     catalog: str | None = None

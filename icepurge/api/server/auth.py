@@ -20,24 +20,21 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from icepurge.contract.roles import Role
+from icepurge.contract.strict_model import FrozenModel, StrictModel
 
 log = logging.getLogger(__name__)
 
 ANY_CATALOG = "*"
 
 
-class TokenEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class TokenEntry(FrozenModel):
     name: str = Field(min_length=1, description="Who holds the token; shown in logs, never the token.")
     sha256: str = Field(pattern="^[0-9a-f]{64}$")
     catalogs: frozenset[str] = Field(min_length=1)
     roles: frozenset[Role] = Field(min_length=1)
 
 
-class TokenFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TokenFile(StrictModel):
     tokens: list[TokenEntry]
 
 

@@ -4,10 +4,11 @@ run remembers of the tables the real purge would leave."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 from temporalio.exceptions import ApplicationError, CancelledError, ChildWorkflowError
 
 from icepurge.contract.namespace_status import SkipKind, SkippedEntry, TableFailure
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_outcomes import TableEnd, TableOutcome, outcome_of_error
 
 # A dry run remembers this many tables its previews would not purge, for its preview of which
@@ -34,12 +35,10 @@ def already_started(purge_id: str, table: str) -> TableOutcome:
     return TableOutcome(TableEnd.FAILED, failure=failure)
 
 
-class KeptTables(BaseModel):
+class KeptTables(StrictModel):
     """A dry run's tables (places in its table list) that the real purge would not purge."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    indices: list[int] = []
+    indices: list[int] = Field(default_factory=list)
     overflow: bool = False
 
     def keep(self, index: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from temporalio import workflow
 from temporalio.exceptions import (
     ActivityError,
@@ -44,6 +44,7 @@ from icepurge.contract.namespace_steps import (
 )
 from icepurge.contract.range_steps import RangeProgress
 from icepurge.contract.search_attributes import namespace_updates
+from icepurge.contract.strict_model import StrictModel
 from icepurge.workflows.namespace.namespace_controls import (
     check_namespace_budget,
     check_namespace_pause,
@@ -73,10 +74,8 @@ from icepurge.workflows.shared.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE, 
 CHILD_REQUEST_SEPARATOR = "@"
 
 
-class CarriedNamespaceState(BaseModel):
+class CarriedNamespaceState(StrictModel):
     """What one run hands the next through continue-as-new: no table names, whatever the tree."""
-
-    model_config = ConfigDict(extra="forbid")
 
     status: NamespacePurgeStatus
     tree: EnumerationSummary

@@ -13,7 +13,6 @@ import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.exceptions import FailureError
 
@@ -34,6 +33,7 @@ from icepurge.contract.range_steps import (
     TableRange,
     TableRangeReport,
 )
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_outcomes import TableTallies
 from icepurge.workflows.namespace.namespace_details import namespace_details_markdown
 from icepurge.workflows.namespace.namespace_outcomes import KeptTables
@@ -41,10 +41,8 @@ from icepurge.workflows.namespace.namespace_progress import NamespaceProgress, n
 from icepurge.workflows.namespace.namespace_tables import NamespaceRun, NamespaceTables
 
 
-class CarriedRangeState(BaseModel):
+class CarriedRangeState(StrictModel):
     """What one run of a range hands the next through continue-as-new."""
-
-    model_config = ConfigDict(extra="forbid")
 
     status: NamespacePurgeStatus
     next_table: int

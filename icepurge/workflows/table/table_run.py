@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 from icepurge.contract.events import EventCursor
@@ -16,16 +15,15 @@ from icepurge.contract.request import PurgeRequest
 from icepurge.contract.search_attributes import progress_updates, scheduled_update
 from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.contract.steps import PlanSummary
+from icepurge.contract.strict_model import StrictModel
 from icepurge.workflows.shared.details import details_markdown
 from icepurge.workflows.shared.event_stream import EventStream
 from icepurge.workflows.shared.upgrades import OUTCOME_MEMO as OUTCOME_MEMO_PATCH
 from icepurge.workflows.shared.upgrades import WAITING_MEMO as WAITING_MEMO_PATCH
 
 
-class CarriedState(BaseModel):
+class CarriedState(StrictModel):
     """What one run hands to the next through continue-as-new: small, whatever the table."""
-
-    model_config = ConfigDict(extra="forbid")
 
     status: PurgeStatus
     plan: PlanSummary

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from icepurge.contract.request import MAX_PURGE_AFTER_SECONDS
+from icepurge.contract.strict_model import StrictModel
 
 
 class FrontDoorAuth(StrEnum):
@@ -18,9 +19,7 @@ class FrontDoorAuth(StrEnum):
     PASS_THROUGH = "pass_through"  # noqa: S105  # a mode's name, not a secret
 
 
-class FrontDoorPolicy(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FrontDoorPolicy(StrictModel):
     auth: FrontDoorAuth = Field(
         FrontDoorAuth.SERVICE,
         description="service: callers present icepurge tokens (reads need `read`, the rest `drop`) "

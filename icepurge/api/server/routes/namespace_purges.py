@@ -7,7 +7,7 @@ import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from icepurge.api.clients.listing import PurgePage
 from icepurge.api.clients.temporal_namespace_client import namespace_request
@@ -28,6 +28,7 @@ from icepurge.contract.namespace_status import NamespacePurgeStatus, SkippedPage
 from icepurge.contract.request import PurgeOptions
 from icepurge.contract.roles import Role
 from icepurge.contract.started import StartOutcome
+from icepurge.contract.strict_model import FrozenModel, StrictModel
 from icepurge.contract.table_selection import TableSelection
 from icepurge.contract.validation import InvalidPurgeRequestError
 
@@ -35,10 +36,10 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["namespace purges"])
 
 
-class NamespacePurgeBody(BaseModel):
+class NamespacePurgeBody(FrozenModel):
     """Drop and purge every table of a namespace; [] is the whole catalog (needs confirm)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(str_strip_whitespace=True)
 
     namespace: list[str] = Field(description="Namespace levels, outermost first; [] = the whole catalog.")
     recursive: bool = False
@@ -78,9 +79,7 @@ class NamespacePurgeBody(BaseModel):
     )
 
 
-class TablePageParameters(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TablePageParameters(StrictModel):
     page_size: int = Field(50, ge=1, le=1000)
     page_token: str | None = Field(None, max_length=4096)
 

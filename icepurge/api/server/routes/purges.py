@@ -6,7 +6,7 @@ import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from icepurge.api.clients.listing import PurgeFilter, PurgePage
 from icepurge.api.server.catalog_checks import admitted_catalog, known_catalog
@@ -18,6 +18,7 @@ from icepurge.contract.roles import Role
 from icepurge.contract.started import StartOutcome
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeStatus
+from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.validation import InvalidPurgeRequestError
 
 log = logging.getLogger(__name__)
@@ -29,17 +30,13 @@ class CancelRequested(BaseModel):
     cancel_requested: bool = True
 
 
-class RerunRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RerunRequest(StrictModel):
     file_io_properties: dict[str, str] | None = Field(
         None, description="New FileIO properties (credentials fixed since); default: the last run's."
     )
 
 
-class ListParameters(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ListParameters(StrictModel):
     kind: PurgeKind | None = Field(None, description="table or namespace purges only; both when unset.")
     state: PurgeState | None = None
     catalog: str | None = None

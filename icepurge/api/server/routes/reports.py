@@ -6,21 +6,20 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from icepurge.api.server.dependencies import Caller, Purges
 from icepurge.api.server.purge_access import readable_status
 from icepurge.api.server.report_pages import ReportReader
 from icepurge.contract.report_pages import ReportPage, default_section
 from icepurge.contract.report_sections import ReportSection
+from icepurge.contract.strict_model import StrictModel
 
 router = APIRouter(prefix="/v1", tags=["reports"])
 
 
-class OffsetParameters(BaseModel):
+class OffsetParameters(StrictModel):
     """A page of a list read from the state location: a report's, a namespace purge's skipped entries."""
-
-    model_config = ConfigDict(extra="forbid")
 
     offset: int = Field(0, ge=0, description="Entries to skip: the previous page's next_offset.")
     limit: int = Field(1000, ge=1, le=10_000)
