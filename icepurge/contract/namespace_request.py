@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from icepurge.contract.batch_steps import MAX_BATCH_TABLES
 from icepurge.contract.names import NAMESPACE_ID_PREFIX
 from icepurge.contract.purge_id import derived_id
-from icepurge.contract.request import PurgeOptions, printable
+from icepurge.contract.request import NamespaceLevels, PrintableName, PurgeOptions
 from icepurge.contract.strict_model import FrozenModel
 from icepurge.contract.table_selection import TableSelection
-from icepurge.contract.validation import InvalidPurgeRequestError, describe_validation_error
+from icepurge.contract.validation import parse_as
 
 RECURSIVE_MARK = "recursive"
 # Work units a namespace purge runs at once by default: two default worker processes' activity
@@ -31,8 +31,8 @@ MAX_RANGE_TABLES = 10_000_000
 class NamespacePurgeRequest(FrozenModel):
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    catalog: str = Field(min_length=1, max_length=255)
-    namespace: list[str] = Field(
+    catalog: PrintableName = Field(min_length=1, max_length=255)
+    namespace: NamespaceLevels = Field(
         default_factory=list,
         description="Namespace levels, outermost first; [] is the whole catalog (recursive, and "
         "`confirm` must equal the catalog's name).",
@@ -74,7 +74,7 @@ class NamespacePurgeRequest(FrozenModel):
         description="Purge only the tables that match; the others stay, listed as skipped with the "
         "condition they failed, and so do the namespaces that hold them. Part of the purge's identity.",
     )
-    requested_by: str = Field(min_length=1, max_length=255)
+    requested_by: PrintableName = Field(min_length=1, max_length=255)
     request_id: str | None = Field(
         None,
         max_length=255,
@@ -96,20 +96,6 @@ class NamespacePurgeRequest(FrozenModel):
         "fairness.",
     )
     options: PurgeOptions = Field(default_factory=PurgeOptions, description="Applied to every table's purge.")
-
-    @field_validator("namespace")
-    @classmethod
-    def _levels(cls, levels: list[str]) -> list[str]:
-        if any(not level for level in levels):
-            raise ValueError("namespace levels must be non-empty strings")
-        for level in levels:
-            printable(level)
-        return levels
-
-    @field_validator("catalog", "requested_by")
-    @classmethod
-    def _printable(cls, value: str) -> str:
-        return printable(value)
 
     @model_validator(mode="after")
     def _whole_catalog_confirmed(self) -> NamespacePurgeRequest:
@@ -152,12 +138,7 @@ class NamespacePurgeRequest(FrozenModel):
 
 
 def parse_namespace_request(raw: Any) -> NamespacePurgeRequest:
-    if isinstance(raw, NamespacePurgeRequest):
-        return raw
-    try:
-        return NamespacePurgeRequest.model_validate(raw)
-    except ValidationError as error:
-        raise InvalidPurgeRequestError(describe_validation_error(error)) from None
+    return parse_as(NamespacePurgeRequest, raw)
 
 
 def namespace_purge_id_for(request: NamespacePurgeRequest) -> str:

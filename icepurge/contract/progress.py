@@ -140,10 +140,8 @@ class Progress:
 
     def move_to(self, state: PurgeState, now: datetime) -> None:
         self.status.state = state
-        self.status.updated_at = now
+        self.status.moved(now, closes=state in TERMINAL_STATES, failed=state is PurgeState.FAILED)
         if state in TERMINAL_STATES:
-            self.status.finished_at = now
-            self.status.eta_seconds = 0.0 if state is not PurgeState.FAILED else None
             if not self.status.dry_run:
                 self.status.outcome_note = already_gone_note(
                     self.status.counts.total().already_missing, self.status.storage_deleted_by_catalog

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import unicodedata
 from enum import StrEnum
+from typing import Annotated
 from urllib.parse import quote
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from icepurge.contract.schemes import SUPPORTED_SCHEMES, names_a_scheme, scheme_of
 from icepurge.contract.strict_model import FrozenModel
@@ -167,15 +168,27 @@ def printable(value: str) -> str:
     return value
 
 
+def namespace_levels(levels: list[str]) -> list[str]:
+    if any(not level for level in levels):
+        raise ValueError("namespace levels must be non-empty strings")
+    for level in levels:
+        printable(level)
+    return levels
+
+
+PrintableName = Annotated[str, AfterValidator(printable)]
+NamespaceLevels = Annotated[list[str], AfterValidator(namespace_levels)]
+
+
 class PurgeRequest(FrozenModel):
     """A snapshot of a dropped table, handed over by its catalog; or, without a metadata
     location, a table to drop and purge by name."""
 
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    catalog: str = Field(min_length=1, max_length=255)
-    namespace: list[str] = Field(min_length=1, description="Namespace levels, outermost first.")
-    table: str = Field(min_length=1, max_length=255)
+    catalog: PrintableName = Field(min_length=1, max_length=255)
+    namespace: NamespaceLevels = Field(min_length=1, description="Namespace levels, outermost first.")
+    table: PrintableName = Field(min_length=1, max_length=255)
     metadata_location: str | None = Field(
         None,
         min_length=1,
@@ -188,7 +201,7 @@ class PurgeRequest(FrozenModel):
         repr=False,
         description="PyIceberg FileIO properties (s3.endpoint, s3.access-key-id, ...). Never logged.",
     )
-    requested_by: str = Field(min_length=1, max_length=255)
+    requested_by: PrintableName = Field(min_length=1, max_length=255)
     request_id: str | None = Field(None, max_length=255)
     notify_workflow_id: str | None = Field(
         None,
@@ -198,20 +211,6 @@ class PurgeRequest(FrozenModel):
         "'icepurge_event' signal, e.g. the catalog's own drop-table workflow.",
     )
     options: PurgeOptions = Field(default_factory=PurgeOptions)
-
-    @field_validator("namespace")
-    @classmethod
-    def _levels_not_empty(cls, levels: list[str]) -> list[str]:
-        if any(not level for level in levels):
-            raise ValueError("namespace levels must be non-empty strings")
-        for level in levels:
-            printable(level)
-        return levels
-
-    @field_validator("catalog", "table", "requested_by")
-    @classmethod
-    def _printable(cls, value: str) -> str:
-        return printable(value)
 
     @field_validator("metadata_location")
     @classmethod

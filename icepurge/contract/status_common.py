@@ -38,3 +38,10 @@ class PurgeStatusCommon(StrictModel):
     events_undelivered: int = Field(
         0, description="Events a sink or the notified workflow never received (sinks gave up)."
     )
+
+    def moved(self, now: datetime, *, closes: bool, failed: bool) -> None:
+        """Stamps a move to another state: a closing one ends the ETA (unknown when it failed)."""
+        self.updated_at = now
+        if closes:
+            self.finished_at = now
+            self.eta_seconds = None if failed else 0.0

@@ -1,10 +1,12 @@
 """Turns a raw request into a PurgeRequest, or into an error that names the bad fields."""
 
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from icepurge.contract.request import PurgeOptions, PurgeRequest
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 class InvalidPurgeRequestError(ValueError):
@@ -19,13 +21,18 @@ def describe_validation_error(error: ValidationError) -> str:
     return "invalid purge request: " + "; ".join(problems)
 
 
-def parse_request(raw: Any) -> PurgeRequest:
-    if isinstance(raw, PurgeRequest):
+def parse_as(model: type[ModelT], raw: Any) -> ModelT:
+    """Raises InvalidPurgeRequestError naming the bad fields."""
+    if isinstance(raw, model):
         return raw
     try:
-        return PurgeRequest.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as error:
         raise InvalidPurgeRequestError(describe_validation_error(error)) from None
+
+
+def parse_request(raw: Any) -> PurgeRequest:
+    return parse_as(PurgeRequest, raw)
 
 
 def by_name_request(

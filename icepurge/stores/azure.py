@@ -15,7 +15,7 @@ from azure.storage.blob import BlobPrefix, ContainerClient
 from icepurge.stores.azure_client import blob_service, safe_message
 from icepurge.stores.azure_deletes import AzureBatchDeleter
 from icepurge.stores.blob_address import BlobAddress, blob_address
-from icepurge.stores.outcomes import DeleteOutcome
+from icepurge.stores.bulk_deleting import BulkDeleting
 from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
 
 
@@ -34,10 +34,9 @@ def as_os_errors(location: str) -> Iterator[None]:
         raise OSError(f"{type(error).__name__}: {safe_message(error)}") from None
 
 
-class AzureStore:
+class AzureStore(BulkDeleting):
     def __init__(self, context: StoreContext) -> None:
         self._context = context
-        self._deleter: AzureBatchDeleter | None = None
 
     def read(self, uri: str) -> bytes:
         address = blob_address(uri)
@@ -58,10 +57,8 @@ class AzureStore:
         except FileNotFoundError:
             return
 
-    def delete_many(self, uris: list[str]) -> DeleteOutcome:
-        if self._deleter is None:
-            self._deleter = AzureBatchDeleter(self._context.properties, self._context.bulk())
-        return self._deleter.delete(uris)
+    def _bulk_deleter(self) -> AzureBatchDeleter:
+        return AzureBatchDeleter(self._context.properties, self._context.bulk())
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         address = blob_address(prefix.rstrip("/") + "/")

@@ -7,17 +7,16 @@ from datetime import UTC, datetime
 
 from pyiceberg.io import FileIO, load_file_io
 
+from icepurge.stores.bulk_deleting import BulkDeleting
 from icepurge.stores.fileio_deletes import FileIODeleter
-from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.refusals import names_a_refusal
 from icepurge.stores.store import ListedPage, ListingUnsupportedError, ObjectHead, StoreContext
 
 
-class FileIOStore:
+class FileIOStore(BulkDeleting):
     def __init__(self, context: StoreContext, sample: str) -> None:
         self._context = context
         self._io: FileIO = context.file_io or load_file_io(context.properties, sample)
-        self._deleter: FileIODeleter | None = None
 
     def read(self, uri: str) -> bytes:
         try:
@@ -40,11 +39,9 @@ class FileIOStore:
         except FileNotFoundError:
             return
 
-    def delete_many(self, uris: list[str]) -> DeleteOutcome:
-        if self._deleter is None:
-            bulk = self._context.bulk()
-            self._deleter = FileIODeleter(self._io, bulk.pool, bulk.limits, bulk.observer)
-        return self._deleter.delete(uris)
+    def _bulk_deleter(self) -> FileIODeleter:
+        bulk = self._context.bulk()
+        return FileIODeleter(self._io, bulk.pool, bulk.limits, bulk.observer)
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         raise ListingUnsupportedError(prefix)

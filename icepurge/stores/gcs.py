@@ -21,17 +21,16 @@ from obstore.store import GCSStore as ObstoreGcs
 
 from icepurge.stores.addresses import bucket_and_key
 from icepurge.stores.backoff import full_jitter
+from icepurge.stores.bulk_deleting import BulkDeleting
 from icepurge.stores.gcs_client import bucket_store, gcs_access, json_client
 from icepurge.stores.gcs_deletes import GcsBatchDeleter
 from icepurge.stores.obstore_runtime import forked_since_runtime, nameable, note_runtime_use, obstore_errors
-from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
 
 
-class GcsStore:
+class GcsStore(BulkDeleting):
     def __init__(self, context: StoreContext) -> None:
         self._context = context
-        self._deleter: GcsBatchDeleter | None = None
 
     def read(self, uri: str) -> bytes:
         bucket, name = bucket_and_key(uri)
@@ -57,10 +56,8 @@ class GcsStore:
         except FileNotFoundError:
             return
 
-    def delete_many(self, uris: list[str]) -> DeleteOutcome:
-        if self._deleter is None:
-            self._deleter = GcsBatchDeleter(self._context.properties, self._context.bulk())
-        return self._deleter.delete(uris)
+    def _bulk_deleter(self) -> GcsBatchDeleter:
+        return GcsBatchDeleter(self._context.properties, self._context.bulk())
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         """Through the JSON API: obstore's listing fails as a whole on a name with an empty

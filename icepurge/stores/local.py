@@ -8,8 +8,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from icepurge.stores.bulk_deleting import BulkDeleting
 from icepurge.stores.local_deletes import LocalBulkDeleter, local_path
-from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.store import Listed, ListedPage, ObjectHead, StoreContext
 
 
@@ -21,10 +21,9 @@ def _modified(stat: os.stat_result) -> datetime:
     return datetime.fromtimestamp(stat.st_mtime, UTC)
 
 
-class LocalStore:
+class LocalStore(BulkDeleting):
     def __init__(self, context: StoreContext) -> None:
         self._context = context
-        self._deleter: LocalBulkDeleter | None = None
 
     def read(self, uri: str) -> bytes:
         return Path(local_path(uri)).read_bytes()
@@ -42,11 +41,9 @@ class LocalStore:
     def delete(self, uri: str) -> None:
         Path(local_path(uri)).unlink(missing_ok=True)
 
-    def delete_many(self, uris: list[str]) -> DeleteOutcome:
-        if self._deleter is None:
-            bulk = self._context.bulk()
-            self._deleter = LocalBulkDeleter(bulk.pool, bulk.concurrency, bulk.limits, bulk.observer)
-        return self._deleter.delete(uris)
+    def _bulk_deleter(self) -> LocalBulkDeleter:
+        bulk = self._context.bulk()
+        return LocalBulkDeleter(bulk.pool, bulk.concurrency, bulk.limits, bulk.observer)
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         """Paths in sorted order; the token is the last path of the page before."""

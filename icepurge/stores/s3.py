@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icepurge.stores.addresses import bucket_and_key
-from icepurge.stores.outcomes import DeleteOutcome
+from icepurge.stores.bulk_deleting import BulkDeleting
 from icepurge.stores.s3_client import s3_client
 from icepurge.stores.s3_deletes import S3BulkDeleter, boto3_delete_objects
 from icepurge.stores.s3_objects import Boto3Objects, as_os_errors
@@ -22,10 +22,9 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 
-class S3Store:
+class S3Store(BulkDeleting):
     def __init__(self, context: StoreContext) -> None:
         self._context = context
-        self._deleter: S3BulkDeleter | None = None
         self._boto3 = Boto3Objects(context.properties, context.connections, context.attempts)
         self._obstore = ObstoreObjects(context.properties, context.connections, context.attempts, self._boto3)
 
@@ -40,19 +39,17 @@ class S3Store:
         per key in a 200 answer."""
         self._boto3.delete(*bucket_and_key(uri))
 
-    def delete_many(self, uris: list[str]) -> DeleteOutcome:
-        if self._deleter is None:
-            bulk = self._context.bulk()
-            # Attempts are the deleter's own (it counts throttling), not boto3's.
-            properties, connections = self._context.properties, bulk.concurrency + 2
-            client = s3_client(properties, max_connections=connections, max_attempts=1)
-            send = (
-                signed_deletes(properties, connections).delete_objects
-                if takes_signed_deletes(properties)
-                else boto3_delete_objects(client)
-            )
-            self._deleter = S3BulkDeleter(client, send, bulk)
-        return self._deleter.delete(uris)
+    def _bulk_deleter(self) -> S3BulkDeleter:
+        bulk = self._context.bulk()
+        # Attempts are the deleter's own (it counts throttling), not boto3's.
+        properties, connections = self._context.properties, bulk.concurrency + 2
+        client = s3_client(properties, max_connections=connections, max_attempts=1)
+        send = (
+            signed_deletes(properties, connections).delete_objects
+            if takes_signed_deletes(properties)
+            else boto3_delete_objects(client)
+        )
+        return S3BulkDeleter(client, send, bulk)
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         bucket, key_prefix = bucket_and_key(prefix.rstrip("/") + "/")

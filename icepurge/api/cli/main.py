@@ -269,9 +269,9 @@ def watch(
 ) -> None:
     """Follow a purge with a live progress bar (a namespace purge: tables and files); the exit
     code tells the final state."""
-    import asyncio
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from icepurge.api.cli.polling import follow_until_closed
 
     if purge_id.startswith(NAMESPACE_ID_PREFIX):
         watch_namespace(purge_id, interval)
@@ -290,7 +290,9 @@ def watch(
         said = None
         with Progress(*columns, console=console()) as bar:
             task = bar.add_task(purge_id, total=None, rate="-")
-            while True:
+
+            def show(current: PurgeStatus) -> None:
+                nonlocal said
                 retrying = current.retrying
                 note = f" (retrying {retrying.step}, attempt {retrying.attempt})" if retrying else ""
                 waiting = (
@@ -307,10 +309,14 @@ def watch(
                     total=current.files_total or None,
                     rate=f"{current.rate_files_per_second or 0:.0f}",
                 )
-                if current.state in TERMINAL_STATES:
-                    return current
-                await asyncio.sleep(interval)
-                current = await client.status(purge_id)
+
+            return await follow_until_closed(
+                current,
+                lambda: client.status(purge_id),
+                show,
+                lambda status: status.state in TERMINAL_STATES,
+                interval,
+            )
 
     final = run_or_exit(go(), PurgeNotFoundError)
     say(_final_line(final))

@@ -186,10 +186,9 @@ def namespace_status(purge_id: str) -> NamespacePurgeStatus:
 
 def watch_namespace(purge_id: str, interval: float) -> None:
     """One bar for tables, one for files; the exit code tells the final state."""
-    import asyncio
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from icepurge.api.cli.polling import follow_until_closed
     from icepurge.contract.namespace_status import NAMESPACE_TERMINAL_STATES
 
     async def go() -> NamespacePurgeStatus:
@@ -200,7 +199,8 @@ def watch_namespace(purge_id: str, interval: float) -> None:
         with Progress(*columns, console=console()) as bars:
             tables = bars.add_task("tables", total=None)
             files = bars.add_task("files", total=None)
-            while True:
+
+            def show(current: NamespacePurgeStatus) -> None:
                 running = f", {current.tables_running} running" if current.tables_running else ""
                 bars.update(
                     tables,
@@ -214,10 +214,14 @@ def watch_namespace(purge_id: str, interval: float) -> None:
                     completed=current.files.done,
                     total=current.files.planned or None,
                 )
-                if current.state in NAMESPACE_TERMINAL_STATES:
-                    return current
-                await asyncio.sleep(interval)
-                current = await client.status(purge_id)
+
+            return await follow_until_closed(
+                current,
+                lambda: client.status(purge_id),
+                show,
+                lambda status: status.state in NAMESPACE_TERMINAL_STATES,
+                interval,
+            )
 
     final = run_or_exit(go(), PurgeNotFoundError)
     say(final_namespace_line(final))

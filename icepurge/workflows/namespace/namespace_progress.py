@@ -60,10 +60,9 @@ class NamespaceProgress:
 
     def move_to(self, state: NamespacePurgeState, now: datetime) -> None:
         self.status.state = state
-        self.status.updated_at = now
-        if state in NAMESPACE_TERMINAL_STATES:
-            self.status.finished_at = now
-            self.status.eta_seconds = 0.0 if state is not NamespacePurgeState.FAILED else None
+        self.status.moved(
+            now, closes=state in NAMESPACE_TERMINAL_STATES, failed=state is NamespacePurgeState.FAILED
+        )
         self.publish()
 
     def failed(self, reason: str, error_type: str | None, now: datetime) -> None:
