@@ -11,7 +11,6 @@ from abc import abstractmethod
 from contextlib import suppress
 
 from temporalio import workflow
-from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import FailureError
 
 from icepurge.contract.controls import TableControl
@@ -26,6 +25,7 @@ from icepurge.contract.range_steps import (
     range_size,
     ranges_at_once,
 )
+from icepurge.workflows.namespace.child_purges import start_child_purge
 from icepurge.workflows.namespace.namespace_controls import budget_share
 from icepurge.workflows.namespace.namespace_tables import NamespaceTables
 from icepurge.workflows.shared.unit_window import UnitWindow
@@ -118,16 +118,13 @@ class NamespaceRanges(NamespaceTables):
         self._ranges[index] = child_id
         progress.range_started(index, workflow.now())
         try:
-            handle = await workflow.start_child_workflow(
+            handle = await start_child_purge(
                 TABLE_RANGE_WORKFLOW_TYPE,
-                table_range.model_dump(mode="json"),
-                id=child_id,
+                table_range,
+                child_id=child_id,
                 result_type=TableRangeReport,
-                task_queue=workflow.info().task_queue,
-                parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
-                cancellation_type=workflow.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                static_summary=f"tables {first + 1}-{end} of {tree.tables_total} ({request.name})",
+                close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+                summary=f"tables {first + 1}-{end} of {tree.tables_total} ({request.name})",
             )
             # A pause or budget that came while the range was starting found no workflow to signal.
             if self._range_control() != table_range.control:

@@ -13,7 +13,6 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from temporalio import workflow
-from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
     ApplicationError,
     ChildWorkflowError,
@@ -51,6 +50,7 @@ from icepurge.contract.search_attributes import start_attributes
 from icepurge.contract.status import PurgeReport
 from icepurge.contract.table_outcomes import TableOutcome, outcome_of_batch, outcome_of_report
 from icepurge.contract.workflow_tasks import TABLE_PURGE_TASK_TIMEOUT
+from icepurge.workflows.namespace.child_purges import start_child_purge
 from icepurge.workflows.namespace.namespace_controls import (
     budget_share,
 )
@@ -268,20 +268,18 @@ class NamespaceTables(ABC):
         child_id = purge_id_for(child)
         progress.started(child_id, child.table_name, workflow.now())
         try:
-            report: PurgeReport = await workflow.execute_child_workflow(
+            handle = await start_child_purge(
                 WORKFLOW_TYPE,
-                child.model_dump(mode="json"),
-                id=child_id,
+                child,
+                child_id=child_id,
                 result_type=PurgeReport,
-                task_queue=workflow.info().task_queue,
                 # A terminated namespace purge must not stop a table purge whose table is dropped.
-                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
-                cancellation_type=workflow.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                static_summary=f"purge {child.table_name} (namespace purge {parent_id})",
+                close_policy=workflow.ParentClosePolicy.ABANDON,
+                summary=f"purge {child.table_name} (namespace purge {parent_id})",
                 search_attributes=start_attributes(child, parent_id),
                 task_timeout=TABLE_PURGE_TASK_TIMEOUT,
             )
+            report = await handle
             outcome = outcome_of_report(child_id, child.table_name, report)
         except ChildWorkflowError as error:
             outcome = outcome_of_failure(child_id, child.table_name, error)
