@@ -5,6 +5,7 @@ beats while it runs; every step's writes to the state location are fenced by its
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import TypeVar
@@ -17,6 +18,10 @@ from icepurge.state.attempt_fence import fenced
 
 Owner = TypeVar("Owner")
 
+# Every function `implements` made, so a worker finds its activities on their owners' classes
+# rather than in a list kept by hand beside them.
+_IMPLEMENTATIONS: set[Callable[..., object]] = set()
+
 
 def implements(
     step: Step[Input, Result],
@@ -27,6 +32,18 @@ def implements(
             with fenced(), pulsing() if step.pulse else nullcontext():
                 return method(owner, argument)
 
-        return activity.defn(name=step.name)(attempt)
+        defined = activity.defn(name=step.name)(attempt)
+        _IMPLEMENTATIONS.add(defined)
+        return defined
 
     return register
+
+
+def activities_of(*owners: object) -> list[Callable[..., object]]:
+    """The owners' methods that implement a step, bound, in the owners' order, each owner's by name."""
+    return [
+        getattr(owner, name)
+        for owner in owners
+        for name in dir(type(owner))
+        if inspect.isfunction(member := getattr(type(owner), name)) and member in _IMPLEMENTATIONS
+    ]

@@ -29,6 +29,7 @@ from icepurge.activities.purge.purge_activities import PurgeActivities
 from icepurge.activities.purge.purge_services import PurgeServices
 from icepurge.activities.signals.event_delivery import EventDelivery
 from icepurge.activities.signals.progress_signals import ProgressSignals
+from icepurge.activities.step_definition import activities_of
 from icepurge.activities.sweep.sweep_activities import SweepActivities
 from icepurge.catalogs.admission import CatalogAdmission
 from icepurge.catalogs.configured import CatalogRegistry
@@ -141,16 +142,9 @@ def build_worker(
             client,
             task_queue=task_queue,
             workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, EchoWorkflow],
-            activities=[
-                *activities.all,
-                *catalog_steps.all,
-                *holds.all,
-                *express.all,
-                *batches.all,
-                *namespaces.all,
-                *sweeps.all,
-                *delivery.all,
-            ],
+            activities=activities_of(
+                activities, catalog_steps, holds, express, batches, namespaces, sweeps, delivery
+            ),
             activity_executor=pool,
             max_concurrent_activities=slots,
             max_concurrent_local_activities=LOCAL_ACTIVITY_SLOTS,

@@ -3,8 +3,6 @@ the purge's catalog work (table_catalog.py), its errors redacted there."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from icepurge.activities.catalog.table_catalog import TableCatalog
 from icepurge.activities.step_definition import implements
 from icepurge.contract.activity_steps import DROP_TABLE, LIVE_TABLE_GUARD, LOAD_TABLE, REGISTER_TABLE
@@ -23,10 +21,6 @@ from icepurge.contract.status import GuardOutcome
 class CatalogActivities:
     def __init__(self, catalog: TableCatalog) -> None:
         self._catalog = catalog
-
-    @property
-    def all(self) -> list[Any]:
-        return [self.load_table, self.drop_table, self.check_live_tables, self.register_table]
 
     @implements(LOAD_TABLE)
     def load_table(self, ref: TableRef) -> LoadedTable:

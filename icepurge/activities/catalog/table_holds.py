@@ -6,8 +6,6 @@ holds a table re-created under the old name since."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pyiceberg.exceptions import (
     NoSuchNamespaceError,
     NoSuchTableError,
@@ -52,10 +50,6 @@ class TableHolds(CatalogCalls):
     def __init__(self, catalogs: TableCatalog, signals: ProgressSignals | None = None) -> None:
         super().__init__(catalogs.registry, signals)
         self._catalogs = catalogs
-
-    @property
-    def all(self) -> list[Callable[..., object]]:
-        return [self.hold_table, self.release_held_table]
 
     @implements(HOLD_TABLE)
     def hold_table(self, step: HoldInput) -> HeldTable:

@@ -3,8 +3,6 @@ state location, hand it out a page at a time, and drop the namespaces its purges
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 from pyiceberg.catalog import Catalog
 from pyiceberg.typedef import Identifier
@@ -64,10 +62,6 @@ class NamespaceActivities(CatalogCalls):
         self._state = state
         self._lists = lists
         self._page_entries = page_entries
-
-    @property
-    def all(self) -> list[Any]:
-        return [self.enumerate_namespace, self.read_table_page, self.drop_empty_namespaces]
 
     @implements(ENUMERATE)
     def enumerate_namespace(self, step: EnumerateInput) -> EnumerationSummary:

@@ -7,10 +7,8 @@ reads their names there and answers with counts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextvars import copy_context
 from functools import partial
-from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, CancelledError
@@ -40,10 +38,6 @@ class BatchActivities:
     def __init__(self, tables: BatchTablePurge, lists: TableLists) -> None:
         self._tables = tables
         self._lists = lists
-
-    @property
-    def all(self) -> list[Callable[..., Any]]:
-        return [self.purge_table_batch, self.purge_range_batch]
 
     @implements(PURGE_TABLE_BATCH)
     def purge_table_batch(self, step: TableBatchInput) -> TableBatchResult:

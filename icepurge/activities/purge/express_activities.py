@@ -6,8 +6,6 @@ keeps its own checkpoints and its idempotent retry."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -46,15 +44,6 @@ class ExpressActivities:
         self._catalogs = catalogs
         self._drops = drops
         self._finish = ExpressFinish(services, catalogs)
-
-    @property
-    def all(self) -> list[Callable[..., object]]:
-        return [
-            self.load_and_plan,
-            self.load_plan_and_drop,
-            self.finish_small_purge,
-            self.plan_and_finish_small,
-        ]
 
     @implements(LOAD_PLAN_AND_DROP)
     def load_plan_and_drop(self, step: LoadAndPlanInput) -> DroppedPlan:

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from temporalio import activity
 
 from icepurge.activities.purge.purge_services import PurgeServices
@@ -29,10 +26,6 @@ class PurgeActivities:
     def __init__(self, services: PurgeServices, signals: ProgressSignals | None = None) -> None:
         self.services = services
         self._signals = signals
-
-    @property
-    def all(self) -> list[Callable[..., Any]]:
-        return [self.plan_purge, self.delete_content_chunk, self.finalize_purge]
 
     @implements(PLAN)
     def plan_purge(self, step: PlanInput) -> PlanSummary:

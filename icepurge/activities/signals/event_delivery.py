@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
 
 from icepurge.activities.heartbeats import heartbeat
 from icepurge.activities.signals.event_sinks import EventSink
@@ -19,10 +17,6 @@ log = logging.getLogger(__name__)
 class EventDelivery:
     def __init__(self, sinks: list[EventSink]) -> None:
         self._sinks = sinks
-
-    @property
-    def all(self) -> list[Callable[..., Any]]:
-        return [self.deliver_events]
 
     @implements(DELIVER_EVENTS)
     def deliver_events(self, batch: EventBatch) -> DeliveryReport:

@@ -4,8 +4,7 @@ older than the cutoff through the same bulk path and rate budget as the planned 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from temporalio.exceptions import ApplicationError
 
@@ -48,10 +47,6 @@ class SweepActivities:
         }
         if spark is not None:
             self._engines[Engine.SPARK] = SparkSweep(settings, self._state, spark)
-
-    @property
-    def all(self) -> list[Callable[..., Any]]:
-        return [self.sweep_location]
 
     @implements(SWEEP)
     def sweep_location(self, step: SweepInput) -> SweepResult:

@@ -311,11 +311,7 @@ def watch(
                 )
 
             return await follow_until_closed(
-                current,
-                lambda: client.status(purge_id),
-                show,
-                lambda status: status.state in TERMINAL_STATES,
-                interval,
+                client.status, purge_id, current, show, TERMINAL_STATES, interval=interval
             )
 
     final = run_or_exit(go(), PurgeNotFoundError)

@@ -216,11 +216,7 @@ def watch_namespace(purge_id: str, interval: float) -> None:
                 )
 
             return await follow_until_closed(
-                current,
-                lambda: client.status(purge_id),
-                show,
-                lambda status: status.state in NAMESPACE_TERMINAL_STATES,
-                interval,
+                client.status, purge_id, current, show, NAMESPACE_TERMINAL_STATES, interval=interval
             )
 
     final = run_or_exit(go(), PurgeNotFoundError)

@@ -2,22 +2,30 @@
 is closed."""
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Collection
+from typing import Protocol, TypeVar
 
-StatusT = TypeVar("StatusT")
+
+class _Stated(Protocol):
+    @property
+    def state(self) -> object: ...
+
+
+StatusT = TypeVar("StatusT", bound=_Stated)
 
 
 async def follow_until_closed(
+    status: Callable[[str], Awaitable[StatusT]],
+    purge_id: str,
     current: StatusT,
-    fetch: Callable[[], Awaitable[StatusT]],
     show: Callable[[StatusT], None],
-    closed: Callable[[StatusT], bool],
+    closed_states: Collection[object],
+    *,
     interval: float,
 ) -> StatusT:
     while True:
         show(current)
-        if closed(current):
+        if current.state in closed_states:
             return current
         await asyncio.sleep(interval)
-        current = await fetch()
+        current = await status(purge_id)
