@@ -27,6 +27,7 @@ from icepurge.connection.exit_now import run_then_exit
 from icepurge.stores.fileio_deletes import FileIODeleter
 from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.store import Deletes
 
 CONCURRENCY = 8
 GROUP = group_size(CONCURRENCY, DeleteTuning().batch_files)
@@ -76,7 +77,9 @@ def main() -> None:
 
         uris = _plant(root / "fileio", args.files)
         with ThreadPoolExecutor(CONCURRENCY) as pool:
-            fileio = FileIODeleter(load_file_io({}, uris[0]), pool, BucketRateLimits(None))
+            fileio = FileIODeleter(
+                load_file_io({}, uris[0]), Deletes(pool, BucketRateLimits(None), DeleteTuning(), CONCURRENCY)
+            )
             before = _timed(lambda group: len(fileio.delete(group).deleted), uris)
 
         uris = _plant(root / "local", args.files)

@@ -40,8 +40,7 @@ class FileIOStore(BulkDeleting):
             return
 
     def _bulk_deleter(self) -> FileIODeleter:
-        bulk = self._context.bulk()
-        return FileIODeleter(self._io, bulk.pool, bulk.limits, bulk.observer)
+        return FileIODeleter(self._io, self._context.bulk())
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         raise ListingUnsupportedError(prefix)

@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import Executor
 from urllib.parse import urlsplit
 
 from pyiceberg.io import FileIO
 
-from icepurge.stores.outcomes import DeleteOutcome, LatencyObserver, observed
-from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.outcomes import DeleteOutcome, observed
+from icepurge.stores.store import Deletes
 
 
 class FileIODeleter:
-    def __init__(
-        self, io: FileIO, pool: Executor, limits: BucketRateLimits, observer: LatencyObserver = None
-    ) -> None:
+    def __init__(self, io: FileIO, bulk: Deletes) -> None:
         self._io = io
-        self._pool = pool
-        self._limits = limits
-        self._observer = observer
+        self._bulk = bulk
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         outcome = DeleteOutcome()
-        for result in self._pool.map(self._delete_one, uris):
+        for result in self._bulk.pool.map(self._delete_one, uris):
             outcome.merge(result)
         return outcome
 
     def _delete_one(self, uri: str) -> DeleteOutcome:
-        self._limits.acquire(urlsplit(uri).netloc)
+        self._bulk.limits.acquire(urlsplit(uri).netloc)
         started = time.monotonic()
         try:
             self._io.delete(uri)
@@ -37,5 +32,5 @@ class FileIODeleter:
         except OSError as error:
             return DeleteOutcome(failed=[(uri, f"{type(error).__name__}: {error}")], requests=1)
         finally:
-            observed(self._observer, started)
+            observed(self._bulk.observer, started)
         return DeleteOutcome(deleted=[uri], requests=1)

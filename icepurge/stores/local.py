@@ -42,8 +42,7 @@ class LocalStore(BulkDeleting):
         Path(local_path(uri)).unlink(missing_ok=True)
 
     def _bulk_deleter(self) -> LocalBulkDeleter:
-        bulk = self._context.bulk()
-        return LocalBulkDeleter(bulk.pool, bulk.concurrency, bulk.limits, bulk.observer)
+        return LocalBulkDeleter(self._context.bulk())
 
     def list_page(self, prefix: str, token: str | None, limit: int, flat: bool) -> ListedPage:
         """Paths in sorted order; the token is the last path of the page before."""

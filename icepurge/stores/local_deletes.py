@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import Executor
 from urllib.parse import urlsplit
 
-from icepurge.stores.outcomes import DeleteOutcome, LatencyObserver, observed
-from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.outcomes import DeleteOutcome, observed
+from icepurge.stores.store import Deletes
 
 
 class LocalBulkDeleter:
@@ -16,24 +15,16 @@ class LocalBulkDeleter:
     GIL for its system call), instead of one FileIO call, with its own bookkeeping, per file.
     Each unlink counts as a request; the latency observed is a slice's."""
 
-    def __init__(
-        self,
-        pool: Executor,
-        slices: int,
-        limits: BucketRateLimits,
-        observer: LatencyObserver = None,
-    ) -> None:
-        self._pool = pool
-        self._slices = slices
-        self._limits = limits
-        self._observer = observer
+    def __init__(self, bulk: Deletes) -> None:
+        """Slices: bulk.concurrency, one a pool task."""
+        self._bulk = bulk
 
     def delete(self, uris: list[str]) -> DeleteOutcome:
         outcome = DeleteOutcome()
         if not uris:
             return outcome
-        size = -(-len(uris) // self._slices)
-        for part in self._pool.map(
+        size = -(-len(uris) // self._bulk.concurrency)
+        for part in self._bulk.pool.map(
             self._unlink_all, [uris[at : at + size] for at in range(0, len(uris), size)]
         ):
             outcome.merge(part)
@@ -43,7 +34,7 @@ class LocalBulkDeleter:
         outcome = DeleteOutcome(requests=len(uris))
         started = time.monotonic()
         for uri in uris:
-            self._limits.acquire("")
+            self._bulk.limits.acquire("")
             try:
                 os.unlink(local_path(uri))
             except FileNotFoundError:
@@ -52,7 +43,7 @@ class LocalBulkDeleter:
                 outcome.failed.append((uri, f"{type(error).__name__}: {error.strerror or error}"))
             else:
                 outcome.deleted.append(uri)
-        observed(self._observer, started)
+        observed(self._bulk.observer, started)
         return outcome
 
 

@@ -11,7 +11,9 @@ from pyiceberg.catalog.sql import SqlCatalog
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.states import PurgeState
 from icepurge.stores.local_deletes import LocalBulkDeleter, local_path
+from icepurge.stores.outcomes import DeleteTuning
 from icepurge.stores.rate_budget import BucketRateLimits
+from icepurge.stores.store import Deletes
 from tests.expected import drop_table_data_set, history_set
 from tests.purge_helpers import purge, request_for
 from tests.tables import rich_table
@@ -59,7 +61,9 @@ def test_local_deletes_count_missing_and_failed_files_apart(tmp_path: Path) -> N
     gone = (tmp_path / "gone.parquet").as_uri()
     uris = [*(path.as_uri() for path in present), str(bare), gone, folder.as_uri()]
     with ThreadPoolExecutor(4) as pool:
-        outcome = LocalBulkDeleter(pool, 4, BucketRateLimits(None)).delete(uris)
+        outcome = LocalBulkDeleter(
+            Deletes(pool, BucketRateLimits(None), DeleteTuning(), concurrency=4)
+        ).delete(uris)
     assert sorted(outcome.deleted) == sorted([*(path.as_uri() for path in present), str(bare)])
     assert outcome.missing == [gone]
     assert [uri for uri, _ in outcome.failed] == [folder.as_uri()]
