@@ -11,28 +11,9 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 from temporalio.common import RetryPolicy
 
+from icepurge.contract import catalog_steps, express_steps, namespace_steps, steps
 from icepurge.contract.batch_steps import RangeBatchInput, RangeBatchResult, TableBatchInput, TableBatchResult
-from icepurge.contract.catalog_steps import (
-    DropInput,
-    DropResult,
-    GuardInput,
-    HeldTable,
-    HoldInput,
-    LoadedTable,
-    RegisterInput,
-    RegisterResult,
-    ReleaseInput,
-    TableRef,
-)
 from icepurge.contract.events import DeliveryReport, EventBatch
-from icepurge.contract.express_steps import (
-    DroppedPlan,
-    FinishInput,
-    FinishResult,
-    LoadAndPlanInput,
-    LoadedPlan,
-    PlannedFinish,
-)
 from icepurge.contract.names import (
     CHUNK_ACTIVITY,
     DELIVER_EVENTS_ACTIVITY,
@@ -55,23 +36,7 @@ from icepurge.contract.names import (
     SWEEP_ACTIVITY,
     TABLE_PAGE_ACTIVITY,
 )
-from icepurge.contract.namespace_steps import (
-    DropNamespacesInput,
-    DropNamespacesResult,
-    EnumerateInput,
-    EnumerationSummary,
-    TablePage,
-    TablePageInput,
-)
 from icepurge.contract.status import GuardOutcome
-from icepurge.contract.steps import (
-    ChunkInput,
-    ChunkResult,
-    FinalizeInput,
-    FinalizeResult,
-    PlanInput,
-    PlanSummary,
-)
 from icepurge.contract.sweep_steps import SweepInput, SweepResult
 
 Input = TypeVar("Input", bound=BaseModel)
@@ -121,13 +86,33 @@ DELIVERY_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10), maximum_attempts=5
 )
 
-PLAN = Step(PLAN_ACTIVITY, PlanInput, PlanSummary, timedelta(hours=1), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT)
-CHUNK = Step(CHUNK_ACTIVITY, ChunkInput, ChunkResult, timedelta(hours=2), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT)
+PLAN = Step(
+    PLAN_ACTIVITY, steps.PlanInput, steps.PlanSummary, timedelta(hours=1), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT
+)
+CHUNK = Step(
+    CHUNK_ACTIVITY,
+    steps.ChunkInput,
+    steps.ChunkResult,
+    timedelta(hours=2),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
+)
 FINALIZE = Step(
-    FINALIZE_ACTIVITY, FinalizeInput, FinalizeResult, timedelta(hours=1), TRANSIENT_RETRY, HEARTBEAT_TIMEOUT
+    FINALIZE_ACTIVITY,
+    steps.FinalizeInput,
+    steps.FinalizeResult,
+    timedelta(hours=1),
+    TRANSIENT_RETRY,
+    HEARTBEAT_TIMEOUT,
 )
 # Loading reads the metadata JSON too, which can be large.
-LOAD_TABLE = Step(LOAD_TABLE_ACTIVITY, TableRef, LoadedTable, timedelta(seconds=60), CATALOG_RETRY)
+LOAD_TABLE = Step(
+    LOAD_TABLE_ACTIVITY,
+    catalog_steps.TableRef,
+    catalog_steps.LoadedTable,
+    timedelta(seconds=60),
+    CATALOG_RETRY,
+)
 
 
 def catalog_step(
@@ -137,15 +122,21 @@ def catalog_step(
     return Step(name, input_type, result_type, timeout, CATALOG_RETRY, CATALOG_STEP_HEARTBEAT, pulse=True)
 
 
-DROP_TABLE = catalog_step(DROP_TABLE_ACTIVITY, DropInput, DropResult)
-REGISTER_TABLE = catalog_step(REGISTER_TABLE_ACTIVITY, RegisterInput, RegisterResult)
+DROP_TABLE = catalog_step(DROP_TABLE_ACTIVITY, catalog_steps.DropInput, catalog_steps.DropResult)
+REGISTER_TABLE = catalog_step(
+    REGISTER_TABLE_ACTIVITY, catalog_steps.RegisterInput, catalog_steps.RegisterResult
+)
 # A load and a rename (and the hold namespace's creation, the first time): a few catalog calls.
-HOLD_TABLE = catalog_step(HOLD_TABLE_ACTIVITY, HoldInput, HeldTable, timedelta(seconds=60))
-RELEASE_HELD_TABLE = catalog_step(RELEASE_HELD_TABLE_ACTIVITY, ReleaseInput, RegisterResult)
+HOLD_TABLE = catalog_step(
+    HOLD_TABLE_ACTIVITY, catalog_steps.HoldInput, catalog_steps.HeldTable, timedelta(seconds=60)
+)
+RELEASE_HELD_TABLE = catalog_step(
+    RELEASE_HELD_TABLE_ACTIVITY, catalog_steps.ReleaseInput, catalog_steps.RegisterResult
+)
 # The guard may list a whole catalog; it heartbeats per table.
 LIVE_TABLE_GUARD = Step(
     LIVE_TABLE_GUARD_ACTIVITY,
-    GuardInput,
+    catalog_steps.GuardInput,
     GuardOutcome,
     timedelta(minutes=30),
     CATALOG_RETRY,
@@ -153,19 +144,25 @@ LIVE_TABLE_GUARD = Step(
 )
 ENUMERATE = Step(
     ENUMERATE_ACTIVITY,
-    EnumerateInput,
-    EnumerationSummary,
+    namespace_steps.EnumerateInput,
+    namespace_steps.EnumerationSummary,
     timedelta(hours=2),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,
 )
 # A page is one read of the table list (cached per worker) and no heartbeat: a worker killed
 # while reading one holds the namespace purge up for this long before the read is retried.
-TABLE_PAGE = Step(TABLE_PAGE_ACTIVITY, TablePageInput, TablePage, timedelta(seconds=30), TRANSIENT_RETRY)
+TABLE_PAGE = Step(
+    TABLE_PAGE_ACTIVITY,
+    namespace_steps.TablePageInput,
+    namespace_steps.TablePage,
+    timedelta(seconds=30),
+    TRANSIENT_RETRY,
+)
 DROP_NAMESPACES = Step(
     DROP_NAMESPACES_ACTIVITY,
-    DropNamespacesInput,
-    DropNamespacesResult,
+    namespace_steps.DropNamespacesInput,
+    namespace_steps.DropNamespacesResult,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,
@@ -183,8 +180,8 @@ SWEEP = Step(SWEEP_ACTIVITY, SweepInput, SweepResult, timedelta(hours=6), TRANSI
 # finish holds a small table's drop, guard, deletes and finalize, each idempotent on a retry.
 LOAD_AND_PLAN = Step(
     LOAD_AND_PLAN_ACTIVITY,
-    LoadAndPlanInput,
-    LoadedPlan,
+    express_steps.LoadAndPlanInput,
+    express_steps.LoadedPlan,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,
@@ -194,8 +191,8 @@ LOAD_AND_PLAN = Step(
 # catalog step's (CATALOG_STEP_HEARTBEAT), and so, on the pulse, is its plan.
 LOAD_PLAN_AND_DROP = Step(
     LOAD_PLAN_AND_DROP_ACTIVITY,
-    LoadAndPlanInput,
-    DroppedPlan,
+    express_steps.LoadAndPlanInput,
+    express_steps.DroppedPlan,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     CATALOG_STEP_HEARTBEAT,
@@ -203,8 +200,8 @@ LOAD_PLAN_AND_DROP = Step(
 )
 FINISH_SMALL_PURGE = Step(
     FINISH_SMALL_PURGE_ACTIVITY,
-    FinishInput,
-    FinishResult,
+    express_steps.FinishInput,
+    express_steps.FinishResult,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,
@@ -213,8 +210,8 @@ FINISH_SMALL_PURGE = Step(
 # Planning is retried as the plan step is; an attempt after the plan was kept goes on from it.
 PLAN_AND_FINISH = Step(
     PLAN_AND_FINISH_ACTIVITY,
-    PlanInput,
-    PlannedFinish,
+    steps.PlanInput,
+    express_steps.PlannedFinish,
     timedelta(hours=1),
     TRANSIENT_RETRY,
     HEARTBEAT_TIMEOUT,
