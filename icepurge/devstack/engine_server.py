@@ -4,6 +4,7 @@ as a service process, ready once its port answers, stopped with it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from icepurge.devstack.process import ServiceProcess
 
@@ -11,11 +12,18 @@ STARTUP_SECONDS = 120
 
 
 class EngineServer:
+    # Where on its port the server answers Iceberg's REST API.
+    rest_path: ClassVar[str] = ""
+
     def __init__(self, state_dir: Path, port: int, s3_properties: dict[str, str]) -> None:
         self.state_dir = state_dir
         self.port = port
         self.s3_properties = s3_properties
         self._process: ServiceProcess | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.rest_path}"
 
     def _run(self, name: str, command: list[str], env: dict[str, str]) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)

@@ -24,10 +24,6 @@ class IcebergRestServer(EngineServer):
         super().__init__(state_dir, port, s3_properties)
         self.warehouse = warehouse
 
-    @property
-    def uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
     def start(self) -> None:
         classpath = engine_dir("iceberg-rest-server") / "*"
         properties = {

@@ -17,13 +17,11 @@ _S3 = "nessie.catalog.service.s3.default-options"
 
 
 class NessieServer(EngineServer):
+    rest_path = "/iceberg"
+
     def __init__(self, state_dir: Path, port: int, location: str, s3_properties: dict[str, str]) -> None:
         super().__init__(state_dir, port, s3_properties)
         self.location = location
-
-    @property
-    def uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}/iceberg"
 
     def start(self) -> None:
         jar = engine_dir("nessie") / "nessie-server.jar"

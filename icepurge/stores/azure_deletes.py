@@ -13,15 +13,7 @@ from azure.core.exceptions import AzureError, HttpResponseError, ServiceRequestE
 from icepurge.stores.azure_client import blob_service, safe_message
 from icepurge.stores.batch_deleter import BatchDeleter
 from icepurge.stores.blob_address import blob_address
-from icepurge.stores.bulk_rounds import (
-    THROTTLED_STATUSES,
-    BulkRequest,
-    CallAnswer,
-    RequestFailure,
-    delete_in_rounds,
-    retryable_status,
-    settle_each,
-)
+from icepurge.stores.bulk_rounds import BulkRequest, CallAnswer, RequestFailure, delete_through, settle_each
 from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.store import Deletes
 
@@ -54,29 +46,24 @@ class AzureBatchDeleter(BatchDeleter[tuple[str | None, str]]):
 
     def _delete_batch(self, where: tuple[str | None, str], names: list[tuple[str, str]]) -> DeleteOutcome:
         account, container = where
-        outcome = DeleteOutcome()
-        uri_of = dict(names)
-        try:
-            client = blob_service(self._properties, account, self._max_connections).get_container_client(
-                container
+
+        def connect() -> BulkRequest[list[Any]]:
+            service = blob_service(self._properties, account, self._max_connections)
+            client = service.get_container_client(container)
+            return BulkRequest(
+                send=lambda batch: list(client.delete_blobs(*batch, raise_on_any_failure=False)),
+                errors=(AzureError,),
+                failure=_request_failure,
+                settle=settle_each(_DELETED, _calls),
             )
-        except OSError as error:
-            outcome.failed.extend((uri, str(error)) for uri in uri_of.values())
-            return outcome
-        request = BulkRequest(
-            send=lambda batch: list(client.delete_blobs(*batch, raise_on_any_failure=False)),
-            errors=(AzureError,),
-            failure=_request_failure,
-            settle=settle_each(_DELETED, _calls),
-        )
-        rounds = self._rounds(f"{account or ''}/{container}")
-        return delete_in_rounds(request, list(uri_of), uri_of, rounds, outcome)
+
+        return delete_through(dict(names), connect, self._rounds(f"{account or ''}/{container}"))
 
 
 def _request_failure(error: Exception) -> RequestFailure:
     status = _request_status(error) if isinstance(error, AzureError) else 0
     text = _error_text(error) if isinstance(error, AzureError) else str(error)
-    return RequestFailure(text, retryable_status(status), status in THROTTLED_STATUSES)
+    return RequestFailure.of_status(text, status)
 
 
 def _calls(answers: list[Any]) -> list[CallAnswer]:

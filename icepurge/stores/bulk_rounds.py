@@ -25,6 +25,11 @@ class RequestFailure:
     retryable: bool
     throttled: bool
 
+    @classmethod
+    def of_status(cls, text: str, status: int) -> RequestFailure:
+        """A request the store answered with an HTTP status: sent again when busy or 5xx."""
+        return cls(text, retryable_status(status), status in THROTTLED_STATUSES)
+
 
 @dataclass(frozen=True)
 class Settled:
@@ -148,3 +153,15 @@ def in_batches(
     for result in pool.map(lambda batch: delete_batch(*batch), batches):
         outcome.merge(result)
     return outcome
+
+
+def delete_through(
+    uri_of: dict[str, str], connect: Callable[[], BulkRequest[Answer]], rounds: Rounds
+) -> DeleteOutcome:
+    """One batch through a client `connect` builds first: a client that can't be built fails each
+    of the batch's files with its error."""
+    try:
+        request = connect()
+    except OSError as error:
+        return DeleteOutcome(failed=[(uri, str(error)) for uri in uri_of.values()])
+    return delete_in_rounds(request, list(uri_of), uri_of, rounds, DeleteOutcome())

@@ -17,15 +17,7 @@ import httpx
 
 from icepurge.stores.addresses import bucket_and_key
 from icepurge.stores.batch_deleter import BatchDeleter
-from icepurge.stores.bulk_rounds import (
-    THROTTLED_STATUSES,
-    BulkRequest,
-    CallAnswer,
-    RequestFailure,
-    delete_in_rounds,
-    retryable_status,
-    settle_each,
-)
+from icepurge.stores.bulk_rounds import BulkRequest, CallAnswer, RequestFailure, delete_through, settle_each
 from icepurge.stores.gcs_client import gcs_access, json_client
 from icepurge.stores.outcomes import DeleteOutcome
 from icepurge.stores.store import Deletes
@@ -50,21 +42,17 @@ class GcsBatchDeleter(BatchDeleter[str]):
         return bucket_and_key(uri)
 
     def _delete_batch(self, bucket: str, names: list[tuple[str, str]]) -> DeleteOutcome:
-        outcome = DeleteOutcome()
-        uri_of = dict(names)
-        try:
+        def connect() -> BulkRequest[list[int]]:
             endpoint = gcs_access(self._properties).endpoint
             client = json_client(self._properties, self._max_connections)
-        except OSError as error:
-            outcome.failed.extend((uri, str(error)) for uri in uri_of.values())
-            return outcome
-        request = BulkRequest(
-            send=lambda batch: _send_batch(client, endpoint, bucket, batch),
-            errors=(httpx.HTTPError, BatchAnswerError),
-            failure=_request_failure,
-            settle=settle_each(_DELETED, _calls),
-        )
-        return delete_in_rounds(request, list(uri_of), uri_of, self._rounds(f"gs://{bucket}"), outcome)
+            return BulkRequest(
+                send=lambda batch: _send_batch(client, endpoint, bucket, batch),
+                errors=(httpx.HTTPError, BatchAnswerError),
+                failure=_request_failure,
+                settle=settle_each(_DELETED, _calls),
+            )
+
+        return delete_through(dict(names), connect, self._rounds(f"gs://{bucket}"))
 
 
 def _send_batch(client: httpx.Client, endpoint: str, bucket: str, names: list[str]) -> list[int]:
@@ -112,7 +100,7 @@ def _request_failure(error: Exception) -> RequestFailure:
         return RequestFailure(f"{type(error).__name__}: {error}", retryable=True, throttled=False)
     status = error.response.status_code
     text = f"HTTP {status}: {error.response.reason_phrase}"
-    return RequestFailure(text, retryable_status(status), status in THROTTLED_STATUSES)
+    return RequestFailure.of_status(text, status)
 
 
 def _calls(statuses: list[int]) -> list[CallAnswer]:
