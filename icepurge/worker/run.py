@@ -41,6 +41,7 @@ from icepurge.state.state_store import StateStore
 from icepurge.stores import s3_obstore
 from icepurge.stores.s3_client import load_s3_model
 from icepurge.worker.expected_failures import ExpectedFailures
+from icepurge.worker.malloc_arenas import limit_malloc_arenas
 from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
@@ -169,6 +170,8 @@ def build_worker(
 async def serve(settings: WorkerSettings) -> None:
     """Raises S3ClientChoiceError before it connects, for an ICEPURGE_S3_CLIENT it can't honour."""
     s3_obstore.obstore_chosen()
+    if settings.malloc_arenas:
+        limit_malloc_arenas(settings.malloc_arenas)
     if store_kind(settings.state_location) is StoreKind.S3:
         # Before the first purge, not in it: the express lane keeps a plan in the state location
         # before its drop, and the first client built loads botocore's S3 model (0.2-0.3 s on a

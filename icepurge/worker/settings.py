@@ -46,6 +46,13 @@ class WorkerSettings(TemporalSettings, CatalogPolicySettings):
         description="Worker processes `icepurge worker` runs on the task queue, under one supervisor "
         "(one metrics endpoint); 0 = as many as the cores it may use (affinity, cgroup CPU quota).",
     )
+    malloc_arenas: int = Field(
+        2,
+        ge=0,
+        le=1024,
+        description="glibc malloc arenas the worker's threads share: few keep its memory flat over a "
+        "long purge (icepurge/worker/malloc_arenas.py); 0 = glibc's default, 8 a core.",
+    )
     max_concurrent_activities: int = Field(
         8, ge=1, le=256, description="Activity slots for single-table purges (the task queue's own)."
     )
