@@ -58,6 +58,13 @@ class CatalogKind:
     def rename(self, source: Identifier, target: Identifier) -> None:
         self.catalog.rename_table(source, target)
 
+    def namespace_exists(self, namespace: Identifier) -> bool:
+        return self.catalog.namespace_exists(namespace)
+
+    def namespace_properties(self, namespace: Identifier) -> dict[str, str]:
+        """Raises NoSuchNamespaceError."""
+        return dict(self.catalog.load_namespace_properties(namespace))
+
     def tables_with_metadata(self, namespace: Identifier) -> dict[Identifier, str | None]:
         """The tables of `namespace`, each with its current metadata file where the listing says
         it (None where it doesn't): what the live-table guard reads footprints from."""

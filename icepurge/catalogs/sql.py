@@ -10,6 +10,10 @@ icepurge do better than the generic calls.
   though Iceberg Java's JDBC catalog writes views into the same table (`iceberg_type` VIEW), and
   its drop_namespace then drops the namespace's entry from under them.
 - Every namespace and its properties at once, for a walk of the tree.
+- Whether a namespace exists, and its properties, through the tables' keys: PyIceberg asks
+  `namespace = ? OR namespace LIKE '?.%'` in one query, which no index serves, so each call read
+  the catalog's rows up to the namespace's own: 20 ms a call for the last namespace of 100,000
+  tables, where the first took 2 ms (bench.catalog_size), twice for every table a purge guards.
 """
 
 from __future__ import annotations
@@ -57,13 +61,49 @@ class SqlCatalogKind(CatalogKind):
             session.commit()
         return dropped
 
+    def namespace_exists(self, namespace: Identifier) -> bool:
+        """A namespace holding tables, or with properties of its own, is found by key; only one
+        that holds nothing but nested namespaces takes PyIceberg's scan."""
+        return (
+            self._holds_tables(namespace)
+            or bool(self._own_properties(namespace))
+            or (self.sql.namespace_exists(namespace))
+        )
+
+    def namespace_properties(self, namespace: Identifier) -> dict[str, str]:
+        """As `load_namespace_properties`, by key (see namespace_exists)."""
+        own = self._own_properties(namespace)
+        if own or self._holds_tables(namespace) or self.sql.namespace_exists(namespace):
+            return own
+        raise NoSuchNamespaceError(f"Namespace does not exist: {Catalog.namespace_to_string(namespace)}")
+
+    def _holds_tables(self, namespace: Identifier) -> bool:
+        catalog = self.sql
+        statement = select(IcebergTables.table_name).where(
+            IcebergTables.catalog_name == catalog.name,
+            IcebergTables.table_namespace == Catalog.namespace_to_string(namespace),
+        )
+        with Session(catalog.engine) as session:
+            return session.scalars(statement.limit(1)).first() is not None
+
+    def _own_properties(self, namespace: Identifier) -> dict[str, str]:
+        catalog = self.sql
+        statement = select(
+            IcebergNamespaceProperties.property_key, IcebergNamespaceProperties.property_value
+        ).where(
+            IcebergNamespaceProperties.catalog_name == catalog.name,
+            IcebergNamespaceProperties.namespace == Catalog.namespace_to_string(namespace),
+        )
+        with Session(catalog.engine) as session:
+            return {key: value for key, value in session.execute(statement)}
+
     def tables_with_metadata(self, namespace: Identifier) -> dict[Identifier, str | None]:
         """As `catalog.list_tables(namespace)`, with each table's metadata location (its views left
         out, as that listing leaves them out). Read off the driver's cursor: a guard lists a
         namespace of 10,000 tables per purged table, and SQLAlchemy's rows cost as much again as
         the query."""
         catalog = self.sql
-        if namespace and not catalog.namespace_exists(namespace):
+        if namespace and not self.namespace_exists(namespace):
             raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
         columns = IcebergTables.__table__.c
         statement = select(columns.table_name, columns.metadata_location).where(

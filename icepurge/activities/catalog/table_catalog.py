@@ -11,7 +11,6 @@ import logging
 import time
 from collections.abc import Callable
 
-from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
 from temporalio.exceptions import ApplicationError
 
@@ -82,7 +81,7 @@ class TableCatalog(CatalogCalls):
                     type=ERROR_TABLE_NOT_FOUND,
                     non_retryable=True,
                 ) from None
-            protection = self._protection(kind.catalog, ref, table.properties, ancestry)
+            protection = self._protection(kind, ref, table.properties, ancestry)
             return LoadedTable(
                 metadata_location=table.metadata_location,
                 file_io_properties=file_io_properties(table.io.properties),
@@ -90,7 +89,7 @@ class TableCatalog(CatalogCalls):
             )
 
     def _protection(
-        self, catalog: Catalog, ref: TableRef, properties: dict[str, str], ancestry: Ancestry
+        self, kind: CatalogKind, ref: TableRef, properties: dict[str, str], ancestry: Ancestry
     ) -> GuardOutcome:
         holder = f"table {ref.name}" if protected(properties) else None
         calls = 1
@@ -98,7 +97,7 @@ class TableCatalog(CatalogCalls):
             levels = tuple(ref.namespace)
             known = ancestry.get(levels)
             if known is None:
-                known = ancestry[levels] = protected_ancestor(catalog, ref.namespace)
+                known = ancestry[levels] = protected_ancestor(kind, ref.namespace)
                 calls += known[1]
             holder = known[0]
         if holder is not None:

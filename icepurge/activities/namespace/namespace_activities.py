@@ -4,7 +4,6 @@ state location, hand it out a page at a time, and drop the namespaces its purges
 from __future__ import annotations
 
 from pydantic import Field
-from pyiceberg.catalog import Catalog
 from pyiceberg.typedef import Identifier
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -16,6 +15,7 @@ from icepurge.activities.namespace.table_lists import TableLists
 from icepurge.activities.signals.progress_signals import ProgressSignals
 from icepurge.activities.step_definition import implements
 from icepurge.catalogs.configured import CatalogRegistry
+from icepurge.catalogs.kind import CatalogKind
 from icepurge.catalogs.namespace_drops import DropPreview, drop_if_empty
 from icepurge.catalogs.protection import protected_ancestor
 from icepurge.catalogs.registry import kind_of
@@ -67,8 +67,9 @@ class NamespaceActivities(CatalogCalls):
     def enumerate_namespace(self, step: EnumerateInput) -> EnumerationSummary:
         with self._step(ENUMERATE_ACTIVITY):
             catalog = self._catalog(step.catalog)
-            root = kind_of(catalog).spelled_as_listed(step.namespace)
-            self._check_root(catalog, step, root)
+            kind = kind_of(catalog)
+            root = kind.spelled_as_listed(step.namespace)
+            self._check_root(kind, step, root)
             chain = [step.run_chain] if step.run_chain else []
             # Each attempt writes a list of its own: an attempt the server gave up on, still
             # walking, must not mix its pages into the list the purge goes on with.
@@ -87,16 +88,16 @@ class NamespaceActivities(CatalogCalls):
                 skipped_sample=writer.skipped_sample,
             )
 
-    def _check_root(self, catalog: Catalog, step: EnumerateInput, root: Identifier) -> None:
+    def _check_root(self, kind: CatalogKind, step: EnumerateInput, root: Identifier) -> None:
         if not root:
             return
-        if not catalog.namespace_exists(root):
+        if not kind.namespace_exists(root):
             raise ApplicationError(
                 f"catalog {step.catalog!r} has no namespace {'.'.join(root)}",
                 type=ERROR_NAMESPACE_NOT_FOUND,
                 non_retryable=True,
             )
-        holder, _ = protected_ancestor(catalog, list(root))
+        holder, _ = protected_ancestor(kind, list(root))
         if holder is not None:
             raise ApplicationError(
                 f"{holder} says {PROTECTED_PROPERTY}=true: nothing in it is dropped or purged; "
