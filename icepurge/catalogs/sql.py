@@ -67,7 +67,7 @@ class SqlCatalogKind(CatalogKind):
         return (
             self._holds_tables(namespace)
             or bool(self._own_properties(namespace))
-            or (self.sql.namespace_exists(namespace))
+            or self.sql.namespace_exists(namespace)
         )
 
     def namespace_properties(self, namespace: Identifier) -> dict[str, str]:
