@@ -1,7 +1,8 @@
 """A namespace purge of N small real tables (three appends each: one written by PyIceberg, the rest
 its copies, see bench.table_copies) on the embedded stack:
 tables/min, files/s against the store's raw bulk-delete ceiling for the same number of keys,
-history events per run of the namespace purge and of one table purge, the worker's peak RSS.
+history events per run of the namespace purge and of one table purge, the worker's peak RSS, its
+threads' user and system CPU and context switches a table (bench.thread_switches).
 The worker runs as its own process, as in production.
 
 In the same run, on as many tables of the same shape in namespaces of their own, what a user
@@ -11,6 +12,7 @@ line says how many of those tables' objects are left (0: the loop deleted everyt
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--no-ceiling]
         [--profile DIR] [--namespace-tables 1000] [--baseline-tables 1000] [--trace-memory DIR]
+        [--count-requests FILE]
 
 With --namespace-tables, the tables sit in child namespaces of that many each and the purge is
 recursive, as a catalog's tables sit in many namespaces: the live-table guard lists a table's own
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -40,11 +43,13 @@ from pathlib import Path
 from temporalio.client import Client
 
 from bench.bench_stack import bench_stack
+from bench.counted_worker import COUNT_FILE
 from bench.cpu_shares import cpu_shares
 from bench.live_table_pages import pages_line, timed_pages
 from bench.memory_growth import growth_lines
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.table_copies import copy_table
+from bench.thread_switches import thread_switches
 from bench.traced_worker import TRACE_DIR
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
@@ -97,6 +102,14 @@ def _snapshot(worker: ServiceProcess) -> None:
     while len(list(trace.glob("*.snapshot"))) == written:
         assert time.monotonic() < deadline, f"no snapshot in {SNAPSHOT_SECONDS} s: see {worker.log_path}"
         time.sleep(0.5)
+
+
+def _request_counts(path: Path | None) -> dict[str, int]:
+    """The counted worker's requests so far (it writes them every second)."""
+    if path is None or not path.exists():
+        return {}
+    counts: dict[str, int] = json.loads(path.read_text())
+    return counts
 
 
 def _commit() -> str:
@@ -258,14 +271,16 @@ async def _purge(
     profile: Path | None,
     trace: Path | None,
     ceiling: bool,
+    counted: Path | None,
 ) -> float:
     """Purges the namespace, prints what it measured; returns its tables/min."""
     print(f"namespace {'.'.join(namespace)}, purged:", flush=True)
+    counted_before = _request_counts(counted)
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
     with _profiled(workers[0], profile / f"{'.'.join(namespace)}.raw" if profile else None):
-        async with cpu_shares() as shares:
+        async with cpu_shares() as shares, thread_switches(_worker_pids(workers[0])) as switches:
             purge_id, report = await _started_and_waited(
                 purges,
                 namespace,
@@ -292,6 +307,13 @@ async def _purge(
     print(f"  namespace purge history: {len(runs)} runs, events per run max {max(runs)}, total {sum(runs)}")
     print(f"  namespace workflow: {await _parent_anatomy(client, purge_id)}")
     print(f"  {shares.line()}")
+    print(f"  {switches.line(status.tables_done, 'table')}")
+    if counted is not None:
+        print("  the worker's S3 requests a table, by what sent them (bench.counted_worker):")
+        after = _request_counts(counted)
+        for label, count in sorted(after.items(), key=lambda item: -item[1]):
+            if count > counted_before.get(label, 0):
+                print(f"    {(count - counted_before.get(label, 0)) / status.tables_done:6.2f}  {label}")
     children = (await purges.list(PurgeFilter(parent=purge_id), page_size=1)).items
     if children:
         child = children[0].purge_id
@@ -467,6 +489,13 @@ def main() -> None:
         help="a folder for the worker's tracemalloc snapshots, one a minute (bench.traced_worker); the "
         "run ends with what grew most from the first to the last (its rates mean nothing then)",
     )
+    parser.add_argument(
+        "--count-requests",
+        type=Path,
+        default=None,
+        help="a file for the worker's S3 requests by what sent them (bench.counted_worker); the run "
+        "prints them a table (its rates and CPU mean nothing then)",
+    )
     arguments = parser.parse_args()
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
@@ -522,6 +551,9 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
     if arguments.trace_memory is not None:
         env[TRACE_DIR] = str(arguments.trace_memory)
         command = [sys.executable, "-m", "bench.traced_worker"]
+    if arguments.count_requests is not None:
+        env[COUNT_FILE] = str(arguments.count_requests)
+        command = [sys.executable, "-m", "bench.counted_worker"]
     worker = ServiceProcess(name, command, stack.state_dir / "logs" / f"{name}.log", env=env)
     workers = [worker]
     try:
@@ -566,6 +598,7 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
                         profile=arguments.profile,
                         trace=arguments.trace_memory,
                         ceiling=not arguments.no_ceiling,
+                        counted=arguments.count_requests,
                     )
                 )
                 for (purged, _), locations in zip(purges, seeded, strict=True)
