@@ -4,7 +4,6 @@ keeps its last sample), grouped by role."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import AsyncIterator
@@ -12,6 +11,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import psutil
+
+from bench.periodic_sampling import sampled
 
 # Whichever matches a command line first names the process's role.
 ROLES = (
@@ -21,7 +22,6 @@ ROLES = (
     ("temporal", "Temporal dev server"),
     ("weed", "SeaweedFS"),
 )
-SAMPLE_SECONDS = 0.5
 
 
 @dataclass
@@ -71,17 +71,6 @@ def _role(pid: int, own: int, command: str) -> str:
 async def cpu_shares() -> AsyncIterator[CpuShares]:
     """Samples until the block ends; the shares cover the block."""
     shares = CpuShares()
-    shares.sample()
-
-    async def keep_sampling() -> None:
-        while True:
-            await asyncio.sleep(SAMPLE_SECONDS)
-            await asyncio.to_thread(shares.sample)
-
-    sampler = asyncio.create_task(keep_sampling())
-    try:
+    async with sampled(shares.sample):
         yield shares
-    finally:
-        sampler.cancel()
-        shares.sample()
-        shares.ended = time.monotonic()
+    shares.ended = time.monotonic()

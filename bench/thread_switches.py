@@ -5,14 +5,14 @@ for it in system CPU and switches that a Python profiler doesn't see."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SAMPLE_SECONDS = 0.5
+from bench.periodic_sampling import sampled
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 # Fields of /proc/PID/task/TID/stat after the command's closing parenthesis: utime, stime.
 _USER, _SYSTEM = 11, 12
@@ -71,16 +71,5 @@ class ThreadSwitches:
 async def thread_switches(pids: list[int]) -> AsyncIterator[ThreadSwitches]:
     """Samples the processes' threads until the block ends."""
     switches = ThreadSwitches(pids)
-    switches.sample()
-
-    async def keep_sampling() -> None:
-        while True:
-            await asyncio.sleep(SAMPLE_SECONDS)
-            await asyncio.to_thread(switches.sample)
-
-    sampler = asyncio.create_task(keep_sampling())
-    try:
+    async with sampled(switches.sample):
         yield switches
-    finally:
-        sampler.cancel()
-        switches.sample()
