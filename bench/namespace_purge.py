@@ -497,6 +497,8 @@ def main() -> None:
         "prints them a table (its rates and CPU mean nothing then)",
     )
     arguments = parser.parse_args()
+    if arguments.trace_memory is not None and arguments.count_requests is not None:
+        parser.error("--trace-memory and --count-requests each run a worker of their own: pick one")
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
         for s3_client in arguments.s3_clients:
