@@ -17,6 +17,10 @@ ICEBERG_JS_DIR := tests/iceberg_js
 ICEBERG_JS_INSTALLED := $(ICEBERG_JS_DIR)/node_modules/.installed
 # Built tools live outside git, in a cache a make target fills.
 TOOLS_CACHE ?= $(HOME)/.cache/icepurge
+# A tool in the cache is rebuilt when its inputs' content changes, not their times: a fresh clone
+# (CI) touches every file, and rebuilding each PySpark from its sdist left ~3 GB a run in uv's cache.
+INPUT_KEYS := $(TOOLS_CACHE)/input-keys
+keyed = $(patsubst %,$(INPUT_KEYS)/%.sha256,$(1))
 COMPOSE_CONFIG := $(TOOLS_CACHE)/bin/composeconfig
 TEMPORAL_CLUSTER_BIN := $(TOOLS_CACHE)/temporal-cluster
 ENGINES_DIR ?= $(TOOLS_CACHE)/engines
@@ -113,14 +117,14 @@ test-engines: install engines nginx-for-tests
 # Central (Maven checks their checksums), each PySpark from PyPI with its hashes.
 engines: $(ENGINES) temporal-cluster
 
-$(ENGINES_DIR)/iceberg-rest-server/.installed: tools/engines/iceberg-rest-server.pom.xml
+$(ENGINES_DIR)/iceberg-rest-server/.installed: $(call keyed,tools/engines/iceberg-rest-server.pom.xml)
 	rm -rf $(@D)
-	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(@D)
+	mvn -q -B -f tools/engines/iceberg-rest-server.pom.xml dependency:copy-dependencies -DoutputDirectory=$(@D)
 	touch $@
 
-$(ENGINES_DIR)/spark-%/.installed: tools/engines/spark-%.pom.xml tools/engines/pyspark-%.txt $(UV_BOOTSTRAPPED)
+$(ENGINES_DIR)/spark-%/.installed: $(call keyed,tools/engines/spark-%.pom.xml tools/engines/pyspark-%.txt) | $(UV_BOOTSTRAPPED)
 	rm -rf $(@D)
-	mvn -q -B -f $< dependency:copy-dependencies -DoutputDirectory=$(@D)/jars
+	mvn -q -B -f tools/engines/spark-$*.pom.xml dependency:copy-dependencies -DoutputDirectory=$(@D)/jars
 	$(VENV)/bin/uv venv --quiet --python $(PYTHON) $(@D)/venv
 	$(VENV)/bin/uv pip install --quiet --require-hashes --python $(@D)/venv/bin/python -r tools/engines/pyspark-$*.txt
 	touch $@
@@ -128,11 +132,11 @@ $(ENGINES_DIR)/spark-%/.installed: tools/engines/spark-%.pom.xml tools/engines/p
 # PyFlink 2.1 in a venv of its own, with Iceberg's Flink runtime, its AWS bundle and Hadoop's
 # client in Flink's own lib folder: Iceberg's Flink catalog needs Hadoop's classes, which Flink
 # finds there and not among a session's pipeline.jars.
-$(ENGINES_DIR)/flink-2.1/.installed: tools/engines/flink-2.1.pom.xml tools/engines/pyflink-2.1.txt $(UV_BOOTSTRAPPED)
+$(ENGINES_DIR)/flink-2.1/.installed: $(call keyed,tools/engines/flink-2.1.pom.xml tools/engines/pyflink-2.1.txt) | $(UV_BOOTSTRAPPED)
 	rm -rf $(@D)
 	$(VENV)/bin/uv venv --quiet --python $(PYTHON) $(@D)/venv
 	$(VENV)/bin/uv pip install --quiet --require-hashes --python $(@D)/venv/bin/python -r tools/engines/pyflink-2.1.txt
-	mvn -q -B -f $< dependency:copy-dependencies -DexcludeTransitive=true \
+	mvn -q -B -f tools/engines/flink-2.1.pom.xml dependency:copy-dependencies -DexcludeTransitive=true \
 		-DoutputDirectory=$$($(@D)/venv/bin/python -c 'import pathlib, pyflink; print(pathlib.Path(pyflink.__file__).parent / "lib")')
 	touch $@
 
@@ -158,20 +162,20 @@ $(ENGINES_DIR)/nessie/.installed:
 
 # iceberg-rust's REST client, from crates.io at the versions its Cargo.lock pins (a release build:
 # several minutes on two cores, once).
-$(ENGINES_DIR)/iceberg-rust-client/.installed: tools/engines/iceberg-rust-client/src/main.rs tools/engines/iceberg-rust-client/Cargo.toml tools/engines/iceberg-rust-client/Cargo.lock
+$(ENGINES_DIR)/iceberg-rust-client/.installed: $(call keyed,$(addprefix tools/engines/iceberg-rust-client/,src/main.rs Cargo.toml Cargo.lock))
 	CARGO_TARGET_DIR=$(@D)/target cargo build --release --locked --quiet \
 		--manifest-path tools/engines/iceberg-rust-client/Cargo.toml
 	cp $(@D)/target/release/iceberg-rust-client $(@D)/iceberg-rust-client
 	touch $@
 
 # iceberg-go's REST client, from the Go module proxy at the versions its go.sum pins.
-$(ENGINES_DIR)/iceberg-go-client/.installed: tools/engines/iceberg-go-client/main.go tools/engines/iceberg-go-client/go.mod tools/engines/iceberg-go-client/go.sum
+$(ENGINES_DIR)/iceberg-go-client/.installed: $(call keyed,$(addprefix tools/engines/iceberg-go-client/,main.go go.mod go.sum))
 	cd tools/engines/iceberg-go-client && GOFLAGS=-mod=readonly go build -o $(@D)/iceberg-go-client .
 	touch $@
 
 # fake-gcs-server, a Google Cloud Storage emulator, built from the Go module proxy at the version
 # tools/fakegcs/go.sum pins: the GCS store's tests and bench.gcs_deletes run against it.
-$(ENGINES_DIR)/fake-gcs-server/.installed: tools/fakegcs/tools.go tools/fakegcs/go.mod tools/fakegcs/go.sum
+$(ENGINES_DIR)/fake-gcs-server/.installed: $(call keyed,$(addprefix tools/fakegcs/,tools.go go.mod go.sum))
 	cd tools/fakegcs && GOFLAGS=-mod=readonly go build -o $(@D)/fake-gcs-server github.com/fsouza/fake-gcs-server
 	touch $@
 
@@ -179,7 +183,7 @@ $(ENGINES_DIR)/fake-gcs-server/.installed: tools/fakegcs/tools.go tools/fakegcs/
 # installs it): what the rolling-upgrade tier runs its old workers from.
 old-release: $(OLD_RELEASE_DIR)/.installed
 
-$(OLD_RELEASE_DIR)/.installed: $(UV_BOOTSTRAPPED)
+$(OLD_RELEASE_DIR)/.installed: | $(UV_BOOTSTRAPPED)
 	@if git cat-file -e $(OLD_RELEASE)^{commit} 2>/dev/null; then \
 		rm -rf $(@D) && mkdir -p $(@D)/src \
 		&& git archive $(OLD_RELEASE) | tar -x -C $(@D)/src \
@@ -192,7 +196,7 @@ $(OLD_RELEASE_DIR)/.installed: $(UV_BOOTSTRAPPED)
 # proxy at the version tools/composeconfig/go.sum pins: the deployment tests' Compose check.
 compose-config: $(COMPOSE_CONFIG)
 
-$(COMPOSE_CONFIG): tools/composeconfig/main.go tools/composeconfig/go.mod tools/composeconfig/go.sum
+$(COMPOSE_CONFIG): $(call keyed,$(addprefix tools/composeconfig/,main.go go.mod go.sum))
 	@if command -v go >/dev/null; then \
 		cd tools/composeconfig && GOFLAGS=-mod=readonly go build -o $(COMPOSE_CONFIG) . ; \
 	else echo "no Go here: the Compose loader check will say it can't run"; fi
@@ -201,7 +205,7 @@ $(COMPOSE_CONFIG): tools/composeconfig/main.go tools/composeconfig/go.mod tools/
 # tools/temporalserver/go.sum pins (the dev server's): the multi-service cluster tier runs them.
 temporal-cluster: $(TEMPORAL_CLUSTER_BIN)/.installed
 
-$(TEMPORAL_CLUSTER_BIN)/.installed: tools/temporalserver/tools.go tools/temporalserver/go.mod tools/temporalserver/go.sum
+$(TEMPORAL_CLUSTER_BIN)/.installed: $(call keyed,$(addprefix tools/temporalserver/,tools.go go.mod go.sum))
 	@if command -v go >/dev/null; then \
 		cd tools/temporalserver && GOFLAGS=-mod=readonly go build -o $(@D)/temporal-server go.temporal.io/server/cmd/server \
 		&& GOFLAGS=-mod=readonly go build -o $(@D)/temporal-sql-tool go.temporal.io/server/cmd/tools/sql \
@@ -256,6 +260,15 @@ nginx:
 
 nginx-for-tests:
 	$(call debian_for_tests,nginx,secured-Temporal)
+
+# A file's content key, rewritten only when the content changed, so its time moves only then.
+$(INPUT_KEYS)/%.sha256: FORCE
+	@mkdir -p $(@D) && sha256sum $* | cmp -s - $@ || sha256sum $* > $@
+
+# Kept, not removed as the pattern rules' intermediate files: they are the record of what was built.
+.PRECIOUS: $(INPUT_KEYS)/%.sha256
+
+FORCE:
 
 clean:
 	rm -rf .state .pytest_cache .mypy_cache .ruff_cache
