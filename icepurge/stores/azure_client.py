@@ -16,6 +16,8 @@ from azure.identity import ClientSecretCredential
 from azure.storage.blob import BlobServiceClient
 from requests.adapters import HTTPAdapter
 
+from icepurge.stores.shared_pools import pooled_connections
+
 _SHARED_CLIENTS = 32
 # The SDK logs every request and response, headers included, at INFO: thousands of lines a
 # purge in the worker's log, and CPU spent formatting them.
@@ -36,7 +38,7 @@ def _shared_service(
 ) -> BlobServiceClient:
     properties = dict(items)
     session = requests.Session()
-    adapter = HTTPAdapter(pool_connections=max_connections, pool_maxsize=max_connections)
+    adapter = HTTPAdapter(pool_connections=max_connections, pool_maxsize=pooled_connections(max_connections))
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     options: dict[str, Any] = {

@@ -22,6 +22,7 @@ from obstore.store import GCSStore
 from pyiceberg.io import GCS_SERVICE_HOST, GCS_TOKEN, GCS_TOKEN_EXPIRES_AT_MS
 
 from icepurge.stores.obstore_runtime import client_options, retry_config
+from icepurge.stores.shared_pools import pooled_connections
 
 if TYPE_CHECKING:
     from obstore.store import GCSCredential
@@ -69,7 +70,10 @@ def _shared_client(items: tuple[tuple[str, str], ...], max_connections: int) -> 
     # Retries are ours, counted and visible: the client sends each request once.
     return httpx.Client(
         headers=gcs_access(dict(items)).headers(),
-        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        limits=httpx.Limits(
+            max_connections=pooled_connections(max_connections),
+            max_keepalive_connections=pooled_connections(max_connections),
+        ),
         timeout=httpx.Timeout(60.0, connect=10.0),
     )
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from obstore.exceptions import BaseError, PermissionDeniedError, UnauthenticatedError
 
+from icepurge.stores.shared_pools import pooled_connections
+
 if TYPE_CHECKING:
     from obstore.store import ClientConfig, RetryConfig
 
@@ -64,13 +66,14 @@ def retry_config(attempts: int) -> RetryConfig:
 
 
 def client_options(endpoint: str | None, connections: int) -> ClientConfig:
-    """`connections` sizes the store's idle pool; plain HTTP only to an endpoint that says so."""
+    """`connections` is what the caller sends at once (the idle pool holds at least that:
+    shared_pools); plain HTTP only to an endpoint that says so."""
     return {
         "allow_http": bool(endpoint and endpoint.startswith("http://")),
         "connect_timeout": timedelta(seconds=10),
         "read_timeout": timedelta(seconds=60),
         "timeout": timedelta(minutes=5),
-        "pool_max_idle_per_host": str(connections),
+        "pool_max_idle_per_host": str(pooled_connections(connections)),
     }
 
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import boto3
 from botocore.config import Config
 
+from icepurge.stores.shared_pools import pooled_connections
+
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
@@ -76,7 +78,7 @@ def _shared_client(items: tuple[tuple[str, str], ...], max_connections: int, max
     config = Config(
         # botocore's own "max_attempts" counts retries only.
         retries={"mode": "standard", "total_max_attempts": max_attempts},
-        max_pool_connections=max_connections,
+        max_pool_connections=pooled_connections(max_connections),
         connect_timeout=10,
         read_timeout=60,
         s3={"addressing_style": "virtual" if virtual else "path"},

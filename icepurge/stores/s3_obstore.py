@@ -73,7 +73,7 @@ def obstore_chosen() -> bool:
 
 
 class ObstoreObjects:
-    """`attempts` counts the first attempt too; `connections` sizes the store's idle pool;
+    """`attempts` counts the first attempt too; `connections` is what the caller sends at once;
     `boto3` takes the keys obstore can't name."""
 
     def __init__(

@@ -31,6 +31,7 @@ from botocore.utils import get_environ_proxies
 
 from icepurge.stores.s3_client import credentials_given, first_property, virtual_addressing
 from icepurge.stores.s3_obstore import obstore_chosen
+from icepurge.stores.shared_pools import pooled_connections
 
 # Room for every store and credential set a worker deletes from at once, as s3_client's.
 _SHARED_SENDERS = 32
@@ -83,7 +84,9 @@ class SignedDeleteObjects:
             "socket_options": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         }
         self._session = URLLib3Session(
-            proxies=get_environ_proxies(endpoint), max_pool_connections=connections, **options
+            proxies=get_environ_proxies(endpoint),
+            max_pool_connections=pooled_connections(connections),
+            **options,
         )
 
     def delete_objects(self, bucket: str, keys: list[str]) -> dict[str, Any]:
