@@ -35,6 +35,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from icepurge.contract.names import ERROR_STALE_ATTEMPT
+from icepurge.state.fresh_reads import FreshReads
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,9 @@ class AttemptFences:
     told to stop."""
 
     def __init__(self, read: Read, write: Write, uri: Callable[[str], str]) -> None:
-        self._read = read
+        # A batch's tables check the same fence at once: one read answers those that asked
+        # while the one before it was in flight.
+        self._fence_reads = FreshReads(read)
         self._write = write
         self._uri = uri
         # Only retried attempts claim: a few per retried step, bounded for a long-lived worker
@@ -139,5 +142,5 @@ class AttemptFences:
             return key in self._claimed
 
     def _fenced_attempt(self, key: AttemptKey) -> int:
-        raw = self._read(self._uri(key.fence_path()))
+        raw = self._fence_reads.read(self._uri(key.fence_path()))
         return int(json.loads(raw)["attempt"]) if raw else 0
