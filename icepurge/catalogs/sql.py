@@ -10,6 +10,9 @@ icepurge do better than the generic calls.
   though Iceberg Java's JDBC catalog writes views into the same table (`iceberg_type` VIEW), and
   its drop_namespace then drops the namespace's entry from under them.
 - Every namespace and its properties at once, for a walk of the tree.
+- A table's load with its metadata file read through icepurge's stores: PyIceberg's builds a
+  FileIO a load, and on S3 that is a new PyArrow file system (an AWS SDK client) that sends a HEAD
+  before its GET; the store sends one GET on the process's shared client.
 - Whether a namespace exists, and its properties, through the tables' keys: PyIceberg asks
   `namespace = ? OR namespace LIKE '?.%'` in one query, which no index serves, so each call read
   the catalog's rows up to the namespace's own: 20 ms a call for the last namespace of 100,000
@@ -19,10 +22,13 @@ icepurge do better than the generic calls.
 from __future__ import annotations
 
 from contextlib import closing
+from io import BytesIO
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import ICEBERG_TABLE_TYPE, IcebergNamespaceProperties, IcebergTables, SqlCatalog
-from pyiceberg.exceptions import NoSuchNamespaceError
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+from pyiceberg.serializers import Compressor, FromByteStream
+from pyiceberg.table import Table
 from pyiceberg.typedef import Identifier
 from sqlalchemy import CursorResult, delete, select, union
 from sqlalchemy.exc import OperationalError, ProgrammingError
@@ -31,6 +37,8 @@ from sqlalchemy.orm import Session
 from icepurge.catalogs.entries import Entry, NamespaceEntries
 from icepurge.catalogs.kind import Capabilities, CatalogKind
 from icepurge.catalogs.namespace_listing import KnownNamespaces, NamespaceLister
+from icepurge.stores.registry import open_store
+from icepurge.stores.store import StoreContext
 
 
 class SqlCatalogKind(CatalogKind):
@@ -39,6 +47,44 @@ class SqlCatalogKind(CatalogKind):
     def __init__(self, catalog: SqlCatalog) -> None:
         super().__init__(catalog)
         self.sql = catalog
+
+    def load(self, identifier: Identifier) -> Table:
+        """As PyIceberg's `load_table`: the same row, the same table, the same errors (a missing
+        metadata file raises FileNotFoundError); its metadata file read through the stores. A
+        subclass's own `load_table` is its own to answer."""
+        catalog = self.sql
+        if type(catalog).load_table is not SqlCatalog.load_table:
+            return super().load(identifier)
+        *namespace, name = identifier
+        columns = IcebergTables.__table__.c
+        statement = select(columns.metadata_location).where(
+            columns.catalog_name == catalog.name,
+            columns.table_namespace == Catalog.namespace_to_string(tuple(namespace)),
+            columns.table_name == name,
+        )
+        type_filter = catalog._iceberg_type_filter()
+        if type_filter is not None:
+            statement = statement.where(type_filter)
+        with Session(catalog.engine) as session:
+            found = session.execute(statement).first()
+        if found is None:
+            raise NoSuchTableError(
+                f"Table does not exist: {Catalog.namespace_to_string(tuple(namespace))}.{name}"
+            )
+        location = found.metadata_location
+        if not location:
+            raise NoSuchTableError(f"Table property metadata_location is missing: {'.'.join(identifier)}")
+        raw = open_store(location, StoreContext(catalog.properties)).read(location)
+        metadata = FromByteStream.table_metadata(
+            BytesIO(raw), compression=Compressor.get_compressor(location)
+        )
+        return Table(
+            identifier=tuple(identifier),
+            metadata=metadata,
+            metadata_location=location,
+            io=catalog._load_file_io(metadata.properties, location),
+            catalog=catalog,
+        )
 
     def drop_if_current(self, identifier: Identifier, metadata_location: str) -> bool | None:
         catalog = self.sql
