@@ -53,7 +53,7 @@ def overlaps(first: str, second: str) -> bool:
 def load_footprint(catalog: Catalog, identifier: Identifier) -> Footprint | None:
     """None when the catalog no longer holds the table."""
     try:
-        table = catalog.load_table(identifier)
+        table = kind_of(catalog).load(identifier)
     except NoSuchTableError:
         return None
     metadata = table.metadata

@@ -10,6 +10,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.typedef import Identifier
 
+from icepurge.catalogs.registry import kind_of
 from icepurge.contract.table_selection import UNSELECTED, SelectionRules
 
 GONE = "gone"
@@ -17,7 +18,7 @@ GONE = "gone"
 
 class TableSelector:
     def __init__(self, catalog: Catalog, rules: SelectionRules | None, redact: Callable[[str], str]) -> None:
-        self._catalog = catalog
+        self._kind = kind_of(catalog)
         self._rules = rules
         self._redact = redact
 
@@ -30,7 +31,7 @@ class TableSelector:
         if unmet is not None or not rules.reads_metadata:
             return unmet
         try:
-            metadata = self._catalog.load_table(identifier).metadata
+            metadata = self._kind.load(identifier).metadata
         except NoSuchTableError:
             return GONE
         except (ConnectionError, TimeoutError):
