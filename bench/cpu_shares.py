@@ -71,6 +71,8 @@ def _role(pid: int, own: int, command: str) -> str:
 async def cpu_shares() -> AsyncIterator[CpuShares]:
     """Samples until the block ends; the shares cover the block."""
     shares = CpuShares()
-    async with sampled(shares.sample):
-        yield shares
-    shares.ended = time.monotonic()
+    try:
+        async with sampled(shares.sample):
+            yield shares
+    finally:
+        shares.ended = time.monotonic()
