@@ -14,13 +14,19 @@ from icepurge.stores.shared_threads import BoundedPool
 def test_a_pool_runs_at_most_its_limit_at_once_and_hands_back_results_and_errors() -> None:
     running, most = 0, 0
     lock = threading.Lock()
+    # The first tasks hold until the pool has its limit running: on a busy machine a sleep alone
+    # let a task end before the third began, and the bound looked unreached.
+    full = threading.Event()
 
     def task(value: int) -> int:
         nonlocal running, most
         with lock:
             running += 1
             most = max(most, running)
-        time.sleep(0.01)
+            if running == 3:
+                full.set()
+        full.wait(10)
+        time.sleep(0.001)
         with lock:
             running -= 1
         if value == 7:
