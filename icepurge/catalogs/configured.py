@@ -13,7 +13,11 @@ import threading
 from urllib.parse import urlsplit
 
 from pyiceberg.catalog import Catalog, load_catalog
+from pyiceberg.io import FileIO
+from pyiceberg.typedef import EMPTY_DICT, Properties
 from pyiceberg.utils.config import Config
+
+from icepurge.stores.deferred_file_io import DeferredFileIO
 
 _SECRET_KEY = re.compile(
     r"secret|password|token|credential|session|private|signature|account-key|connection-string",
@@ -89,7 +93,7 @@ class CatalogRegistry:
                 f"catalog {name!r} is not configured on this worker; configure it the PyIceberg way "
                 f"(.pyiceberg.yaml or PYICEBERG_CATALOG__{key.upper()}__<PROPERTY>)"
             )
-        opened = load_catalog(key, **properties)
+        opened = _deferring_table_file_io(load_catalog(key, **properties))
         with self._lock:
             return self._open.setdefault(key, opened)
 
@@ -98,3 +102,15 @@ class CatalogRegistry:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
         return text
+
+
+def _deferring_table_file_io(catalog: Catalog) -> Catalog:
+    """Tables the catalog loads get a DeferredFileIO: PyIceberg's catalogs (SQL, REST, Glue, Hive)
+    build a table's FileIO in `_load_file_io`, from the catalog's properties merged with the
+    table's; the merge is kept, only the build waits for a request that needs it."""
+
+    def load(properties: Properties = EMPTY_DICT, location: str | None = None) -> FileIO:
+        return DeferredFileIO({**catalog.properties, **properties}, location)
+
+    catalog._load_file_io = load  # type: ignore[method-assign]
+    return catalog

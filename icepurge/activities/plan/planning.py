@@ -9,10 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
-# Every plan opens the table's FileIO, which for s3:// and file:// is PyArrow's: imported with the
-# worker rather than inside its first purge's planning (0.6 s, measured in bench.compare_engines).
-import pyiceberg.io.pyarrow  # noqa: F401
-from pyiceberg.io import FileIO, load_file_io
+from pyiceberg.io import FileIO
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -31,13 +28,14 @@ from icepurge.contract.request import Engine, PurgeRequest
 from icepurge.contract.status import PlannedTotals
 from icepurge.contract.steps import ChunksReady, PlanInput, PlanSummary
 from icepurge.state.held_state import HeldFolder
+from icepurge.stores.deferred_file_io import DeferredFileIO
 
 log = logging.getLogger(__name__)
 EngineChoice = Callable[[Engine, int, str], Engine]
 
 
 def _table_io(request: PurgeRequest) -> FileIO:
-    return load_file_io(request.file_io_properties, request.snapshot_location())
+    return DeferredFileIO(request.file_io_properties, request.snapshot_location())
 
 
 class Planning:

@@ -19,6 +19,7 @@ from pyiceberg.table.metadata import TableMetadata
 
 from icepurge.activities.plan.manifest_reader import UnparsableFileError, parse_manifest_list
 from icepurge.activities.plan.metadata_reader import TerminalMetadataError
+from icepurge.activities.plan.object_reads import object_exists
 from icepurge.activities.plan.ordered_reads import OrderedReads
 from icepurge.activities.plan.plan_model import UnreadableFile, UnreadableReason
 from icepurge.activities.plan.read_retry import read_retrying
@@ -172,7 +173,7 @@ def reach(io: FileIO, current: TableMetadata, request: PurgeRequest, reading: Wa
             walk = WalkCursor(level=level, seen=list(dict.fromkeys(normalize(path) for path in level)))
         _walk_metadata_log(reads, walk, reachable, request.options.history_sweep, progress)
     hint = parent_dir(request.snapshot_location()) + "/" + VERSION_HINT
-    if read_retrying(io.new_input(hint).exists, hint, beat):
+    if read_retrying(lambda: object_exists(io, hint), hint, beat):
         reachable.metadata[hint] = None
     reachable.metadata.pop(request.snapshot_location(), None)
     return reachable
