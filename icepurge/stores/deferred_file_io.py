@@ -1,7 +1,7 @@
 """A table's FileIO built at its first read, write or delete, not when the table is loaded.
 
 Why: for s3:// and file:// PyIceberg picks PyArrow's FileIO, and its module imports
-pyarrow.dataset and with it pandas and numpy: ~120 MiB of a worker's resident memory, a quarter of
+pyarrow.dataset and with it pandas and numpy: ~100 MiB of a worker's resident memory, a fifth of
 what it held at 10^5 small tables (BENCHMARKS.md, "A worker without PyArrow"). On the stores
 icepurge reads and deletes through itself (S3, Azure, GCS, the local disk) a purge uses the
 table's FileIO for its properties alone, so there it is never built and PyArrow never imported;

@@ -84,7 +84,7 @@ def test_tables_a_configured_catalog_loads_get_it_with_the_merged_properties(
 
 
 def test_the_worker_imports_neither_pyarrow_nor_pandas() -> None:
-    """~120 MiB of a worker's memory; the planning module imported PyArrow before."""
+    """~100 MiB of a worker's memory; the planning module imported PyArrow before."""
     imported = subprocess.run(
         [
             sys.executable,

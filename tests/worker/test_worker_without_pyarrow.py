@@ -1,5 +1,5 @@
 """A worker purging tables on S3 (by snapshot, and by name through the SQL and the REST catalog)
-never loads PyArrow, ~120 MiB of its resident memory: a table's FileIO is built only when a
+never loads PyArrow, ~100 MiB of its resident memory: a table's FileIO is built only when a
 request needs it, and on S3 icepurge's own stores send every request."""
 
 from __future__ import annotations
