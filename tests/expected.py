@@ -7,22 +7,44 @@ from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestFile
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.snapshots import Snapshot
 
 
 def _load(io: FileIO, location: str) -> TableMetadata:
     return FromInputFile.table_metadata(io.new_input(location))
 
 
-def _snapshot_files(io: FileIO, metadata: TableMetadata, with_content: bool) -> set[str]:
+class _Reads:
+    """Each manifest list and manifest read once however often the metadata names it: every older
+    metadata file names its snapshots' again, so the history sweep of n appends read ~n^2/2 lists
+    and ~n^3/6 manifests (280 s for 60 appends on S3)."""
+
+    def __init__(self, io: FileIO) -> None:
+        self._io = io
+        self._lists: dict[str, list[ManifestFile]] = {}
+        self._paths: dict[str, list[str]] = {}
+
+    def manifests(self, snapshot: Snapshot) -> list[ManifestFile]:
+        if snapshot.manifest_list not in self._lists:
+            self._lists[snapshot.manifest_list] = snapshot.manifests(self._io)
+        return self._lists[snapshot.manifest_list]
+
+    def paths(self, manifest: ManifestFile) -> list[str]:
+        if manifest.manifest_path not in self._paths:
+            entries = manifest.fetch_manifest_entry(self._io, discard_deleted=False)
+            self._paths[manifest.manifest_path] = [entry.data_file.file_path for entry in entries]
+        return self._paths[manifest.manifest_path]
+
+
+def _snapshot_files(metadata: TableMetadata, with_content: bool, reads: _Reads) -> set[str]:
     files: set[str] = set()
     for snapshot in metadata.snapshots:
         if snapshot.manifest_list:
             files.add(snapshot.manifest_list)
-        for manifest in snapshot.manifests(io):
+        for manifest in reads.manifests(snapshot):
             files.add(manifest.manifest_path)
             if with_content:
-                for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
-                    files.add(entry.data_file.file_path)
+                files.update(reads.paths(manifest))
     files.update(stat.statistics_path for stat in metadata.statistics)
     files.update(stat.statistics_path for stat in metadata.partition_statistics)
     return files
@@ -33,7 +55,7 @@ def drop_table_data_set(io: FileIO, metadata_location: str) -> set[str]:
     (DELETED ones too) when gc.enabled, previous metadata files, statistics, current metadata."""
     metadata = _load(io, metadata_location)
     gc_enabled = metadata.properties.get("gc.enabled", "true").lower() != "false"
-    files = _snapshot_files(io, metadata, gc_enabled)
+    files = _snapshot_files(metadata, gc_enabled, _Reads(io))
     files.update(entry.metadata_file for entry in metadata.metadata_log)
     files.add(metadata_location)
     return files
@@ -42,10 +64,11 @@ def drop_table_data_set(io: FileIO, metadata_location: str) -> set[str]:
 def history_set(io: FileIO, metadata_location: str) -> set[str]:
     """Everything reachable from any older metadata file in the log (the history sweep)."""
     metadata = _load(io, metadata_location)
+    reads = _Reads(io)
     files: set[str] = set()
     for entry in metadata.metadata_log:
         older = _load(io, entry.metadata_file)
-        files |= _snapshot_files(io, older, with_content=True)
+        files |= _snapshot_files(older, with_content=True, reads=reads)
         files.add(entry.metadata_file)
     return files
 
@@ -54,11 +77,12 @@ def _reachable_manifests(io: FileIO, metadata_location: str) -> list[ManifestFil
     """Every distinct manifest reachable from the current and every older metadata file."""
     metadata = _load(io, metadata_location)
     chain = [metadata, *(_load(io, entry.metadata_file) for entry in metadata.metadata_log)]
+    reads = _Reads(io)
     manifests = {
         manifest.manifest_path: manifest
         for version in chain
         for snapshot in version.snapshots
-        for manifest in snapshot.manifests(io)
+        for manifest in reads.manifests(snapshot)
     }
     return list(manifests.values())
 
