@@ -96,13 +96,14 @@ lint: install
 # every recorded history, workflow logic on an in-memory dev server of its own, import rules,
 # planners and models on local files), in well under a minute. Tiers: tests/conftest.py.
 test-fast: install
-	$(PY) -m pytest -m fast -q
+	$(PY) -m pytest -m fast -q -n 2
 
 # The fast tier first, so a broken contract fails in seconds; then lint, then the rest on two
 # processes, each with its own embedded stack on its own ports (a test file stays in one process,
-# in order): the suite is mostly waiting on services, so two fit on two cores.
+# in order): the suite is mostly waiting on services, so two fit on two cores. The files start
+# longest first (tests/file_order.py), not in xdist's order, so both processes finish together.
 test: install test-fast lint browser-for-tests nginx-for-tests compose-config old-release
-	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) ICEPURGE_OLD_RELEASE_DIR=$(OLD_RELEASE_DIR) $(PY) -m pytest -n 2 --dist loadfile -m "not fast and not engines"
+	ICEPURGE_COMPOSE_CONFIG=$(COMPOSE_CONFIG) ICEPURGE_OLD_RELEASE_DIR=$(OLD_RELEASE_DIR) $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not fast and not engines"
 
 # The engines tier: Spark SQL, Trino and Java REST catalogs as users run them, around the front
 # door, Spark clusters (standalone, Connect, across hosts) under the Spark engine, Flink-written

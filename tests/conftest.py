@@ -36,6 +36,7 @@ from icepurge.worker.settings import WorkerSettings
 from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore
 from tests.engines_front_door import ReferenceFrontDoor, reference_front_door
+from tests.file_order import longest_first
 from tests.gcs_objects import GcsObjects
 from tests.listener_workflow import EventListener
 from tests.state_dirs import session_state_dir
@@ -120,13 +121,15 @@ def _tier(item: pytest.Item, source: str) -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test gets its tier's marker (`-m fast`, `make test-fast`), from what it needs."""
+    """Each test gets its tier's marker (`-m fast`, `make test-fast`), from what it needs; the
+    files run longest first (tests/file_order.py)."""
     sources: dict[Path, str] = {}
     for item in items:
         path = Path(str(item.path))
         if path not in sources:
             sources[path] = path.read_text()
         item.add_marker(_tier(item, sources[path]))
+    items[:] = longest_first(items)
 
 
 def _disk_properties(stack: EmbeddedStack) -> dict[str, str]:
