@@ -42,13 +42,11 @@ def _file_of(nodeid: str) -> str:
 def longest_first(items: Sequence[Item], seconds: dict[str, float] | None = None) -> list[Item]:
     """The items, their files longest first; within a file, in their own order."""
     known = measured_seconds() if seconds is None else seconds
-    unknown = statistics.median(known.values()) if known else 0.0
+    unknown = statistics.median(known.values())
     return sorted(items, key=lambda item: -known.get(_file_of(item.nodeid), unknown))
 
 
 def measured_seconds() -> dict[str, float]:
-    if not SECONDS_FILE.exists():
-        return {}
     seconds: dict[str, float] = json.loads(SECONDS_FILE.read_text())
     return seconds
 
