@@ -77,6 +77,10 @@ class FaultPlan:
         self.delete_times: list[float] = []
         self.deleted_keys: list[str] = []
         self.delete_delay = 0.0
+        # A store that deletes at most this many keys a second, whatever the requests at once
+        # (0: as fast as the store behind): a bulk request waits its keys' share, one at a time.
+        self.delete_keys_per_second = 0.0
+        self.delete_pace = threading.Lock()
         self.fail_keys_containing: str | None = None
         self.deny_keys_containing: str | None = None
         self.fail_puts_containing: str | None = None
@@ -214,11 +218,15 @@ def _handler(
                     arrived = time.monotonic()
                     faults.timeline.extend((arrived, "delete", key) for key in keys)
                 delay = faults.delete_delay
+                pace = faults.delete_keys_per_second
             if poisoned or transient:
                 self._slow_down()
                 return True
             if delay:
                 time.sleep(delay)
+            if pace:
+                with faults.delete_pace:
+                    time.sleep(len(keys) / pace)
             return False
 
         def _read_body(self) -> bytes:

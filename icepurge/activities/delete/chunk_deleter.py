@@ -1,5 +1,5 @@
 """Deletes one chunk's content files: distinct files, each sent to the store once, in groups
-that checkpoint as they finish."""
+that checkpoint as they finish (a retried attempt's first groups smaller: retried_groups.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pydantic import Field
 
 from icepurge.activities.delete.object_store import ObjectStore
+from icepurge.activities.delete.retried_groups import group_sizes, retried
 from icepurge.activities.plan.plan_model import ContentFile
 from icepurge.catalogs.locations import LocationGuard, parent_dir
 from icepurge.contract.counts import CONTENT_CATEGORIES, FileCounts, SkipReason
@@ -68,12 +69,14 @@ class ChunkJob:
         # A dry run deletes nothing, so a retried one simply starts over.
         checkpoint = self._outcome.checkpoint
         stats = RequestStats()
-        size = group_size(self.concurrency, self.batch_files)
-        for start in range(checkpoint.next_file, len(self.files), size):
+        sizes = group_sizes(group_size(self.concurrency, self.batch_files), self.batch_files, retried())
+        while checkpoint.next_file < len(self.files):
+            start = checkpoint.next_file
+            end = min(start + next(sizes), len(self.files))
             # A retry redoes the group in flight from the last saved checkpoint, so a file is
             # counted once however often its delete is sent.
-            stats.add(self._delete(self.files[start : start + size], checkpoint.counts))
-            checkpoint.next_file = min(start + size, len(self.files))
+            stats.add(self._delete(self.files[start:end], checkpoint.counts))
+            checkpoint.next_file = end
             self._save()
         if self.dry_run and self._outcome.would_delete:
             self.state.write(self.outcome_uri, self._outcome)

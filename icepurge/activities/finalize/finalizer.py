@@ -3,7 +3,8 @@ metadata, the current metadata file last; then the report object, then the plan'
 removed.
 
 Finalize checkpoints to its own object after every slice of deletes, so a retried attempt (a
-killed worker) resumes where the last one stopped instead of starting over."""
+killed worker) resumes where the last one stopped instead of starting over; a retried attempt's
+first slices are smaller (retried_groups.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pydantic import Field
 
 from icepurge.activities.delete.chunk_deleter import ChunkOutcome, chunk_outcome_uri
 from icepurge.activities.delete.object_store import ObjectStore
+from icepurge.activities.delete.retried_groups import group_sizes, retried
 from icepurge.activities.plan.plan_model import (
     Plan,
     UnreadableFile,
@@ -38,6 +40,8 @@ from icepurge.state.state_store import StateStore
 KEPT_FOR_RETRY = frozenset({Category.MANIFESTS, Category.MANIFEST_LISTS, Category.METADATA_FILES})
 # Files per delete call, so finalize heartbeats and checkpoints in time whatever the table.
 SLICE = 8_000
+# A retried attempt's first slice: one S3 DeleteObjects.
+FIRST_RETRIED_SLICE = 1_000
 # Planning never reads statistics files, and an expiry that cleaned up removed those of its
 # snapshots that older metadata files still name: the store is asked before their delete.
 _UNREAD = frozenset({Category.STATISTICS_FILES})
@@ -140,6 +144,7 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
     progress = FinalizeProgress.model_validate_json(saved) if saved else FinalizeProgress()
     groups = plan.finalize_groups()
     gone = plan.known_missing()
+    sizes = group_sizes(SLICE, FIRST_RETRIED_SLICE, retried())
     while progress.next_group < len(groups):
         category, listed = groups[progress.next_group]
         paths = [path for path in listed if path not in gone]
@@ -159,9 +164,8 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
                 progress.would_delete.extend(paths)
             progress.next_path = len(paths)
         while progress.next_path < len(paths):
-            result = work.store.delete(
-                paths[progress.next_path : progress.next_path + SLICE], alive=beat, asking=category in _UNREAD
-            )
+            start, end = progress.next_path, min(progress.next_path + next(sizes), len(paths))
+            result = work.store.delete(paths[start:end], alive=beat, asking=category in _UNREAD)
             progress.delete_requests += result.requests
             progress.throttled_requests += result.throttled
             bucket.deleted += len(result.deleted)
@@ -171,7 +175,7 @@ def _delete_groups(work: FinalizeWork) -> FinalizeProgress:
             progress.failures.extend(
                 FileFailure(path=path, category=category, error=error) for path, error in result.failed
             )
-            progress.next_path = min(progress.next_path + SLICE, len(paths))
+            progress.next_path = end
             if progress.next_path < len(paths):
                 _save(state, plan_uri, progress, beat)
         progress.next_group += 1

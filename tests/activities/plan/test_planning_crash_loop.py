@@ -4,9 +4,8 @@ plan takes several lives. Each attempt reads on from what the one before saved, 
 done, and the purge closes, exact, within the bound; planning from the start on every attempt
 never closes.
 
-Only planning is killed: once the plan is kept in the state location the step's deletes run. Their
-own checkpoint is a group of bulk requests, which on a machine at half speed takes SeaweedFS more
-than two seconds for this table's ~10k keys, so killing them too would test the store's pace."""
+Only planning is killed: once the plan is kept in the state location the step's deletes run.
+Deletes through a crash loop are tests/activities/delete/test_delete_crash_loop.py's."""
 
 from __future__ import annotations
 

@@ -1,0 +1,97 @@
+"""A chunk's deletes move on through a crash loop. Every attempt at deleting a small table's chunk
+dies two seconds after its first bulk request reaches the store (its worker SIGKILLed), on a
+store that deletes 200 keys a second: a full group (8 requests of 100 keys) takes it 4 s, so an
+attempt that sent full groups would send the same first group again on every attempt and never
+close. A retried attempt ramps up from one request, saves a checkpoint within its life, and the
+next resumes from it: the purge closes, exact. The case CI met (stop 68): SeaweedFS at half
+speed took more than two seconds for one group of 8 requests of 1,000 keys."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pyiceberg.catalog.sql import SqlCatalog
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from icepurge.api.clients.temporal_client import PurgeClient
+from icepurge.contract.states import PurgeState
+from icepurge.devstack.process import ServiceProcess
+from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
+from icepurge.devstack.stack import EmbeddedStack
+from icepurge.devstack.synthetic_table import TableShape, synthetic_table
+from tests.purge_helpers import assert_counts_add_up, request_for
+from tests.store import S3Store
+
+QUEUE = "icepurge-delete-crash-loop"
+# One chunk of 600 files; a retried attempt deletes 100 + 200 of them in its first 1.5 s.
+SHAPE = TableShape(manifests=1, files_per_manifest=600)
+KEYS_A_REQUEST = "100"
+KEYS_A_SECOND = 200.0
+LIFE_SECONDS = 2.0
+# Each death costs the step's heartbeat timeout (15 s) and the retry's backoff (1 s, doubling):
+# the three lives this takes close in ~60 s; sending full groups never closes.
+BOUND_SECONDS = 240
+
+
+def _worker(stack: EmbeddedStack, generation: int) -> tuple[ServiceProcess, float]:
+    """A worker started, and when: a delete that arrives after that is its own."""
+    worker = stack.worker_process(
+        f"delete-crash-loop-worker-{generation}",
+        ICEPURGE_TASK_QUEUE=QUEUE,
+        ICEPURGE_DELETE_BATCH_FILES=KEYS_A_REQUEST,
+    )
+    started = time.monotonic()
+    worker.start()
+    return worker, started
+
+
+async def _crash_loop(
+    client: Client, stack: EmbeddedStack, faults: FaultPlan, purge_id: str, deadline: float
+) -> int:
+    """Kills each worker LIFE_SECONDS after its first bulk delete arrived, and starts another,
+    until the purge closes. Returns the workers killed."""
+    handle = client.get_workflow_handle(purge_id)
+    killed = 0
+    worker, started = _worker(stack, 0)
+    try:
+        while time.monotonic() < deadline:
+            if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                return killed
+            with faults.lock:
+                first = next((moment for moment in faults.delete_times if moment > started), None)
+            if first is not None:
+                await asyncio.sleep(max(0.0, first + LIFE_SECONDS - time.monotonic()))
+                worker.kill()
+                killed += 1
+                worker, started = _worker(stack, killed)
+            await asyncio.sleep(0.1)
+    finally:
+        worker.kill()
+    raise AssertionError(f"{purge_id} did not close within {BOUND_SECONDS} s; workers killed: {killed}")
+
+
+async def test_deletes_move_on_through_a_crash_loop_and_the_purge_closes_exact(
+    catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
+) -> None:
+    table = synthetic_table(catalog, ("delete_crash_loop", "t"), SHAPE)
+    owned = s3.list(table.location())
+    purges = PurgeClient(temporal_client, QUEUE)
+    with s3_proxy(stack.ports.s3) as (port, faults):
+        faults.delete_keys_per_second = KEYS_A_SECOND
+        started = time.monotonic()
+        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
+        killed = await _crash_loop(temporal_client, stack, faults, purge_id, started + BOUND_SECONDS)
+        seconds = time.monotonic() - started
+        requests = faults.delete_requests
+
+    status = await purges.status(purge_id)
+    print(
+        f"\ndelete crash loop: {len(owned):,} objects, {killed} workers killed {LIFE_SECONDS:.0f} s "
+        f"into their deletes, {requests} bulk requests, closed {status.state.value} in {seconds:.0f} s"
+    )
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert killed >= 2, "the deletes fit in one life: the loop proved nothing"
+    assert_counts_add_up(status)
+    assert status.counts.total().deleted == len(owned)
+    assert s3.list(table.location()) == set()
