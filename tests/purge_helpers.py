@@ -18,6 +18,7 @@ from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.counts import CONTENT_CATEGORIES, Category
 from icepurge.contract.request import PurgeRequest
+from icepurge.contract.states import PurgeState
 from icepurge.contract.status import PurgeReport, PurgeStatus
 from icepurge.devstack.requests import request_for_table
 from icepurge.devstack.stack import EmbeddedStack
@@ -81,6 +82,14 @@ def assert_counts_add_up(status: PurgeStatus) -> None:
     assert counts.of(Category.METADATA_FILES).done == planned.metadata_files, (counts, planned)
     assert counts.of(Category.STATISTICS_FILES).done == planned.statistics_files, (counts, planned)
     assert status.files_done == planned.files
+
+
+def assert_purged_exactly(status: PurgeStatus, owned: set[str], left: set[str]) -> None:
+    """The purge succeeded, deleted each of the table's `owned` objects once, and `left` none."""
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert_counts_add_up(status)
+    assert status.counts.total().deleted == len(owned)
+    assert left == set()
 
 
 async def eventually(read: Callable[[], Awaitable[T]], check: Callable[[T], bool], seconds: float = 60) -> T:

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from icepurge.api.clients.temporal_client import PurgeClient
-from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import ServiceProcess
-from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy, through_proxy
+from icepurge.devstack.s3_proxy import FaultPlan
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.devstack.synthetic_table import TableShape, synthetic_table
-from tests.purge_helpers import assert_counts_add_up, request_for
+from icepurge.devstack.synthetic_table import TableShape
+from tests.crash_loops import CrashLoopPurge, purge_through_a_crash_loop
+from tests.purge_helpers import assert_purged_exactly
 from tests.store import S3Store
 
 QUEUE = "icepurge-delete-crash-loop"
@@ -47,17 +47,17 @@ def _worker(stack: EmbeddedStack, generation: int) -> tuple[ServiceProcess, floa
 
 
 async def _crash_loop(
-    client: Client, stack: EmbeddedStack, faults: FaultPlan, purge_id: str, deadline: float
-) -> int:
+    client: Client, stack: EmbeddedStack, purge_id: str, faults: FaultPlan, deadline: float
+) -> tuple[int, int]:
     """Kills each worker LIFE_SECONDS after its first bulk delete arrived, and starts another,
-    until the purge closes. Returns the workers killed."""
+    until the purge closes. Returns the workers killed and the bulk requests the store had."""
     handle = client.get_workflow_handle(purge_id)
     killed = 0
     worker, started = _worker(stack, 0)
     try:
         while time.monotonic() < deadline:
             if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
-                return killed
+                return killed, faults.delete_requests
             with faults.lock:
                 first = next((moment for moment in faults.delete_times if moment > started), None)
             if first is not None:
@@ -71,27 +71,21 @@ async def _crash_loop(
     raise AssertionError(f"{purge_id} did not close within {BOUND_SECONDS} s; workers killed: {killed}")
 
 
+def _paced(faults: FaultPlan) -> None:
+    faults.delete_keys_per_second = KEYS_A_SECOND
+
+
 async def test_deletes_move_on_through_a_crash_loop_and_the_purge_closes_exact(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
-    table = synthetic_table(catalog, ("delete_crash_loop", "t"), SHAPE)
-    owned = s3.list(table.location())
-    purges = PurgeClient(temporal_client, QUEUE)
-    with s3_proxy(stack.ports.s3) as (port, faults):
-        faults.delete_keys_per_second = KEYS_A_SECOND
-        started = time.monotonic()
-        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
-        killed = await _crash_loop(temporal_client, stack, faults, purge_id, started + BOUND_SECONDS)
-        seconds = time.monotonic() - started
-        requests = faults.delete_requests
-
-    status = await purges.status(purge_id)
+    purge = CrashLoopPurge(catalog, temporal_client, s3, stack, QUEUE, BOUND_SECONDS)
+    kill_loop = partial(_crash_loop, temporal_client, stack)
+    run = await purge_through_a_crash_loop(purge, ("delete_crash_loop", "t"), SHAPE, _paced, kill_loop)
+    killed, requests = run.kills
     print(
-        f"\ndelete crash loop: {len(owned):,} objects, {killed} workers killed {LIFE_SECONDS:.0f} s "
-        f"into their deletes, {requests} bulk requests, closed {status.state.value} in {seconds:.0f} s"
+        f"\ndelete crash loop: {len(run.owned):,} objects, {killed} workers killed {LIFE_SECONDS:.0f} s "
+        f"into their deletes, {requests} bulk requests, closed {run.status.state.value} "
+        f"in {run.seconds:.0f} s"
     )
-    assert status.state is PurgeState.SUCCEEDED, status
     assert killed >= 2, "the deletes fit in one life: the loop proved nothing"
-    assert_counts_add_up(status)
-    assert status.counts.total().deleted == len(owned)
-    assert s3.list(table.location()) == set()
+    assert_purged_exactly(run.status, run.owned, run.left)

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
 
-from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.contract.names import PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
-from icepurge.contract.states import PurgeState
 from icepurge.devstack.process import ServiceProcess
-from icepurge.devstack.s3_proxy import s3_proxy, through_proxy
+from icepurge.devstack.s3_proxy import FaultPlan
 from icepurge.devstack.stack import STATE_BUCKET, EmbeddedStack
-from icepurge.devstack.synthetic_table import TableShape, synthetic_table
-from tests.purge_helpers import assert_counts_add_up, request_for
+from icepurge.devstack.synthetic_table import TableShape
+from tests.crash_loops import CrashLoopPurge, purge_through_a_crash_loop
+from tests.purge_helpers import assert_purged_exactly
 from tests.store import S3Store
 
 QUEUE = "icepurge-crash-loop"
@@ -63,7 +63,7 @@ def _planned(s3: S3Store, purge_id: str) -> bool:
 
 
 async def _crash_loop(
-    client: Client, stack: EmbeddedStack, s3: S3Store, purge_id: str, deadline: float
+    client: Client, stack: EmbeddedStack, s3: S3Store, purge_id: str, _: FaultPlan, deadline: float
 ) -> list[int]:
     """Kills the worker LIFE_SECONDS after each planning attempt starts, and starts another, until
     the plan is kept; then waits for the purge to close. Returns the attempts killed."""
@@ -91,26 +91,19 @@ async def _crash_loop(
     raise AssertionError(f"{purge_id} did not close within {BOUND_SECONDS} s; attempts killed: {killed}")
 
 
+def _slow_reads(faults: FaultPlan) -> None:
+    faults.read_delay = READ_DELAY
+
+
 async def test_planning_moves_on_through_a_crash_loop_and_the_purge_closes_exact(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
-    table = synthetic_table(catalog, ("crash_loop", "t"), SHAPE)
-    owned = s3.list(table.location())
-    purges = PurgeClient(temporal_client, QUEUE)
-    with s3_proxy(stack.ports.s3) as (port, faults):
-        faults.read_delay = READ_DELAY
-        started = time.monotonic()
-        purge_id = await purges.start(request_for(table, through_proxy(s3.properties, port)))
-        killed = await _crash_loop(temporal_client, stack, s3, purge_id, started + BOUND_SECONDS)
-        seconds = time.monotonic() - started
-
-    status = await purges.status(purge_id)
+    purge = CrashLoopPurge(catalog, temporal_client, s3, stack, QUEUE, BOUND_SECONDS)
+    kill_loop = partial(_crash_loop, temporal_client, stack, s3)
+    run = await purge_through_a_crash_loop(purge, ("crash_loop", "t"), SHAPE, _slow_reads, kill_loop)
     print(
-        f"\ncrash loop: {len(owned):,} objects, {len(killed)} planning attempts killed "
-        f"{LIFE_SECONDS:.0f} s after they started, closed {status.state.value} in {seconds:.0f} s"
+        f"\ncrash loop: {len(run.owned):,} objects, {len(run.kills)} planning attempts killed "
+        f"{LIFE_SECONDS:.0f} s after they started, closed {run.status.state.value} in {run.seconds:.0f} s"
     )
-    assert status.state is PurgeState.SUCCEEDED, status
-    assert len(killed) >= 2, "planning fit in one life: the loop proved nothing"
-    assert_counts_add_up(status)
-    assert status.counts.total().deleted == len(owned)
-    assert s3.list(table.location()) == set()
+    assert len(run.kills) >= 2, "planning fit in one life: the loop proved nothing"
+    assert_purged_exactly(run.status, run.owned, run.left)
