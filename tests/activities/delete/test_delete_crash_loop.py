@@ -62,6 +62,9 @@ async def _crash_loop(
                 first = next((moment for moment in faults.delete_times if moment > started), None)
             if first is not None:
                 await asyncio.sleep(max(0.0, first + LIFE_SECONDS - time.monotonic()))
+                # A worker whose purge closed within its life is not one the loop killed.
+                if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                    continue
                 worker.kill()
                 killed += 1
                 worker, started = _worker(stack, killed)
