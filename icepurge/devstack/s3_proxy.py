@@ -34,6 +34,8 @@ from icepurge.stores.s3_client import s3_client
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
+# Below the stores' 60 s read timeout, so a held delete is answered, never retried.
+_GATE_SECONDS = 45.0
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
 _KEY = re.compile(rb"<Key>([^<]*)</Key>")
 # A call of a GCS JSON API batch: its Content-ID and its DELETE's path.
@@ -77,6 +79,10 @@ class FaultPlan:
         self.delete_times: list[float] = []
         self.deleted_keys: list[str] = []
         self.delete_delay = 0.0
+        # While cleared, bulk deletes wait for it to be set again, at most _GATE_SECONDS each: a
+        # test keeps a purge deleting for as long as its own steps take, however slow they are.
+        self.deletes_open = threading.Event()
+        self.deletes_open.set()
         # A store that deletes at most this many keys a second, whatever the requests at once
         # (0: as fast as the store behind): a bulk request waits its keys' share, one at a time.
         self.delete_keys_per_second = 0.0
@@ -224,6 +230,7 @@ def _handler(
                 return True
             if delay:
                 time.sleep(delay)
+            faults.deletes_open.wait(_GATE_SECONDS)
             if pace:
                 with faults.delete_pace:
                     time.sleep(len(keys) / pace)

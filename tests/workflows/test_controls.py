@@ -110,12 +110,13 @@ async def test_resume_of_a_running_purge_is_rejected_and_the_cli_sets_a_budget(
     table = many_files_table(catalog, ("controls",), "not_paused", manifests=8, files=10)
     admin = HttpPurgeClient(api_url, TOKENS["admin"][0])
     with s3_proxy(stack.ports.s3) as (port, faults):
-        # Slow enough for two CLI runs to find it still deleting, however slow a CLI start is: at
-        # 1 s a request, the deletes ended before the second run on a machine at half speed.
-        faults.delete_delay = 5.0
+        # Held until the CLI runs are over: a delay was once shorter than two CLI starts on a
+        # busy machine, and the second run found the purge finalizing.
+        faults.deletes_open.clear()
         purge_id = await purges.start(
             request_for(table, through_proxy(s3.properties, port), chunk_window=1, express_lane=False)
         )
+        await asyncio.wait_for(faults.deletes_reached(1), timeout=60)
         with pytest.raises(PurgeControlRejectedError, match="not paused"):
             await admin.resume(purge_id)
         code, _, err = await icepurge(stack, "purge", "rate", purge_id)
@@ -125,7 +126,7 @@ async def test_resume_of_a_running_purge_is_rejected_and_the_cli_sets_a_budget(
         assert code == 0, err
         assert out.startswith(f"{purge_id} budget set to 50 requests/s per bucket; now "), (out, err)
         assert (await purges.status(purge_id)).bucket_requests_per_second == 50
-        faults.delete_delay = 0.0
+        faults.deletes_open.set()
         report = await asyncio.wait_for(purges.wait(purge_id), timeout=120)
     assert report.status.state is PurgeState.SUCCEEDED
 
