@@ -11,7 +11,8 @@ line says how many of those tables' objects are left (0: the loop deleted everyt
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--no-ceiling]
-        [--profile DIR] [--namespace-tables 1000] [--baseline-tables 1000] [--trace-memory DIR]
+        [--profile DIR] [--namespace-tables 1000] [--baseline-tables 1000 [--baseline-alone]]
+        [--trace-memory DIR]
         [--count-requests FILE]
 
 With --namespace-tables, the tables sit in child namespaces of that many each and the purge is
@@ -483,6 +484,12 @@ def main() -> None:
         "big one (the store then holds both): the run ends with the big purge's tables/min against it",
     )
     parser.add_argument(
+        "--baseline-alone",
+        action="store_true",
+        help="seed and purge the --baseline-tables namespace before the big one is seeded, so each "
+        "purge runs in a catalog and store of its own size",
+    )
+    parser.add_argument(
         "--trace-memory",
         type=Path,
         default=None,
@@ -499,6 +506,8 @@ def main() -> None:
     arguments = parser.parse_args()
     if arguments.trace_memory is not None and arguments.count_requests is not None:
         parser.error("--trace-memory and --count-requests each run a worker of their own: pick one")
+    if arguments.baseline_alone and not arguments.baseline_tables:
+        parser.error("--baseline-alone purges the --baseline-tables namespace first: give its size")
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
         os.environ.update(pyiceberg_catalog_env(CATALOG, stack.catalog_properties(CATALOG)))
         for s3_client in arguments.s3_clients:
@@ -538,6 +547,59 @@ def _seeded(
     return locations
 
 
+def _seeded_and_purged(
+    stack: EmbeddedStack,
+    arguments: argparse.Namespace,
+    worker: ServiceProcess,
+    shape: tuple[int, int, str],
+    purges: list[tuple[tuple[str, ...], int]],
+) -> list[float]:
+    """Seeds every namespace of `purges` (batch tables, worker processes, S3 client: `shape`), the
+    last first, then purges them in order on `worker`, started once the first seeding is over;
+    returns their tables/min."""
+    batch_tables, count, s3_client = shape
+    seeded = [
+        _seeded(
+            stack,
+            arguments,
+            namespace=purged,
+            tables=tables,
+            batch_tables=batch_tables,
+            count=count,
+            s3_client=s3_client,
+        )
+        for purged, tables in reversed(purges)
+    ][::-1]
+    if worker.pid is None:
+        # After the seeding, which takes most of a big run: its CPU and memory stay out of the
+        # worker's figures.
+        worker.start()
+        print(f"worker started on commit {_commit()}", flush=True)
+    deadline = time.monotonic() + 120
+    while worker.log_path.read_text(errors="replace").count("icepurge worker polling") < count:
+        assert time.monotonic() < deadline and worker.running(), f"see {worker.log_path}"
+        time.sleep(0.5)
+    return [
+        asyncio.run(
+            _purge(
+                stack,
+                namespace=purged,
+                window=arguments.window,
+                batch_tables=batch_tables,
+                recursive=arguments.namespace_tables is not None,
+                guard=not arguments.no_guard,
+                locations=locations,
+                workers=[worker],
+                profile=arguments.profile,
+                trace=arguments.trace_memory,
+                ceiling=not arguments.no_ceiling,
+                counted=arguments.count_requests,
+            )
+        )
+        for (purged, _), locations in zip(purges, seeded, strict=True)
+    ]
+
+
 def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: int, s3_client: str) -> None:
     """Every --batch-tables purge with one `icepurge worker` of `count` processes on the queue."""
     slots = (
@@ -557,7 +619,6 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
         env[COUNT_FILE] = str(arguments.count_requests)
         command = [sys.executable, "-m", "bench.counted_worker"]
     worker = ServiceProcess(name, command, stack.state_dir / "logs" / f"{name}.log", env=env)
-    workers = [worker]
     try:
         for batch_tables in arguments.batch_tables:
             namespace = _namespace(batch_tables, count, s3_client)
@@ -565,45 +626,14 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
             if arguments.baseline_tables:
                 baseline = (*namespace[:-1], f"{namespace[-1]}_baseline")
                 purges.insert(0, (baseline, arguments.baseline_tables))
-            seeded = [
-                _seeded(
-                    stack,
-                    arguments,
-                    namespace=purged,
-                    tables=tables,
-                    batch_tables=batch_tables,
-                    count=count,
-                    s3_client=s3_client,
-                )
-                for purged, tables in reversed(purges)
-            ][::-1]
-            if worker.pid is None:
-                # After the seeding, which takes most of a big run: its CPU and memory stay out of the
-                # worker's figures.
-                worker.start()
-                print(f"worker started on commit {_commit()}", flush=True)
-            deadline = time.monotonic() + 120
-            while worker.log_path.read_text(errors="replace").count("icepurge worker polling") < count:
-                assert time.monotonic() < deadline and worker.running(), f"see {worker.log_path}"
-                time.sleep(0.5)
+            # Alone, the baseline is seeded and purged before the big namespace is seeded: each
+            # purge then runs in a catalog and store of its own size.
+            stages = [[purge] for purge in purges] if arguments.baseline_alone else [purges]
+            shape = (batch_tables, count, s3_client)
             rates = [
-                asyncio.run(
-                    _purge(
-                        stack,
-                        namespace=purged,
-                        window=arguments.window,
-                        batch_tables=batch_tables,
-                        recursive=arguments.namespace_tables is not None,
-                        guard=not arguments.no_guard,
-                        locations=locations,
-                        workers=workers,
-                        profile=arguments.profile,
-                        trace=arguments.trace_memory,
-                        ceiling=not arguments.no_ceiling,
-                        counted=arguments.count_requests,
-                    )
-                )
-                for (purged, _), locations in zip(purges, seeded, strict=True)
+                rate
+                for stage in stages
+                for rate in _seeded_and_purged(stack, arguments, worker, shape, stage)
             ]
             if len(rates) == 2:
                 print(
