@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from pyiceberg.catalog.sql import SqlCatalog
 from temporalio.client import Client
@@ -24,7 +24,8 @@ Kills = TypeVar("Kills")
 
 @dataclass(frozen=True)
 class CrashLoopPurge:
-    """Where the table is, the stack it runs on, and how long the purge may take."""
+    """Where the table is, the stack it runs on, the request's options, and how long the purge
+    may take."""
 
     catalog: SqlCatalog
     client: Client
@@ -32,6 +33,7 @@ class CrashLoopPurge:
     stack: EmbeddedStack
     queue: str
     bound_seconds: float
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,9 @@ async def purge_through_a_crash_loop(
     with s3_proxy(purge.stack.ports.s3) as (port, faults):
         faults_for(faults)
         started = time.monotonic()
-        purge_id = await purges.start(request_for(table, through_proxy(purge.s3.properties, port)))
+        purge_id = await purges.start(
+            request_for(table, through_proxy(purge.s3.properties, port), **purge.options)
+        )
         kills = await kill_loop(purge_id, faults, started + purge.bound_seconds)
         seconds = time.monotonic() - started
     status = await purges.status(purge_id)

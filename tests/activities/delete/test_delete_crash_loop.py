@@ -1,10 +1,15 @@
 """A chunk's deletes move on through a crash loop. Every attempt at deleting a small table's chunk
 dies two seconds after its first bulk request reaches the store (its worker SIGKILLed), on a
-store that deletes 200 keys a second: a full group (8 requests of 100 keys) takes it 4 s, so an
-attempt that sent full groups would send the same first group again on every attempt and never
-close. A retried attempt ramps up from one request, saves a checkpoint within its life, and the
-next resumes from it: the purge closes, exact. The case CI met (stop 68): SeaweedFS at half
-speed took more than two seconds for one group of 8 requests of 1,000 keys."""
+store that deletes 200 keys a second: 400 keys a life. The table is one chunk of 800 files (a
+chunk window of 1, so the plan is not cut in two), which a first attempt sends as one full group
+(8 requests of 100 keys, 4 s): an attempt that sent full groups would send that group again on
+every attempt and never close. A retried attempt ramps up from one request (100, 200, 400 keys),
+saves a checkpoint within its life, and the next resumes from it: the purge closes, exact, after
+at least two kills (the first attempt's group needs 4 s, the second's third group ends at 3.5 s).
+The case CI met (stop 68): SeaweedFS at half speed took more than two seconds for one group of 8
+requests of 1,000 keys. With the default window of 2 the plan was two chunks of 300 whose
+requests the paced store served in any order, so a first attempt sometimes saved one chunk and
+the second closed within its life (CI, stop 70)."""
 
 from __future__ import annotations
 
@@ -24,13 +29,13 @@ from tests.purge_helpers import assert_purged_exactly
 from tests.store import S3Store
 
 QUEUE = "icepurge-delete-crash-loop"
-# One chunk of 600 files; a retried attempt deletes 100 + 200 of them in its first 1.5 s.
-SHAPE = TableShape(manifests=1, files_per_manifest=600)
+SHAPE = TableShape(manifests=1, files_per_manifest=800)
+ONE_CHUNK = {"chunk_window": 1}
 KEYS_A_REQUEST = "100"
 KEYS_A_SECOND = 200.0
 LIFE_SECONDS = 2.0
 # Each death costs the step's heartbeat timeout (15 s) and the retry's backoff (1 s, doubling):
-# the three lives this takes close in ~60 s; sending full groups never closes.
+# the three or four lives this takes close in ~60-80 s; sending full groups never closes.
 BOUND_SECONDS = 240
 
 
@@ -81,7 +86,7 @@ def _paced(faults: FaultPlan) -> None:
 async def test_deletes_move_on_through_a_crash_loop_and_the_purge_closes_exact(
     catalog: SqlCatalog, temporal_client: Client, s3: S3Store, stack: EmbeddedStack
 ) -> None:
-    purge = CrashLoopPurge(catalog, temporal_client, s3, stack, QUEUE, BOUND_SECONDS)
+    purge = CrashLoopPurge(catalog, temporal_client, s3, stack, QUEUE, BOUND_SECONDS, ONE_CHUNK)
     kill_loop = partial(_crash_loop, temporal_client, stack)
     run = await purge_through_a_crash_loop(purge, ("delete_crash_loop", "t"), SHAPE, _paced, kill_loop)
     killed, requests = run.kills
