@@ -38,7 +38,8 @@ from tests.store import S3Store
 # stays clear of CI's limit.
 pytestmark = [needs_hosts, pytest.mark.engines]
 
-# One chunk of every file, ten keys to a task.
+# Chunks of up to 1,000 files (a plan that ends before one is cut is cut in the chunk window's two
+# pieces), ten keys to a task.
 WORKER_SETTINGS = {"ICEPURGE_CHUNK_TARGET_FILES": "1000", "ICEPURGE_DELETE_BATCH_FILES": "10"}
 
 
