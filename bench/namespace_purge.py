@@ -575,10 +575,10 @@ def _seeded_and_purged(
         # worker's figures.
         worker.start()
         print(f"worker started on commit {_commit()}", flush=True)
-    deadline = time.monotonic() + 120
-    while worker.log_path.read_text(errors="replace").count("icepurge worker polling") < count:
-        assert time.monotonic() < deadline and worker.running(), f"see {worker.log_path}"
-        time.sleep(0.5)
+        deadline = time.monotonic() + 120
+        while worker.log_path.read_text(errors="replace").count("icepurge worker polling") < count:
+            assert time.monotonic() < deadline and worker.running(), f"see {worker.log_path}"
+            time.sleep(0.5)
     return [
         asyncio.run(
             _purge(
