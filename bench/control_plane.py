@@ -5,15 +5,23 @@ run of the namespace purge's chain, and of any table purge workflow it started),
 server's and the workers' CPU a table.
 
     .venv/bin/python -m bench.control_plane --tables 10000 100000 1000000 --workers 1 2 \
-        [--window 64] [--batch-tables 32] [--baseline-tables 2000] [--range-tables 50000]
+        [--window 64] [--batch-tables 32] [--baseline-tables 2000] [--range-tables 50000] \
+        [--warmup-tables 2000]
 
 A purge of more tables than --range-tables runs as a tree (PurgeTableRange children); their
 histories count in the bytes a table.
 
 --baseline-tables runs, first, a namespace purge of that many tables with a workflow per table
 (`batch_tables` 0, the window the same): the shape every table took before batches were the
-default. Each worker process has as many activity slots as the window, payloads are sealed by the
-AES-GCM codec as in service, and the dev server suggests continue-as-new at its default.
+default.
+
+--warmup-tables runs, before anything is measured on fresh worker processes, a namespace purge of
+that many tables in the measured shape, and prints it as a row of its own: a new process's first
+workflow tasks load and check the workflows' modules in the sandbox, a cost each process pays
+once, which would otherwise fall on the first, shortest purge measured.
+
+Each worker process has as many activity slots as the window, payloads are sealed by the AES-GCM
+codec as in service, and the dev server suggests continue-as-new at its default.
 
 A worker process of this bench: `python -m bench.control_plane --serve ADDRESS QUEUE SLOTS`.
 """
@@ -286,6 +294,28 @@ async def _measure(
     return Measured(label, tables, seconds, size, events, runs, len(children) + 1, server_cpu, worker_cpu)
 
 
+async def _batched(
+    client: Client,
+    server: psutil.Process,
+    workers: list[psutil.Process],
+    arguments: argparse.Namespace,
+    *,
+    shape: str | None = None,
+    tables: int | None = None,
+) -> Measured:
+    """A purge in the measured shape; without `tables`, the warm-up's size."""
+    return await _measure(
+        client,
+        server,
+        workers,
+        f"{shape or f'batches of {arguments.batch_tables}'}, {len(workers)} worker process(es)",
+        tables=tables or arguments.warmup_tables,
+        max_concurrent_tables=arguments.window,
+        batch_tables=arguments.batch_tables,
+        range_tables=arguments.range_tables,
+    )
+
+
 def _worker_process(address: str, slots: int, logs: Path, index: int) -> ServiceProcess:
     command = [sys.executable, "-m", "bench.control_plane", "--serve", address, str(slots)]
     return ServiceProcess(f"bench-worker-{index}", command, logs / f"worker-{index}.log")
@@ -316,6 +346,11 @@ async def _run(arguments: argparse.Namespace) -> None:
             workers = [psutil.Process(process.pid) for process in processes]
             try:
                 await asyncio.sleep(2)
+                if arguments.warmup_tables:
+                    measured = await _batched(
+                        client, server, workers, arguments, shape="warm-up (not a measurement)"
+                    )
+                    print(measured.line(), flush=True)
                 if arguments.baseline_tables:
                     measured = await _measure(
                         client,
@@ -328,16 +363,7 @@ async def _run(arguments: argparse.Namespace) -> None:
                     )
                     print(measured.line(), flush=True)
                 for tables in arguments.tables:
-                    measured = await _measure(
-                        client,
-                        server,
-                        workers,
-                        f"batches of {arguments.batch_tables}, {count} worker process(es)",
-                        tables=tables,
-                        max_concurrent_tables=arguments.window,
-                        batch_tables=arguments.batch_tables,
-                        range_tables=arguments.range_tables,
-                    )
+                    measured = await _batched(client, server, workers, arguments, tables=tables)
                     print(measured.line(), flush=True)
             finally:
                 for process in processes:
@@ -355,6 +381,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=64)
     parser.add_argument("--batch-tables", type=int, default=32)
     parser.add_argument("--baseline-tables", type=int, default=0)
+    parser.add_argument("--warmup-tables", type=int, default=0)
     parser.add_argument(
         "--range-tables", type=int, default=None, help="Tables a range child takes (default: the contract's)."
     )
