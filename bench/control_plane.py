@@ -16,9 +16,9 @@ histories count in the bytes a table.
 default.
 
 --warmup-tables runs, before anything is measured on fresh worker processes, a namespace purge of
-that many tables in the measured shape, and prints it as a row of its own: a new process's first
-workflow tasks load and check the workflows' modules in the sandbox, a cost each process pays
-once, which would otherwise fall on the first, shortest purge measured.
+that many tables in the measured shape, and prints it as a row of its own: what a new process pays
+once (its sandbox's first imports of the workflows' modules, its first polls) would otherwise fall
+on the first, shortest purge measured.
 
 Each worker process has as many activity slots as the window, payloads are sealed by the AES-GCM
 codec as in service, and the dev server suggests continue-as-new at its default.
