@@ -300,16 +300,16 @@ async def _batched(
     workers: list[psutil.Process],
     arguments: argparse.Namespace,
     *,
+    tables: int,
     shape: str | None = None,
-    tables: int | None = None,
 ) -> Measured:
-    """A purge in the measured shape; without `tables`, the warm-up's size."""
+    """A purge in the measured shape (batches, window and ranges as asked)."""
     return await _measure(
         client,
         server,
         workers,
         f"{shape or f'batches of {arguments.batch_tables}'}, {len(workers)} worker process(es)",
-        tables=tables or arguments.warmup_tables,
+        tables=tables,
         max_concurrent_tables=arguments.window,
         batch_tables=arguments.batch_tables,
         range_tables=arguments.range_tables,
@@ -348,7 +348,12 @@ async def _run(arguments: argparse.Namespace) -> None:
                 await asyncio.sleep(2)
                 if arguments.warmup_tables:
                     measured = await _batched(
-                        client, server, workers, arguments, shape="warm-up (not a measurement)"
+                        client,
+                        server,
+                        workers,
+                        arguments,
+                        tables=arguments.warmup_tables,
+                        shape="warm-up (not a measurement)",
                     )
                     print(measured.line(), flush=True)
                 if arguments.baseline_tables:

@@ -1,14 +1,15 @@
-"""What decoding a table's manifests costs, and what a projection would save: every distinct
-manifest of a `bench.compare_engines` table, fetched once into memory, then decoded three ways,
-the median of five each:
+"""What decoding a table's manifests costs, and what a projection would save: every manifest the
+purge's planner reads of a `bench.compare_engines` table (its walk, so expired snapshots' too),
+fetched once into memory, then decoded three ways, the median of five each:
 
 - blocks: only fastavro's block reader (each block read and inflated, no record decoded);
 - icepurge: `parse_manifest_entries`, fastavro's C reader over the writer's schema, every field
   decoded, each entry turned into planning's `ContentFile`;
 - projected: fastavro's C reader with a reader schema of the four fields planning reads (status,
-  content, file_path, file_size_in_bytes), so the rest is skipped rather than built.
+  content, file_path, file_size_in_bytes), so the rest is skipped rather than built. No
+  `ContentFile` is made, so its saving against icepurge's is an upper bound.
 
-    .venv/bin/python -m bench.manifest_decoding --sizes 20000 100000
+    .venv/bin/python -m bench.manifest_decoding --sizes 6000 20000
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from typing import Any
 
 from fastavro import block_reader
 from fastavro import reader as avro_reader
-from pyiceberg.io import FileIO, load_file_io
+from pyiceberg.io import load_file_io
 from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import table_of
+from bench.physical_limit import reachable_files
 from icepurge.activities.plan.manifest_reader import parse_manifest_entries
 from icepurge.connection.exit_now import run_then_exit
 
@@ -37,13 +39,10 @@ PLANNED_ENTRY_FIELDS = ("status", "data_file")
 PLANNED_FILE_FIELDS = ("content", "file_path", "file_size_in_bytes")
 
 
-def _manifests(table: Table, io_: FileIO) -> list[bytes]:
-    paths = dict.fromkeys(
-        manifest.manifest_path
-        for snapshot in table.metadata.snapshots
-        for manifest in snapshot.manifests(io_)
-    )
-    return [io_.new_input(path).open().read() for path in paths]
+def _manifests(table: Table, properties: dict[str, str]) -> list[bytes]:
+    """Every manifest the purge's planner reads, expired snapshots' included."""
+    io_ = load_file_io(properties, table.metadata_location)
+    return [io_.new_input(path).open().read() for path in reachable_files(table, properties).manifests]
 
 
 def _projection(writer_schema: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +98,7 @@ def main() -> None:
         for shape in arguments.shapes:
             for size in arguments.sizes:
                 table, _ = table_of(store, shape, size)
-                manifests = _manifests(table, load_file_io(store.properties, table.metadata_location))
+                manifests = _manifests(table, store.properties)
                 blocks, _ = _median_seconds(_blocks, manifests)
                 full, entries = _median_seconds(_icepurge, manifests)
                 projected, _ = _median_seconds(_projected, manifests)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.table import Table
 
-from icepurge.activities.plan.reach_walk import VERSION_HINT, WalkReading, reach
+from icepurge.activities.plan.reach_walk import VERSION_HINT, ReachableFiles, WalkReading, reach
 from icepurge.devstack.requests import request_for_table
 
 READS_IN_FLIGHT = 16
@@ -30,12 +30,17 @@ def _read(io: FileIO, location: str) -> bytes:
         return stream.read()
 
 
+def reachable_files(table: Table, properties: dict[str, str]) -> ReachableFiles:
+    """What the purge's planner walk finds: older metadata files, manifest lists, manifests."""
+    io = load_file_io(properties, table.metadata_location)
+    request = request_for_table("bench", table, properties, "bench")
+    return reach(io, table.metadata, request, WalkReading(READS_IN_FLIGHT, lambda: None))
+
+
 def metadata_objects(table: Table, properties: dict[str, str]) -> list[str]:
     """What a purge of the table reads, as its planner walks them: the current metadata file,
     older metadata files, manifest lists, manifests (the version hint is only looked for)."""
-    io = load_file_io(properties, table.metadata_location)
-    request = request_for_table("bench", table, properties, "bench")
-    reachable = reach(io, table.metadata, request, WalkReading(READS_IN_FLIGHT, lambda: None))
+    reachable = reachable_files(table, properties)
     older = [location for location in reachable.metadata if not location.endswith("/" + VERSION_HINT)]
     return [table.metadata_location, *older, *reachable.manifest_lists, *reachable.manifests]
 
