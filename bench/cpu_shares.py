@@ -49,13 +49,27 @@ class CpuShares:
             self.last[process.pid] = used
             self.roles.setdefault(process.pid, _role(process.pid, me.pid, command))
 
-    def line(self) -> str:
-        """`role NN %` of one core, largest first, and the machine's cores for scale."""
-        wall = max((self.ended or time.monotonic()) - self.started, 1e-9)
+    def seconds_by_role(self) -> dict[str, float]:
+        """CPU seconds each role took from the first sample to the latest."""
         by_role: dict[str, float] = {}
         for pid, used in self.last.items():
             by_role[self.roles[pid]] = by_role.get(self.roles[pid], 0.0) + used - self.first[pid]
-        shares = sorted(by_role.items(), key=lambda item: item[1], reverse=True)
+        return by_role
+
+    def per_item_line(self, items: int, *, item: str, since: dict[str, float] | None = None) -> str:
+        """`role N.N` ms of CPU an item (a table, a file) since an earlier `seconds_by_role`."""
+        before = since or {}
+        spent = {role: used - before.get(role, 0.0) for role, used in self.seconds_by_role().items()}
+        listed = ", ".join(
+            f"{role} {seconds / max(items, 1) * 1000:.1f}"
+            for role, seconds in sorted(spent.items(), key=lambda item: item[1], reverse=True)
+        )
+        return f"CPU ms a {item}: {listed}"
+
+    def line(self) -> str:
+        """`role NN %` of one core, largest first, and the machine's cores for scale."""
+        wall = max((self.ended or time.monotonic()) - self.started, 1e-9)
+        shares = sorted(self.seconds_by_role().items(), key=lambda item: item[1], reverse=True)
         listed = ", ".join(f"{role} {seconds / wall * 100:.0f} %" for role, seconds in shares)
         return f"CPU over {wall:.0f} s, % of one core ({os.cpu_count()} cores): {listed}"
 

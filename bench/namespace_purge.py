@@ -45,7 +45,8 @@ from temporalio.client import Client
 
 from bench.bench_stack import bench_stack
 from bench.counted_worker import COUNT_FILE
-from bench.cpu_shares import cpu_shares
+from bench.cpu_shares import CpuShares, cpu_shares
+from bench.host_pace import HostPace, host_pace
 from bench.live_table_pages import pages_line, timed_pages
 from bench.memory_growth import growth_lines
 from bench.purge_throughput import bulk_delete_ceiling
@@ -227,6 +228,8 @@ async def _started_and_waited(
     guard: bool,
     workers: list[ServiceProcess],
     traced: bool,
+    shares: CpuShares,
+    pace: HostPace,
 ) -> tuple[str, NamespacePurgeReport]:
     purge_id = await purges.namespaces.start(
         namespace_request(
@@ -241,6 +244,7 @@ async def _started_and_waited(
     )
     waited = asyncio.ensure_future(purges.namespaces.wait(purge_id))
     done, started = 0, time.perf_counter()
+    spent, mark = shares.seconds_by_role(), pace.mark()
     while not waited.done():
         await asyncio.wait([waited], timeout=PROGRESS_SECONDS)
         if waited.done():
@@ -252,10 +256,11 @@ async def _started_and_waited(
         minutes = (time.perf_counter() - started) / 60
         print(
             f"  {time.strftime('%H:%M:%S')} {now:,} tables done ({minutes:.0f} min), "
-            f"{now - done:,} in the last minute; worker RSS {rss} MiB",
+            f"{now - done:,} in the last minute; worker RSS {rss} MiB\n"
+            f"    {shares.per_item_line(now - done, item='table', since=spent)}; {pace.reading(mark)}",
             flush=True,
         )
-        done = now
+        done, spent, mark = now, shares.seconds_by_role(), pace.mark()
     return purge_id, waited.result()
 
 
@@ -281,7 +286,12 @@ async def _purge(
     purges = PurgeClient(client, QUEUE)
     started = time.perf_counter()
     with _profiled(workers[0], profile / f"{'.'.join(namespace)}.raw" if profile else None):
-        async with cpu_shares() as shares, thread_switches(_worker_pids(workers[0])) as switches:
+        async with (
+            cpu_shares() as shares,
+            thread_switches(_worker_pids(workers[0])) as switches,
+            host_pace() as pace,
+        ):
+            whole = pace.mark()
             purge_id, report = await _started_and_waited(
                 purges,
                 namespace,
@@ -291,7 +301,10 @@ async def _purge(
                 guard=guard,
                 workers=workers,
                 traced=trace is not None,
+                shares=shares,
+                pace=pace,
             )
+            host = pace.reading(whole)
     seconds = time.perf_counter() - started
     status = report.status
     files_per_second = status.files.deleted / seconds
@@ -308,6 +321,7 @@ async def _purge(
     print(f"  namespace purge history: {len(runs)} runs, events per run max {max(runs)}, total {sum(runs)}")
     print(f"  namespace workflow: {await _parent_anatomy(client, purge_id)}")
     print(f"  {shares.line()}")
+    print(f"  {shares.per_item_line(status.tables_done, item='table')}; {host}")
     print(f"  {switches.line(status.tables_done, 'table')}")
     if counted is not None:
         print("  the worker's S3 requests a table, by what sent them (bench.counted_worker):")
