@@ -11,7 +11,8 @@ line says how many of those tables' objects are left (0: the loop deleted everyt
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--no-ceiling]
-        [--profile DIR] [--namespace-tables 1000] [--baseline-tables 1000 [--baseline-alone]]
+        [--profile DIR] [--namespace-tables 1000]
+        [--baseline-tables 1000 [--baseline-alone [--baseline-again]]]
         [--trace-memory DIR]
         [--count-requests FILE]
 
@@ -517,7 +518,15 @@ def main() -> None:
         help="a file for the worker's S3 requests by what sent them (bench.counted_worker); the run "
         "prints them a table (its rates and CPU mean nothing then)",
     )
+    parser.add_argument(
+        "--baseline-again",
+        action="store_true",
+        help="with --baseline-alone, seed and purge a second baseline namespace after the big purge: "
+        "the host's pace drifts over a run of an hour, so the big purge is read against both",
+    )
     arguments = parser.parse_args()
+    if arguments.baseline_again and not arguments.baseline_alone:
+        parser.error("--baseline-again seeds its namespace after the big purge: add --baseline-alone")
     if arguments.trace_memory is not None and arguments.count_requests is not None:
         parser.error("--trace-memory and --count-requests each run a worker of their own: pick one")
     if arguments.baseline_alone and not arguments.baseline_tables:
@@ -640,6 +649,9 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
             if arguments.baseline_tables:
                 baseline = (*namespace[:-1], f"{namespace[-1]}_baseline")
                 purges.insert(0, (baseline, arguments.baseline_tables))
+            if arguments.baseline_again:
+                again = (*namespace[:-1], f"{namespace[-1]}_baseline_again")
+                purges.append((again, arguments.baseline_tables))
             # Alone, the baseline is seeded and purged before the big namespace is seeded: each
             # purge then runs in a catalog and store of its own size.
             stages = [[purge] for purge in purges] if arguments.baseline_alone else [purges]
@@ -649,11 +661,12 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
                 for stage in stages
                 for rate in _seeded_and_purged(stack, arguments, worker, shape, stage)
             ]
-            if len(rates) == 2:
+            baselines = rates[::2] if arguments.baseline_tables else []
+            for baseline_rate, when in zip(baselines, ("before", "after"), strict=False):
                 print(
-                    f"  {arguments.tables:,} tables at {rates[1] / rates[0]:.2f}x the tables/min of "
-                    f"{arguments.baseline_tables:,} on the same stack and store ({rates[1]:,.0f} against "
-                    f"{rates[0]:,.0f})",
+                    f"  {arguments.tables:,} tables at {rates[1] / baseline_rate:.2f}x the tables/min of "
+                    f"{arguments.baseline_tables:,} {when} it on the same stack and store ({rates[1]:,.0f} "
+                    f"against {baseline_rate:,.0f})",
                     flush=True,
                 )
         print(f"  worker peak RSS: {_peak_rss_mib(worker)} MiB", flush=True)
