@@ -4,6 +4,8 @@ tables/min, files/s against the store's raw bulk-delete ceiling for the same num
 history events per run of the namespace purge and of one table purge, the worker's peak RSS, its
 threads' user and system CPU and context switches a table (bench.thread_switches).
 The worker runs as its own process, as in production.
+Each minute of a long purge, and each whole purge, also print every process's CPU a table and the
+host's pace (bench.host_pace).
 
 In the same run, on as many tables of the same shape in namespaces of their own, what a user
 would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on 8 threads; each
