@@ -22,7 +22,7 @@ on the first, shortest purge measured.
 
 --repeats purges each size that many times, one after the other, and ends with each size's
 median tables/min and the lowest median over the highest: a purge of 10^4 tables lasts about a
-second, so one run's figure moves by a fifth with a quarter second of the host's noise.
+second, so a quarter second either way moves one run's figure by a fifth.
 
 Each worker process has as many activity slots as the window, payloads are sealed by the AES-GCM
 codec as in service, and the dev server suggests continue-as-new at its default.
@@ -422,6 +422,8 @@ def main() -> None:
     )
     parser.add_argument("--serve", nargs=2, metavar=("ADDRESS", "SLOTS"))
     arguments = parser.parse_args()
+    if arguments.repeats < 1:
+        parser.error("--repeats counts the purges of each size: give 1 or more")
     if arguments.serve:
         asyncio.run(_serve(arguments.serve[0], int(arguments.serve[1])))
         return

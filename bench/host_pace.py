@@ -1,7 +1,10 @@
 """How fast the host runs, for a long benchmark's lines: the CPU a fixed piece of pure-Python work
 takes, probed every few seconds on a thread of this process, and the share of the machine's time
-the hypervisor stole. A slower host raises every process's CPU a unit at once; these two tell that
-apart from a process that got costlier, and let two spans at different paces be compared."""
+the hypervisor stole. Both see a host that runs slower clocks or steals cores. Neither sees a
+tight loop's blind spots, such as caches and memory shared with other tenants: on these machines
+every process's CPU a table swung by up to 77 % within a purge while the probe held ("10^5 with
+a baseline of its own size, a third run" in BENCHMARKS.md), so read it as a check, not a
+correction."""
 
 from __future__ import annotations
 
