@@ -24,6 +24,10 @@ on the first, shortest purge measured.
 median tables/min and the lowest median over the highest: a purge of 10^4 tables lasts about a
 second, so a quarter second either way moves one run's figure by a fifth.
 
+The run ends with each purge's start (from its first run's start to its first batch or range
+scheduled) and close (from the last one's end to its close), each with the steps that ran in it
+(bench.purge_ends): what a short purge pays whatever its size.
+
 Each worker process has as many activity slots as the window, payloads are sealed by the AES-GCM
 codec as in service, and the dev server suggests continue-as-new at its default.
 
@@ -51,6 +55,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from bench.purge_ends import purge_ends
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient, namespace_request
 from icepurge.connection.connect import connect
 from icepurge.connection.exit_now import run_then_exit
@@ -222,6 +227,7 @@ class Measured:
     workflows: int
     server_cpu: float
     worker_cpu: float
+    ends: str
 
     def line(self) -> str:
         per = max(self.tables, 1)
@@ -296,7 +302,10 @@ async def _measure(
         child_size, child_events, _ = await _history(client, child)
         size += child_size
         events += child_events
-    return Measured(label, tables, seconds, size, events, runs, len(children) + 1, server_cpu, worker_cpu)
+    ends = await purge_ends(client, purge_id)
+    return Measured(
+        label, tables, seconds, size, events, runs, len(children) + 1, server_cpu, worker_cpu, ends
+    )
 
 
 async def _batched(
@@ -357,6 +366,7 @@ async def _run(arguments: argparse.Namespace) -> None:
     )
     print(HEADER)
     summaries: list[str] = []
+    ends: list[str] = []
     try:
         for count in arguments.workers:
             processes = [
@@ -395,6 +405,7 @@ async def _run(arguments: argparse.Namespace) -> None:
                         measured = await _batched(client, server, workers, arguments, tables=tables, run=run)
                         rates.setdefault(tables, []).append(measured.tables / measured.seconds * 60)
                         print(measured.line(), flush=True)
+                        ends.append(f"- {measured.tables:,} tables, {measured.label}: {measured.ends}")
                 summaries.append(_flatness(count, rates))
             finally:
                 for process in processes:
@@ -402,6 +413,8 @@ async def _run(arguments: argparse.Namespace) -> None:
     finally:
         server_process.stop(grace=5)
     print("\n".join(summaries))
+    print("The start (to the first batch or range scheduled) and the close (from the last one's end):")
+    print("\n".join(ends))
 
 
 def main() -> None:

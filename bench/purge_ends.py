@@ -1,0 +1,62 @@
+"""What a namespace purge spends before its first unit of work and after its last one, read from
+its histories: the fixed start and close that a short purge's rate pays in full. A unit of work is
+a batch activity or a range child workflow; the start runs from the first run's start to the first
+unit scheduled, the close from the last unit's end to the last run's close, each with the steps
+that ran in it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+
+from icepurge.contract.activity_steps import PURGE_RANGE_BATCH
+
+
+def _at(event: HistoryEvent) -> datetime:
+    return event.event_time.ToDatetime()
+
+
+def _activity(event: HistoryEvent) -> str | None:
+    if event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        return None
+    return str(event.activity_task_scheduled_event_attributes.activity_type.name)
+
+
+def _starts_unit(event: HistoryEvent) -> bool:
+    return (
+        _activity(event) == PURGE_RANGE_BATCH.name
+        or event.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    )
+
+
+def _ends_unit(event: HistoryEvent, batches: set[int]) -> bool:
+    if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+        return event.activity_task_completed_event_attributes.scheduled_event_id in batches
+    return event.event_type == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED
+
+
+def _steps(events: list[HistoryEvent]) -> str:
+    """The activities scheduled and the workflow tasks run within a span of events."""
+    names = [name for name in map(_activity, events) if name is not None]
+    tasks = sum(event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED for event in events)
+    return f"{', '.join(names) or 'no activity'}; {tasks} workflow task(s)"
+
+
+async def purge_ends(client: Client, workflow_id: str) -> str:
+    """One line: the start's and the close's seconds, each with what ran in it."""
+    runs = [found async for found in client.list_workflows(f"WorkflowId = '{workflow_id}'")]
+    runs.sort(key=lambda found: found.start_time)
+    first = (await client.get_workflow_handle(workflow_id, run_id=runs[0].run_id).fetch_history()).events
+    last = (await client.get_workflow_handle(workflow_id, run_id=runs[-1].run_id).fetch_history()).events
+    start_end = next(index for index, event in enumerate(first) if _starts_unit(event))
+    batches = {event.event_id for event in last if _activity(event) == PURGE_RANGE_BATCH.name}
+    close_start = max(index for index, event in enumerate(last) if _ends_unit(event, batches))
+    start = (_at(first[start_end]) - _at(first[0])).total_seconds()
+    close = (_at(last[-1]) - _at(last[close_start])).total_seconds()
+    return (
+        f"start {start:.3f} s ({_steps(list(first[:start_end]))}); "
+        f"close {close:.3f} s ({_steps(list(last[close_start + 1 :]))})"
+    )
