@@ -52,6 +52,7 @@ from typing import Any
 import psutil
 from pydantic import SecretStr
 from temporalio import activity
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -245,15 +246,19 @@ HEADER = (
 )
 
 
-async def _history(client: Client, workflow_id: str) -> tuple[int, int, int]:
-    """Bytes and events over every run of the workflow's chain, and how many runs."""
-    size = events = runs = 0
-    async for found in client.list_workflows(f"WorkflowId = '{workflow_id}'"):
-        history = await client.get_workflow_handle(workflow_id, run_id=found.run_id).fetch_history()
-        size += sum(event.ByteSize() for event in history.events)
-        events += len(history.events)
-        runs += 1
-    return size, events, runs
+async def _runs(client: Client, workflow_id: str) -> list[list[HistoryEvent]]:
+    """Each run's history in the workflow's chain, the first run first."""
+    found = [run async for run in client.list_workflows(f"WorkflowId = '{workflow_id}'")]
+    found.sort(key=lambda run: run.start_time)
+    return [
+        list((await client.get_workflow_handle(workflow_id, run_id=run.run_id).fetch_history()).events)
+        for run in found
+    ]
+
+
+def _size(runs: list[list[HistoryEvent]]) -> tuple[int, int]:
+    """Bytes and events over the runs."""
+    return sum(event.ByteSize() for run in runs for event in run), sum(len(run) for run in runs)
 
 
 async def _children(client: Client, parent_id: str) -> list[str]:
@@ -296,15 +301,24 @@ async def _measure(
     server_cpu, worker_cpu = _cpu([server]) - server_before, _cpu(workers) - workers_before
     assert report.status.tables_done == tables, report.status
     assert report.status.files.deleted == tables * FILES_PER_TABLE, report.status.files
-    size, events, runs = await _history(client, purge_id)
+    runs = await _runs(client, purge_id)
+    size, events = _size(runs)
     children = await _children(client, purge_id)
     for child in children:
-        child_size, child_events, _ = await _history(client, child)
+        child_size, child_events = _size(await _runs(client, child))
         size += child_size
         events += child_events
-    ends = await purge_ends(client, purge_id)
     return Measured(
-        label, tables, seconds, size, events, runs, len(children) + 1, server_cpu, worker_cpu, ends
+        label,
+        tables,
+        seconds,
+        size,
+        events,
+        len(runs),
+        len(children) + 1,
+        server_cpu,
+        worker_cpu,
+        purge_ends(runs[0], runs[-1]),
     )
 
 

@@ -10,7 +10,6 @@ from datetime import datetime
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client
 
 from icepurge.contract.activity_steps import PURGE_RANGE_BATCH
 
@@ -45,18 +44,15 @@ def _steps(events: list[HistoryEvent]) -> str:
     return f"{', '.join(names) or 'no activity'}; {tasks} workflow task(s)"
 
 
-async def purge_ends(client: Client, workflow_id: str) -> str:
-    """One line: the start's and the close's seconds, each with what ran in it."""
-    runs = [found async for found in client.list_workflows(f"WorkflowId = '{workflow_id}'")]
-    runs.sort(key=lambda found: found.start_time)
-    first = (await client.get_workflow_handle(workflow_id, run_id=runs[0].run_id).fetch_history()).events
-    last = (await client.get_workflow_handle(workflow_id, run_id=runs[-1].run_id).fetch_history()).events
+def purge_ends(first: list[HistoryEvent], last: list[HistoryEvent]) -> str:
+    """One line from the chain's first and last runs' histories (the same run when it has one):
+    the start's and the close's seconds, each with what ran in it."""
     start_end = next(index for index, event in enumerate(first) if _starts_unit(event))
     batches = {event.event_id for event in last if _activity(event) == PURGE_RANGE_BATCH.name}
     close_start = max(index for index, event in enumerate(last) if _ends_unit(event, batches))
     start = (_at(first[start_end]) - _at(first[0])).total_seconds()
     close = (_at(last[-1]) - _at(last[close_start])).total_seconds()
     return (
-        f"start {start:.3f} s ({_steps(list(first[:start_end]))}); "
-        f"close {close:.3f} s ({_steps(list(last[close_start + 1 :]))})"
+        f"start {start:.3f} s ({_steps(first[:start_end])}); "
+        f"close {close:.3f} s ({_steps(last[close_start + 1 :])})"
     )
