@@ -20,13 +20,17 @@ that many tables in the measured shape, and prints it as a row of its own: what 
 once (its sandbox's first imports of the workflows' modules, its first polls) would otherwise fall
 on the first, shortest purge measured.
 
---repeats purges each size that many times, one after the other, and ends with each size's
-median tables/min and the lowest median over the highest: a purge of 10^4 tables lasts about a
-second, so a quarter second either way moves one run's figure by a fifth.
+--repeats purges each size that many times, in rounds (each round every size, in the order given), so
+a drift of the host's pace falls on every size alike; it ends with each size's median tables/min
+and the lowest median over the highest: a purge of 10^4 tables lasts about a second, so a quarter
+second either way moves one run's figure by a fifth.
 
-The run ends with each purge's start (from its first run's start to its first batch or range
-scheduled) and close (from the last one's end to its close), each with the steps that ran in it
-(bench.purge_ends): what a short purge pays whatever its size.
+Each purge's history splits its time in three (bench.purge_ends): the start (from its first run's
+start to its first batch or range scheduled), the steady part (to the last one's end) and the
+close (to the purge's close). The rows and the medians give the rate over the whole purge, as a
+user waits for it, and over the steady part, what a purge of any size keeps while it works; the
+run ends with each purge's start and close and the steps that ran in them: what a short purge pays
+whatever its size.
 
 Each worker process has as many activity slots as the window, payloads are sealed by the AES-GCM
 codec as in service, and the dev server suggests continue-as-new at its default.
@@ -56,7 +60,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from bench.purge_ends import purge_ends
+from bench.purge_ends import PurgeEnds, purge_ends
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient, namespace_request
 from icepurge.connection.connect import connect
 from icepurge.connection.exit_now import run_then_exit
@@ -228,21 +232,30 @@ class Measured:
     workflows: int
     server_cpu: float
     worker_cpu: float
-    ends: str
+    ends: PurgeEnds
+
+    @property
+    def rate(self) -> float:
+        return self.tables / self.seconds * 60
+
+    @property
+    def steady_rate(self) -> float:
+        return self.tables / self.ends.between * 60
 
     def line(self) -> str:
         per = max(self.tables, 1)
         return (
-            f"| {self.label} | {self.tables:,} | {self.tables / self.seconds * 60:,.0f} | "
+            f"| {self.label} | {self.tables:,} | {self.rate:,.0f} | {self.steady_rate:,.0f} | "
             f"{self.history_bytes / per:,.1f} | {self.runs} | {self.workflows - 1:,} | "
             f"{self.server_cpu / per * 1000:.2f} | {self.worker_cpu / per * 1000:.2f} | {self.seconds:.1f} |"
         )
 
 
 HEADER = (
-    "| configuration | tables | tables/min | history bytes a table | runs of the namespace purge | "
-    "child workflows (tables, ranges) | server CPU ms a table | workers' CPU ms a table | seconds |\n"
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    "| configuration | tables | tables/min | tables/min, steady part | history bytes a table | "
+    "runs of the namespace purge | child workflows (tables, ranges) | server CPU ms a table | "
+    "workers' CPU ms a table | seconds |\n"
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 
 
@@ -346,7 +359,7 @@ async def _batched(
     )
 
 
-def _flatness(workers: int, rates: dict[int, list[float]]) -> str:
+def _flatness(workers: int, rates: dict[int, list[float]], over: str = "the whole purge") -> str:
     """Each size's median tables/min over its runs, and the lowest median over the highest: the
     target's "flat within 15 %" holds at 0.85 or more."""
     medians = {tables: statistics.median(each) for tables, each in rates.items()}
@@ -354,7 +367,7 @@ def _flatness(workers: int, rates: dict[int, list[float]]) -> str:
     ratio = min(medians.values()) / max(medians.values())
     runs = max(len(each) for each in rates.values())
     return (
-        f"{workers} worker process(es), median tables/min over {runs} run(s) a size: {listed}; "
+        f"{workers} worker process(es), median tables/min over {over}, {runs} run(s) a size: {listed}; "
         f"lowest / highest {ratio:.2f}"
     )
 
@@ -413,14 +426,17 @@ async def _run(arguments: argparse.Namespace) -> None:
                     )
                     print(measured.line(), flush=True)
                 rates: dict[int, list[float]] = {}
-                for tables in arguments.tables:
-                    for repeat in range(1, arguments.repeats + 1):
+                steady: dict[int, list[float]] = {}
+                for repeat in range(1, arguments.repeats + 1):
+                    for tables in arguments.tables:
                         run = f", run {repeat} of {arguments.repeats}" if arguments.repeats > 1 else ""
                         measured = await _batched(client, server, workers, arguments, tables=tables, run=run)
-                        rates.setdefault(tables, []).append(measured.tables / measured.seconds * 60)
+                        rates.setdefault(tables, []).append(measured.rate)
+                        steady.setdefault(tables, []).append(measured.steady_rate)
                         print(measured.line(), flush=True)
-                        ends.append(f"- {measured.tables:,} tables, {measured.label}: {measured.ends}")
+                        ends.append(f"- {measured.tables:,} tables, {measured.label}: {measured.ends.line()}")
                 summaries.append(_flatness(count, rates))
+                summaries.append(_flatness(count, steady, "the steady part"))
             finally:
                 for process in processes:
                     process.stop(grace=3)
@@ -442,7 +458,10 @@ def main() -> None:
     parser.add_argument("--baseline-tables", type=int, default=0)
     parser.add_argument("--warmup-tables", type=int, default=0)
     parser.add_argument(
-        "--repeats", type=int, default=1, help="Purges of each size, one after the other (rows and a median)."
+        "--repeats",
+        type=int,
+        default=1,
+        help="Purges of each size, in rounds of every size (rows and a median).",
     )
     parser.add_argument(
         "--range-tables", type=int, default=None, help="Tables a range child takes (default: the contract's)."

@@ -2,10 +2,12 @@
 its histories: the fixed start and close that a short purge's rate pays in full. A unit of work is
 a batch activity or a range child workflow; the start runs from the first run's start to the first
 unit scheduled, the close from the last unit's end to the last run's close, each with the steps
-that ran in it."""
+that ran in it. What lies between them, the first unit scheduled to the last one's end, is the
+purge's steady part: its rate is what a purge of any size keeps while it works."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from temporalio.api.enums.v1 import EventType
@@ -44,15 +46,32 @@ def _steps(events: list[HistoryEvent]) -> str:
     return f"{', '.join(names) or 'no activity'}; {tasks} workflow task(s)"
 
 
-def purge_ends(first: list[HistoryEvent], last: list[HistoryEvent]) -> str:
-    """One line from the chain's first and last runs' histories (the same run when it has one):
-    the start's and the close's seconds, each with what ran in it."""
+@dataclass(frozen=True)
+class PurgeEnds:
+    start: float
+    between: float
+    close: float
+    start_steps: str
+    close_steps: str
+
+    def line(self) -> str:
+        return (
+            f"start {self.start:.3f} s ({self.start_steps}); between {self.between:.3f} s; "
+            f"close {self.close:.3f} s ({self.close_steps})"
+        )
+
+
+def purge_ends(first: list[HistoryEvent], last: list[HistoryEvent]) -> PurgeEnds:
+    """From the chain's first and last runs' histories (the same run when it has one): the start's,
+    the steady part's and the close's seconds, the start and the close each with what ran in it."""
     start_end = next(index for index, event in enumerate(first) if _starts_unit(event))
     batches = {event.event_id for event in last if _activity(event) == PURGE_RANGE_BATCH.name}
     close_start = max(index for index, event in enumerate(last) if _ends_unit(event, batches))
-    start = (_at(first[start_end]) - _at(first[0])).total_seconds()
-    close = (_at(last[-1]) - _at(last[close_start])).total_seconds()
-    return (
-        f"start {start:.3f} s ({_steps(first[:start_end])}); "
-        f"close {close:.3f} s ({_steps(last[close_start + 1 :])})"
+    first_unit, last_end = _at(first[start_end]), _at(last[close_start])
+    return PurgeEnds(
+        start=(first_unit - _at(first[0])).total_seconds(),
+        between=(last_end - first_unit).total_seconds(),
+        close=(_at(last[-1]) - last_end).total_seconds(),
+        start_steps=_steps(first[:start_end]),
+        close_steps=_steps(last[close_start + 1 :]),
     )

@@ -1,0 +1,30 @@
+"""Workflow histories built event by event, at the seconds a test gives, for the benches that read
+histories."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+
+START = datetime(2026, 11, 23, tzinfo=UTC)
+
+
+class History:
+    def __init__(self) -> None:
+        self.events: list[HistoryEvent] = []
+
+    def add(self, seconds: float, kind: EventType.ValueType) -> HistoryEvent:
+        event = HistoryEvent(event_id=len(self.events) + 1, event_type=kind)
+        event.event_time.FromDatetime(START + timedelta(seconds=seconds))
+        self.events.append(event)
+        return event
+
+    def activity(self, name: str, scheduled: float, started: float, closed: float) -> None:
+        event = self.add(scheduled, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+        event.activity_task_scheduled_event_attributes.activity_type.name = name
+        begun = self.add(started, EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED)
+        begun.activity_task_started_event_attributes.scheduled_event_id = event.event_id
+        done = self.add(closed, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
+        done.activity_task_completed_event_attributes.scheduled_event_id = event.event_id
