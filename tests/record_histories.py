@@ -216,6 +216,11 @@ async def _record(stack: EmbeddedStack, folder: Path) -> None:
             ranged = namespace_request(CATALOG, ["ranged"], requested_by="recorder", range_tables=2)
             ranged_id = await _three_tables_purged(client, lake, ranged, folder)
             await _write(client, await _first_range(client, ranged_id), folder, "table_range")
+            # Two ranges in a window with room for four (WHOLE_WINDOW_RANGES).
+            ranged_wide = namespace_request(
+                CATALOG, ["ranged_wide"], requested_by="recorder", range_tables=2, max_concurrent_tables=64
+            )
+            await _three_tables_purged(client, lake, ranged_wide, folder)
 
             simple_table(lake, ("rehearsed",), "t0", appends=1)
             rehearsal_id = await purges.namespaces.start(

@@ -13,7 +13,8 @@ from icepurge.contract.strict_model import StrictModel
 from icepurge.contract.table_outcomes import TableTallies
 
 # Work units a range runs at once: the namespace purge's window is split into ranges of this
-# many (a window below twice this is one range's).
+# many (a window below twice this is one range's; fewer ranges than the split makes share the
+# window among them, see ranges_in_flight).
 RANGE_WINDOW = DEFAULT_WINDOW
 # A range tells its namespace purge its tallies at most this often (and once more when it ends).
 RANGE_PROGRESS_SECONDS = 5.0
@@ -64,6 +65,13 @@ def range_size(request: NamespacePurgeRequest) -> int:
 def ranges_at_once(window: int) -> int:
     """Ranges the namespace purge runs at once: its window split into windows of RANGE_WINDOW."""
     return max(1, window // RANGE_WINDOW)
+
+
+def ranges_in_flight(window: int, ranges: int) -> int:
+    """Ranges the namespace purge runs at once when it has `ranges` left to run: no more than
+    those, so a tree of fewer ranges than its window has room for shares the whole window (and
+    budget) among them."""
+    return max(1, min(ranges_at_once(window), ranges))
 
 
 RANGE_MARK = "range-"

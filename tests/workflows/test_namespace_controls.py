@@ -28,7 +28,7 @@ async def _children(purges: PurgeClient, parent: str) -> list[PurgeStatus]:
 async def test_pause_resume_and_budget_reach_the_running_table_purges(
     lake: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
-    tree = flat_namespace(lake, s3, ("steered",), 3)
+    tree = flat_namespace(lake, s3, ("steered",), 4)
     namespaces = purges.namespaces
     # Soft-deleted table purges wait SCHEDULED until expedited: the test decides when they delete.
     purge_id = await namespaces.start(
@@ -72,15 +72,42 @@ async def test_pause_resume_and_budget_reach_the_running_table_purges(
 
     await namespaces.resume(purge_id)
 
-    def one_more_scheduled(status: NamespacePurgeStatus) -> bool:
-        return status.tables_done == 2 and [table.state for table in status.running] == ["SCHEDULED"]
+    def two_more_scheduled(status: NamespacePurgeStatus) -> bool:
+        return status.tables_done == 2 and two_scheduled(status)
 
-    await eventually(lambda: namespaces.status(purge_id), one_more_scheduled)
-    last = (await namespaces.status(purge_id)).running[0].purge_id
-    assert (await purges.status(last)).bucket_requests_per_second == 20
-    await purges.expedite(last)
+    # Started after the budget changed, whether or not the run continued as new meanwhile (its
+    # next run shares the budget among the two tables it has left), they take its share too.
+    await eventually(lambda: namespaces.status(purge_id), two_more_scheduled)
+    for table in (await namespaces.status(purge_id)).running:
+        assert (await purges.status(table.purge_id)).bucket_requests_per_second == 20
+        await purges.expedite(table.purge_id)
     status = (await namespaces.wait(purge_id)).status
-    assert status.state is NamespacePurgeState.SUCCEEDED and status.tables_done == 3
+    assert status.state is NamespacePurgeState.SUCCEEDED and status.tables_done == 4
     assert status.files.deleted == tree.files
     with pytest.raises(PurgeControlRejectedError):
         await namespaces.resume(purge_id)
+
+
+async def test_a_namespace_purge_of_fewer_tables_than_its_window_shares_its_budget_among_them(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store
+) -> None:
+    """Three tables in a window of 16 take a third of the budget each, not a sixteenth."""
+    tree = flat_namespace(lake, s3, ("shared",), 3)
+    namespaces = purges.namespaces
+    purge_id = await namespaces.start(
+        namespace_request(
+            LAKE_CATALOG,
+            ["shared"],
+            requested_by="pytest",
+            max_concurrent_tables=16,
+            options={"purge_after_seconds": 3600, "bucket_requests_per_second": 30},
+        )
+    )
+    await eventually(lambda: namespaces.status(purge_id), lambda status: len(status.running) == 3)
+    children = await _children(purges, purge_id)
+    assert sorted(child.bucket_requests_per_second or 0 for child in children) == [10, 10, 10]
+    for child in children:
+        await purges.expedite(child.purge_id)
+    status = (await namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED and status.tables_done == 3
+    assert status.files.deleted == tree.files

@@ -602,6 +602,12 @@ async def _ranges_of(client: Client, purge_id: str) -> set[str]:
     }
 
 
+async def _range_status(client: Client, range_id: str) -> NamespacePurgeStatus:
+    handle = client.get_workflow_handle(range_id, result_type=TableRangeReport)
+    status: NamespacePurgeStatus = await handle.query(STATUS_QUERY, result_type=NamespacePurgeStatus)
+    return status
+
+
 async def test_a_namespace_purge_past_one_range_runs_as_a_tree_and_counts_every_table_once(
     fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
 ) -> None:
@@ -689,16 +695,11 @@ async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_rea
     await purges.namespaces.pause(purge_id)
     ranges = await _ranges_of(temporal_client, purge_id)
 
-    async def range_status(range_id: str) -> NamespacePurgeStatus:
-        handle = temporal_client.get_workflow_handle(range_id, result_type=TableRangeReport)
-        status: NamespacePurgeStatus = await handle.query(STATUS_QUERY, result_type=NamespacePurgeStatus)
-        return status
-
     for _ in range(100):
-        if all([(await range_status(range_id)).paused for range_id in ranges]):
+        if all([(await _range_status(temporal_client, range_id)).paused for range_id in ranges]):
             break
         await asyncio.sleep(0.05)
-    assert all([(await range_status(range_id)).paused for range_id in ranges])
+    assert all([(await _range_status(temporal_client, range_id)).paused for range_id in ranges])
     # Once the batches running at the pause end, none starts.
     await asyncio.sleep(fake.batch_seconds * 2)
     held = sum(fake.batched.values())
@@ -723,6 +724,45 @@ async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_rea
     for range_id in await _ranges_of(temporal_client, purge_id):
         description = await temporal_client.get_workflow_handle(range_id).describe()
         assert description.status is not None and description.status.name != "RUNNING"
+
+
+async def test_a_tree_of_fewer_ranges_than_its_window_has_room_for_shares_the_whole_window_and_budget(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """A window of 64 has room for four ranges of 16 units: its two ranges run 32 units and half
+    the budget each, where each ran 16 and a quarter, and half the window and budget stood idle."""
+    fake, purges = fake_worker
+    fake.tables = 400
+    fake.batch_seconds = 0.3
+    request = namespace_request(
+        "tests",
+        ["ns", uuid.uuid4().hex[:8]],
+        requested_by="pytest",
+        max_concurrent_tables=64,
+        batch_tables=2,
+        range_tables=200,
+    )
+    purge_id = await purges.namespaces.start(request)
+    for _ in range(200):
+        if (await purges.namespaces.status(purge_id)).ranges_running == 2:
+            break
+        await asyncio.sleep(0.05)
+    await purges.namespaces.set_rate_budget(purge_id, 100.0)
+    ranges = sorted(await _ranges_of(temporal_client, purge_id))
+    assert len(ranges) == 2
+
+    async def shares() -> list[tuple[int, float | None]]:
+        statuses = [await _range_status(temporal_client, range_id) for range_id in ranges]
+        return [(status.max_concurrent_tables, status.bucket_requests_per_second) for status in statuses]
+
+    for _ in range(100):
+        if await shares() == [(32, 50.0), (32, 50.0)]:
+            break
+        await asyncio.sleep(0.05)
+    assert await shares() == [(32, 50.0), (32, 50.0)]
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done, status.ranges_done) == (NamespacePurgeState.SUCCEEDED, 400, 2)
+    assert set(fake.batched) == set(range(400)) and set(fake.batched.values()) == {1}
 
 
 async def test_a_cancelled_namespace_purge_cancels_its_batches_in_the_order_it_started_them(

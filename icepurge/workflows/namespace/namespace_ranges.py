@@ -24,17 +24,21 @@ from icepurge.contract.range_steps import (
     range_id,
     range_size,
     ranges_at_once,
+    ranges_in_flight,
 )
 from icepurge.workflows.namespace.child_purges import start_child_purge
 from icepurge.workflows.namespace.namespace_controls import budget_share
 from icepurge.workflows.namespace.namespace_tables import NamespaceTables
 from icepurge.workflows.shared.unit_window import UnitWindow
+from icepurge.workflows.shared.upgrades import WHOLE_WINDOW_RANGES
 
 
 class NamespaceRanges(NamespaceTables):
-    """Set by the workflow's `@workflow.init`: the running ranges' workflow ids, by place."""
+    """Set by the workflow's `@workflow.init`: the running ranges' workflow ids, by place, and the
+    ranges this run runs at once (None until it hands out its first)."""
 
     _ranges: dict[int, str]
+    _range_slots: int | None
 
     @abstractmethod
     def _events_progressed(self) -> None:
@@ -43,13 +47,13 @@ class NamespaceRanges(NamespaceTables):
     def _is_tree(self, request: NamespacePurgeRequest, tree: EnumerationSummary) -> bool:
         return tree.tables_total > range_size(request)
 
+    def _ranges_at_once(self) -> int:
+        return self._range_slots or ranges_at_once(self._namespace_run().request.max_concurrent_tables)
+
     def _range_control(self) -> TableControl:
         status = self._namespace_run().progress.status
-        at_once = ranges_at_once(self._namespace_run().request.max_concurrent_tables)
-        return TableControl(
-            paused=status.paused,
-            bucket_requests_per_second=budget_share(status.bucket_requests_per_second, at_once),
-        )
+        share = budget_share(status.bucket_requests_per_second, self._ranges_at_once())
+        return TableControl(paused=status.paused, bucket_requests_per_second=share)
 
     async def _control_ranges(self) -> None:
         control = self._range_control()
@@ -68,9 +72,13 @@ class NamespaceRanges(NamespaceTables):
         progress = self._namespace_run().progress
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
         size = range_size(request)
-        at_once = ranges_at_once(request.max_concurrent_tables)
         progress.ranges_planned(-(-tree.tables_total // size))
-        window: UnitWindow[None] = UnitWindow(at_once)
+        self._range_slots = (
+            ranges_in_flight(request.max_concurrent_tables, -(-(tree.tables_total - next_table) // size))
+            if workflow.patched(WHOLE_WINDOW_RANGES)
+            else ranges_at_once(request.max_concurrent_tables)
+        )
+        window: UnitWindow[None] = UnitWindow(self._range_slots)
         started = next_table
 
         async def start_next() -> None:
@@ -102,7 +110,7 @@ class NamespaceRanges(NamespaceTables):
     ) -> None:
         progress = self._namespace_run().progress
         root_id = progress.status.purge_id
-        window = max(1, request.max_concurrent_tables // ranges_at_once(request.max_concurrent_tables))
+        window = max(1, request.max_concurrent_tables // self._ranges_at_once())
         table_range = TableRange(
             root_id=root_id,
             index=index,

@@ -59,6 +59,7 @@ from icepurge.workflows.namespace.namespace_progress import NamespaceProgress
 from icepurge.workflows.shared.event_stream import EventStream
 from icepurge.workflows.shared.steps_runner import run_step
 from icepurge.workflows.shared.unit_window import UnitWindow
+from icepurge.workflows.shared.upgrades import BUDGET_OVER_TABLES_LEFT
 
 
 @dataclass
@@ -86,6 +87,8 @@ class NamespaceTables(ABC):
     _kept: KeptTables
     # Tables purged inside a batch: no workflow of theirs to signal a control to.
     _in_batches: set[str]
+    # Tables this run had left to purge when it began (BUDGET_OVER_TABLES_LEFT; None before).
+    _tables_left: int | None
 
     @abstractmethod
     def _root_id(self) -> str:
@@ -112,11 +115,14 @@ class NamespaceTables(ABC):
         return TableControl(paused=status.paused, bucket_requests_per_second=share)
 
     def _tables_at_once(self) -> int:
-        """The most tables purged at once: the window, whose batches each count their tables."""
+        """The most tables purged at once: the window, whose batches each count their tables, and
+        no more than the run had left, so a purge of fewer tables than its window shares the
+        whole budget among them."""
         request = self._namespace_run().request
+        most = request.max_concurrent_tables
         if self._slim and takes_batches(request.options, request.batch_tables):
-            return request.max_concurrent_tables * batch_size(request.batch_tables)
-        return request.max_concurrent_tables
+            most *= batch_size(request.batch_tables)
+        return min(most, self._tables_left) if self._tables_left else most
 
     async def _purge_tables(
         self, request: NamespacePurgeRequest, tree: EnumerationSummary, next_table: int
@@ -171,6 +177,8 @@ class NamespaceTables(ABC):
         `_purge_tables` does."""
         progress = self._namespace_run().progress
         progress.move_to(NamespacePurgeState.PURGING, workflow.now())
+        if workflow.patched(BUDGET_OVER_TABLES_LEFT):
+            self._tables_left = end - next_table
         batched = takes_batches(request.options, request.batch_tables)
         batch = batch_size(request.batch_tables) if batched else 1
         window: UnitWindow[list[HandedBackTable]] = UnitWindow(request.max_concurrent_tables)

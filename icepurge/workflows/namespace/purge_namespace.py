@@ -111,7 +111,9 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
         self._kept = carried.kept if carried else KeptTables()
         # Tables purged inside a batch: no workflow of theirs to signal a control to.
         self._in_batches: set[str] = set()
+        self._tables_left: int | None = None
         self._ranges: dict[int, str] = {}
+        self._range_slots: int | None = None
         self._invalid: str | None = None
         self._run: NamespaceRun | None = None
         start = start_run(request, parse_namespace_request, carried, new_namespace_status, NamespaceEvents)

@@ -77,6 +77,7 @@ class PurgeTableRangeWorkflow(NamespaceTables):
         self._slim = True
         self._kept = carried.kept if carried else KeptTables()
         self._in_batches = set()
+        self._tables_left = None
         self._invalid = None
         self._signalled_at: datetime | None = None
         status = carried.status if carried else _new_status(table_range)

@@ -42,3 +42,10 @@ SLIM_BATCHES: Final = "slim-batches"
 # A namespace purge of more tables than one range hands ranges of its table list to child
 # PurgeTableRange workflows (icepurge.workflows.namespace.namespace_ranges).
 TABLE_RANGES: Final = "table-ranges"
+# A tree of fewer ranges than its window has room for shares the whole window and budget among
+# them (icepurge.contract.range_steps.ranges_in_flight): two ranges of a window of 64 run 32 units
+# each, where each ran 16 and half the window stood idle.
+WHOLE_WINDOW_RANGES: Final = "whole-window-ranges"
+# A namespace purge (or range) of fewer tables than its window holds shares its budget among the
+# tables it has, not among the window's places: three tables of a window of 16 take a third each.
+BUDGET_OVER_TABLES_LEFT: Final = "budget-over-tables-left"
