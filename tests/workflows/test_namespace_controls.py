@@ -25,27 +25,35 @@ async def _children(purges: PurgeClient, parent: str) -> list[PurgeStatus]:
     return [await purges.status(child) for child in await children_of(purges, parent)]
 
 
+async def _soft_deleting(
+    purges: PurgeClient, namespace: str, *, window: int, batch_tables: int | None = None, **options: float
+) -> str:
+    """Soft-deleted table purges wait SCHEDULED until expedited: the test decides when they delete."""
+    return await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG,
+            [namespace],
+            requested_by="pytest",
+            max_concurrent_tables=window,
+            batch_tables=batch_tables,
+            options={"purge_after_seconds": 3600, **options},
+        )
+    )
+
+
+def _scheduled(count: int, status: NamespacePurgeStatus) -> bool:
+    """`count` table purges running, each waiting SCHEDULED for its expedite."""
+    return [table.state for table in status.running] == ["SCHEDULED"] * count
+
+
 async def test_pause_resume_and_budget_reach_the_running_table_purges(
     lake: SqlCatalog, purges: PurgeClient, s3: S3Store
 ) -> None:
     tree = flat_namespace(lake, s3, ("steered",), 4)
     namespaces = purges.namespaces
-    # Soft-deleted table purges wait SCHEDULED until expedited: the test decides when they delete.
-    purge_id = await namespaces.start(
-        namespace_request(
-            LAKE_CATALOG,
-            ["steered"],
-            requested_by="pytest",
-            max_concurrent_tables=2,
-            batch_tables=0,
-            options={"purge_after_seconds": 3600},
-        )
-    )
+    purge_id = await _soft_deleting(purges, "steered", window=2, batch_tables=0)
 
-    def two_scheduled(status: NamespacePurgeStatus) -> bool:
-        return [table.state for table in status.running] == ["SCHEDULED"] * 2
-
-    await eventually(lambda: namespaces.status(purge_id), two_scheduled)
+    await eventually(lambda: namespaces.status(purge_id), partial(_scheduled, 2))
     paused = await namespaces.pause(purge_id)
     assert paused.paused
     with pytest.raises(PurgeControlRejectedError, match="already paused"):
@@ -73,7 +81,7 @@ async def test_pause_resume_and_budget_reach_the_running_table_purges(
     await namespaces.resume(purge_id)
 
     def two_more_scheduled(status: NamespacePurgeStatus) -> bool:
-        return status.tables_done == 2 and two_scheduled(status)
+        return status.tables_done == 2 and _scheduled(2, status)
 
     # Started after the budget changed, whether or not the run continued as new meanwhile (its
     # next run shares the budget among the two tables it has left), they take its share too.
@@ -94,16 +102,8 @@ async def test_a_namespace_purge_of_fewer_tables_than_its_window_shares_its_budg
     """Three tables in a window of 16 take a third of the budget each, not a sixteenth."""
     tree = flat_namespace(lake, s3, ("shared",), 3)
     namespaces = purges.namespaces
-    purge_id = await namespaces.start(
-        namespace_request(
-            LAKE_CATALOG,
-            ["shared"],
-            requested_by="pytest",
-            max_concurrent_tables=16,
-            options={"purge_after_seconds": 3600, "bucket_requests_per_second": 30},
-        )
-    )
-    await eventually(lambda: namespaces.status(purge_id), lambda status: len(status.running) == 3)
+    purge_id = await _soft_deleting(purges, "shared", window=16, bucket_requests_per_second=30)
+    await eventually(lambda: namespaces.status(purge_id), partial(_scheduled, 3))
     children = await _children(purges, purge_id)
     assert sorted(child.bucket_requests_per_second or 0 for child in children) == [10, 10, 10]
     for child in children:

@@ -85,6 +85,7 @@ from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
 from icepurge.workflows.table.purge_table import PurgeTableWorkflow
+from tests.purge_helpers import eventually
 
 QUEUE = "icepurge-workflow-logic"
 # The SDK's default activity slots, on each queue.
@@ -669,21 +670,28 @@ async def test_a_tree_s_table_purge_workflows_are_the_namespace_purge_s_children
     assert sorted(str(item.table) for item in listed) == sorted(TABLE_NAMES)
 
 
-async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_reach_every_range(
-    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
-) -> None:
-    fake, purges = fake_worker
-    fake.tables = 400
+async def _tree_started(
+    fake: FakeSteps, purges: PurgeClient, *, tables: int, window: int, range_tables: int
+) -> str:
+    """A tree whose batches of two tables each take 0.3 s: its ranges run for seconds."""
+    fake.tables = tables
     fake.batch_seconds = 0.3
     request = namespace_request(
         "tests",
         ["ns", uuid.uuid4().hex[:8]],
         requested_by="pytest",
-        max_concurrent_tables=32,
+        max_concurrent_tables=window,
         batch_tables=2,
-        range_tables=100,
+        range_tables=range_tables,
     )
-    purge_id = await purges.namespaces.start(request)
+    return await purges.namespaces.start(request)
+
+
+async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_reach_every_range(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    fake, purges = fake_worker
+    purge_id = await _tree_started(fake, purges, tables=400, window=32, range_tables=100)
     # Counted while its ranges run, from their signals: before any range ends.
     for _ in range(200):
         status = await purges.namespaces.status(purge_id)
@@ -732,21 +740,8 @@ async def test_a_tree_of_fewer_ranges_than_its_window_has_room_for_shares_the_wh
     """A window of 64 has room for four ranges of 16 units: its two ranges run 32 units and half
     the budget each, where each ran 16 and a quarter, and half the window and budget stood idle."""
     fake, purges = fake_worker
-    fake.tables = 400
-    fake.batch_seconds = 0.3
-    request = namespace_request(
-        "tests",
-        ["ns", uuid.uuid4().hex[:8]],
-        requested_by="pytest",
-        max_concurrent_tables=64,
-        batch_tables=2,
-        range_tables=200,
-    )
-    purge_id = await purges.namespaces.start(request)
-    for _ in range(200):
-        if (await purges.namespaces.status(purge_id)).ranges_running == 2:
-            break
-        await asyncio.sleep(0.05)
+    purge_id = await _tree_started(fake, purges, tables=1_600, window=64, range_tables=800)
+    await eventually(lambda: purges.namespaces.status(purge_id), lambda status: status.ranges_running == 2)
     await purges.namespaces.set_rate_budget(purge_id, 100.0)
     ranges = sorted(await _ranges_of(temporal_client, purge_id))
     assert len(ranges) == 2
@@ -755,14 +750,10 @@ async def test_a_tree_of_fewer_ranges_than_its_window_has_room_for_shares_the_wh
         statuses = [await _range_status(temporal_client, range_id) for range_id in ranges]
         return [(status.max_concurrent_tables, status.bucket_requests_per_second) for status in statuses]
 
-    for _ in range(100):
-        if await shares() == [(32, 50.0), (32, 50.0)]:
-            break
-        await asyncio.sleep(0.05)
-    assert await shares() == [(32, 50.0), (32, 50.0)]
+    await eventually(shares, lambda found: found == [(32, 50.0), (32, 50.0)])
     status = (await purges.namespaces.wait(purge_id)).status
-    assert (status.state, status.tables_done, status.ranges_done) == (NamespacePurgeState.SUCCEEDED, 400, 2)
-    assert set(fake.batched) == set(range(400)) and set(fake.batched.values()) == {1}
+    assert (status.state, status.tables_done, status.ranges_done) == (NamespacePurgeState.SUCCEEDED, 1_600, 2)
+    assert set(fake.batched) == set(range(1_600)) and set(fake.batched.values()) == {1}
 
 
 async def test_a_cancelled_namespace_purge_cancels_its_batches_in_the_order_it_started_them(
