@@ -96,26 +96,27 @@ async def _scenarios(client: Client, arguments: argparse.Namespace) -> None:
 
 
 async def _on_server(arguments: argparse.Namespace, config: dict[str, str]) -> None:
-    root = Path(tempfile.mkdtemp(prefix="icepurge-dispatch-"))
-    (root / "logs").mkdir()
-    ports = StackPorts.free()
-    server = temporal_server(
-        root, ports, codec_endpoint=f"http://127.0.0.1:{free_ports(1)[0]}", dynamic_config=config
-    )
-    server.start()
-    try:
-        server.wait_for_port(ports.temporal)
-        client = await Client.connect(f"127.0.0.1:{ports.temporal}")
-        async with Worker(
-            client,
-            task_queue=QUEUE,
-            workflows=[SequentialSteps],
-            activities=[answer],
-            workflow_runner=UnsandboxedWorkflowRunner(),
-        ):
-            await _scenarios(client, arguments)
-    finally:
-        server.stop(grace=5)
+    with tempfile.TemporaryDirectory(prefix="icepurge-dispatch-") as folder:
+        root = Path(folder)
+        (root / "logs").mkdir()
+        ports = StackPorts.free()
+        server = temporal_server(
+            root, ports, codec_endpoint=f"http://127.0.0.1:{free_ports(1)[0]}", dynamic_config=config
+        )
+        server.start()
+        try:
+            server.wait_for_port(ports.temporal)
+            client = await Client.connect(f"127.0.0.1:{ports.temporal}")
+            async with Worker(
+                client,
+                task_queue=QUEUE,
+                workflows=[SequentialSteps],
+                activities=[answer],
+                workflow_runner=UnsandboxedWorkflowRunner(),
+            ):
+                await _scenarios(client, arguments)
+        finally:
+            server.stop(grace=5)
 
 
 async def _run(arguments: argparse.Namespace) -> None:
