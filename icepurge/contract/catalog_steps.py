@@ -114,5 +114,4 @@ def resolved(request: PurgeRequest, loaded: LoadedTable) -> PurgeRequest:
 def checking_existence(request: PurgeRequest) -> PurgeRequest:
     """Deletes that ask first whether each file is there: exact already_missing counts where a
     catalog deleted the storage on drop (a bulk delete calls a gone key deleted)."""
-    options = request.options.model_copy(update={"check_existence": True})
-    return request.model_copy(update={"options": options})
+    return request.with_options(check_existence=True)

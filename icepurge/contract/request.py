@@ -241,6 +241,10 @@ class PurgeRequest(FrozenModel):
     def identifier(self) -> tuple[str, ...]:
         return (*self.namespace, self.table)
 
+    def with_options(self, **changes: object) -> PurgeRequest:
+        """The same request with some options changed by icepurge itself (already valid)."""
+        return self.model_copy(update={"options": self.options.model_copy(update=changes)})
+
     @property
     def table_name(self) -> str:
         return ".".join([self.catalog, *self.namespace, self.table])

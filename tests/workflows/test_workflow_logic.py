@@ -80,6 +80,7 @@ from icepurge.contract.steps import (
 )
 from icepurge.contract.table_outcomes import TableEnd, TableOutcome, TableTallies, outcome_of_error
 from icepurge.devstack.binaries import binary
+from icepurge.stores.rate_budget import task_share
 from icepurge.worker.purge_workers import PurgeWorkers
 from icepurge.worker.run import sandboxed_runner
 from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
@@ -124,6 +125,8 @@ class FakeSteps:
     listed_under: Counter[str | None] = field(default_factory=Counter)
     batched: Counter[int] = field(default_factory=Counter)
     chunk_calls: Counter[tuple[str, int]] = field(default_factory=Counter)
+    # Each chunk's share of its purge's budget, as its engine takes it from the chunk's request.
+    chunk_shares: dict[tuple[str, int], float | None] = field(default_factory=dict)
     # The task queue each step ran on.
     queues: Counter[tuple[str, str]] = field(default_factory=Counter)
 
@@ -151,6 +154,9 @@ class FakeSteps:
         async def chunk(step: ChunkInput) -> ChunkResult:
             self._called("chunk", step.request.table)
             self.chunk_calls[(step.purge_id, step.chunk_index)] += 1
+            options = step.request.options
+            share = task_share(options.bucket_requests_per_second, options.chunk_window)
+            self.chunk_shares[(step.purge_id, step.chunk_index)] = share
             return ChunkResult(
                 chunk_index=step.chunk_index,
                 counts=_deleted(Category.DATA_FILES, FILES_PER_CHUNK),
@@ -397,6 +403,21 @@ async def test_a_long_purge_continues_as_new_and_runs_every_chunk_exactly_once(
     assert set(fake.chunk_calls.values()) == {1}
     assert fake.calls["plan"] == 1
     assert status.files_done == 40 * FILES_PER_CHUNK + 1
+
+
+@pytest.mark.parametrize(("chunks", "window", "share"), [(3, 16, 4.0), (1, 2, 12.0), (3, 2, 6.0)])
+async def test_a_purge_of_fewer_chunks_than_its_window_shares_its_budget_among_them(
+    fake_worker: tuple[FakeSteps, PurgeClient], chunks: int, window: int, share: float
+) -> None:
+    fake, purges = fake_worker
+    fake.chunks = chunks
+    purge_id = await purges.start(_snapshot("shared", chunk_window=window, bucket_requests_per_second=12.0))
+    assert (await purges.wait(purge_id)).status.state is PurgeState.SUCCEEDED
+    shares = [fake.chunk_shares[(purge_id, index)] for index in range(chunks)]
+    first = min(window, chunks)
+    assert shares[:first] == [share] * first
+    # A chunk started once others finished runs beside fewer: its share is never smaller.
+    assert all(later is not None and later >= share for later in shares[first:])
 
 
 async def test_a_refused_step_fails_the_purge_with_its_reason_and_type(

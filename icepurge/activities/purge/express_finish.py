@@ -19,6 +19,13 @@ from icepurge.contract.steps import ChunkCheckpoint, ChunkInput, ChunkResult, Fi
 from icepurge.stores.shared_threads import BoundedPool
 
 
+def side_by_side(request: PurgeRequest, chunk_count: int) -> tuple[int, PurgeRequest]:
+    """How many of a plan's chunks run at once, and the request each chunk's engine reads: its
+    chunk window, which the budget is shared over, says how many run, not how many could."""
+    window = max(min(request.options.chunk_window, chunk_count), 1)
+    return window, request.with_options(chunk_window=window)
+
+
 class ExpressFinish:
     def __init__(self, services: PurgeServices, catalogs: TableCatalog) -> None:
         self._services = services
@@ -66,19 +73,19 @@ class ExpressFinish:
     def _chunks(self, step: FinishInput) -> list[ChunkResult]:
         """The chunks side by side, as many at once as the request's chunk window lets the
         step-by-step path run (each resumes from its own outcome object on a retry)."""
+        indexes = range(step.plan.chunk_count)
+        window, request = side_by_side(step.request, step.plan.chunk_count)
 
         def delete(index: int) -> ChunkResult:
             chunk = ChunkInput(
                 purge_id=step.purge_id,
-                request=step.request,
+                request=request,
                 plan_location=step.plan.plan_location,
                 chunk_index=index,
                 engine=Engine.LOCAL,
             )
             return self._services.chunks.delete_chunk_from(chunk, ChunkCheckpoint(), signalling=False)
 
-        indexes = range(step.plan.chunk_count)
-        window = min(step.request.options.chunk_window, step.plan.chunk_count)
         if window <= 1:
             return [delete(index) for index in indexes]
         with BoundedPool(window) as pool:

@@ -49,3 +49,7 @@ WHOLE_WINDOW_RANGES: Final = "whole-window-ranges"
 # A namespace purge (or range) of fewer tables than its window holds shares its budget among the
 # tables it has, not among the window's places: three tables of a window of 16 take a third each.
 BUDGET_OVER_TABLES_LEFT: Final = "budget-over-tables-left"
+# A chunk of a table purge with a budget takes its share over the chunks that can still run at
+# once (the window, or the chunks not yet finished if fewer), not over the window: a one-chunk table
+# in a window of 2 used half its budget.
+CHUNK_SHARES_OVER_CHUNKS_LEFT: Final = "chunk-shares-over-chunks-left"

@@ -48,6 +48,11 @@ class ChunkWindow:
             self._started(index)
             self._in_flight[asyncio.ensure_future(self._run(index))] = index
 
+    def unfinished(self, chunk_count: int) -> int:
+        """Chunks not finished yet: not started, stopped, running, or done but not yet collected
+        (so never fewer than could be deleting)."""
+        return chunk_count - (self.next_chunk - len(self._in_flight) - len(self._stopped))
+
     @property
     def stopped(self) -> bool:
         return bool(self._stopped)

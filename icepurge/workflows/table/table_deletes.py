@@ -15,10 +15,12 @@ from icepurge.contract.activity_steps import CHUNK, PLAN
 from icepurge.contract.express_steps import FinishResult
 from icepurge.contract.names import PLAN_ACTIVITY, PLAN_AND_FINISH_ACTIVITY
 from icepurge.contract.progress import Progress
+from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.steps import ChunkInput, ChunkResult, ChunksReady, PlanInput, PlanSummary, chunk_step
 from icepurge.workflows.shared.step_outcomes import cancel_all
 from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.upgrades import CHUNK_SHARES_OVER_CHUNKS_LEFT
 from icepurge.workflows.table.chunk_window import ChunkTarget, ChunkWindow
 from icepurge.workflows.table.express_lane import plan_and_finish
 from icepurge.workflows.table.metrics import record_step
@@ -163,7 +165,7 @@ class TableDeletes:
             CHUNK,
             ChunkInput(
                 purge_id=self._run().progress.status.purge_id,
-                request=self._run().request,
+                request=self._chunk_request(target),
                 plan_location=target.plan_location,
                 chunk_index=index,
                 engine=target.engine,
@@ -172,3 +174,19 @@ class TableDeletes:
             summary=f"chunk {index + 1}{of}",
         )
         return result
+
+    def _chunk_request(self, target: ChunkTarget) -> PurgeRequest:
+        """The request as the chunk's engine reads it: its chunk window is how many chunks may run
+        at once, the number each one's share of the budget is taken over. Once the plan is known,
+        that is no more than the chunks left. Chunks started later take larger shares, never
+        smaller, and when the last of those running started, no more ran than its share was
+        taken over: the shares of those running never add up past the budget."""
+        request = self._run().request
+        if (
+            target.chunk_count is None
+            or request.options.bucket_requests_per_second is None
+            or not workflow.patched(CHUNK_SHARES_OVER_CHUNKS_LEFT)
+        ):
+            return request
+        at_once = min(request.options.chunk_window, self._chunks.unfinished(target.chunk_count))
+        return request.with_options(chunk_window=at_once)

@@ -70,5 +70,4 @@ def report_of(status: PurgeStatus) -> PurgeReport:
 
 
 def with_budget(request: PurgeRequest, budget: float | None) -> PurgeRequest:
-    options = request.options.model_copy(update={"bucket_requests_per_second": budget})
-    return request.model_copy(update={"options": options})
+    return request.with_options(bucket_requests_per_second=budget)
