@@ -99,6 +99,22 @@ async def _record_table_paths(client: Client, purges: PurgeClient, lake: SqlCata
     await purges.wait(purge_id)
     await _write(client, purge_id, folder, "table_purge_controls")
 
+    # Chunks started once the plan is known, under a budget, fewer than the window
+    # (CHUNK_SHARES_OVER_CHUNKS_LEFT): each takes a share over the chunks left.
+    table = many_files_table(lake, ("budgeted",), "t", manifests=1, files=3)
+    budgeted = request_for_table(
+        "tests",
+        table,
+        table.io.properties,
+        "recorder",
+        bucket_requests_per_second=30,
+        chunk_window=16,
+        delete_while_planning=False,
+    )
+    purge_id = await purges.start(budgeted)
+    await purges.wait(purge_id)
+    await _write(client, purge_id, folder, "table_purge_budget_chunks")
+
     missing = snapshot.model_copy(
         update={
             "metadata_location": snapshot.snapshot_location().replace(".metadata.json", "-gone.metadata.json")
