@@ -6,7 +6,7 @@ server's and the workers' CPU a table.
 
     .venv/bin/python -m bench.control_plane --tables 10000 100000 1000000 --workers 1 2 \
         [--window 64] [--batch-tables 32] [--baseline-tables 2000] [--range-tables 50000] \
-        [--warmup-tables 2000] [--repeats 3]
+        [--warmup-tables 2000] [--repeats 3] [--fresh-server]
 
 A purge of more tables than --range-tables runs as a tree (PurgeTableRange children); their
 histories count in the bytes a table.
@@ -24,6 +24,11 @@ on the first, shortest purge measured.
 a drift of the host's pace falls on every size alike; it ends with each size's median tables/min
 and the lowest median over the highest: a purge of 10^4 tables lasts about a second, so a quarter
 second either way moves one run's figure by a fifth.
+
+--fresh-server starts each round on a new dev server, with a database of its own (and new worker
+processes, warmed up again): a server keeps every purge's history, and its CPU a table grew round
+after round on one server (0.05 to 0.09 ms at 10^5 over five rounds), so without it a later round
+measures a fuller server, not only a later hour.
 
 Each purge's history splits its time in three (bench.purge_ends): the start (from its first run's
 start to its first batch or range scheduled), the steady part (to the last one's end) and the
@@ -44,11 +49,13 @@ import argparse
 import asyncio
 import base64
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -294,9 +301,7 @@ def _cpu(processes: list[psutil.Process]) -> float:
     return total
 
 
-async def _measure(
-    client: Client, server: psutil.Process, workers: list[psutil.Process], label: str, **request: object
-) -> Measured:
+async def _measure(serving: Serving, label: str, **request: object) -> Measured:
     tables = int(str(request.pop("tables")))
     parsed = namespace_request(
         CATALOG,
@@ -305,6 +310,7 @@ async def _measure(
         request_id=label,
         **request,  # type: ignore[arg-type]
     )
+    client, server, workers = serving.client, serving.server, serving.workers
     purges = NamespacePurgeClient(client, QUEUE)
     server_before, workers_before = _cpu([server]), _cpu(workers)
     started = time.monotonic()
@@ -336,9 +342,7 @@ async def _measure(
 
 
 async def _batched(
-    client: Client,
-    server: psutil.Process,
-    workers: list[psutil.Process],
+    serving: Serving,
     arguments: argparse.Namespace,
     *,
     tables: int,
@@ -348,10 +352,8 @@ async def _batched(
     """A purge in the measured shape (batches, window and ranges as asked); `run` tells a repeat's
     purge (its label, so its id) from the others."""
     return await _measure(
-        client,
-        server,
-        workers,
-        f"{shape or f'batches of {arguments.batch_tables}'}, {len(workers)} worker process(es){run}",
+        serving,
+        f"{shape or f'batches of {arguments.batch_tables}'}, {len(serving.workers)} worker process(es){run}",
         tables=tables,
         max_concurrent_tables=arguments.window,
         batch_tables=arguments.batch_tables,
@@ -377,71 +379,89 @@ def _worker_process(address: str, slots: int, logs: Path, index: int) -> Service
     return ServiceProcess(f"bench-worker-{index}", command, logs / f"worker-{index}.log")
 
 
+@dataclass
+class Serving:
+    """A dev server and worker processes, measured."""
+
+    client: Client
+    server: psutil.Process
+    workers: list[psutil.Process]
+
+
+@asynccontextmanager
+async def _serving(root: Path, processes: int, slots: int) -> AsyncIterator[Serving]:
+    """A dev server with a database of its own (in a new folder under `root`), and `processes`
+    worker processes on it."""
+    folder = Path(tempfile.mkdtemp(prefix="server-", dir=root))
+    ports = StackPorts.free()
+    server_process = temporal_server(folder, ports, codec_endpoint=f"http://127.0.0.1:{free_ports(1)[0]}")
+    server_process.start()
+    try:
+        server_process.wait_for_port(ports.temporal)
+        address = f"127.0.0.1:{ports.temporal}"
+        client = await connect(_settings(address))
+        workers = [_worker_process(address, slots, root / "logs", index) for index in range(processes)]
+        for worker in workers:
+            worker.start()
+        try:
+            await asyncio.sleep(2)
+            measured = [psutil.Process(worker.pid) for worker in workers]
+            yield Serving(client, psutil.Process(server_process.pid), measured)
+        finally:
+            for worker in workers:
+                worker.stop(grace=3)
+    finally:
+        server_process.stop(grace=5)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _warm_up(serving: Serving, arguments: argparse.Namespace) -> None:
+    if arguments.warmup_tables:
+        measured = await _batched(
+            serving, arguments, tables=arguments.warmup_tables, shape="warm-up (not a measurement)"
+        )
+        print(measured.line(), flush=True)
+
+
 async def _run(arguments: argparse.Namespace) -> None:
     root = Path(tempfile.mkdtemp(prefix="icepurge-control-plane-"))
     (root / "logs").mkdir()
-    ports = StackPorts.free()
-    server_process = temporal_server(root, ports, codec_endpoint=f"http://127.0.0.1:{free_ports(1)[0]}")
-    server_process.start()
-    server_process.wait_for_port(ports.temporal)
-    address = f"127.0.0.1:{ports.temporal}"
-    client = await connect(_settings(address))
-    server = psutil.Process(server_process.pid)
     print(
         f"{os.cpu_count()} cores; window {arguments.window} work units, batches of {arguments.batch_tables}, "
         f"ranges of {arguments.range_tables or DEFAULT_RANGE_TABLES:,} tables"
+        + ("; each round on a new dev server" if arguments.fresh_server else "")
     )
     print(HEADER)
     summaries: list[str] = []
     ends: list[str] = []
-    try:
-        for count in arguments.workers:
-            processes = [
-                _worker_process(address, arguments.window, root / "logs", index) for index in range(count)
-            ]
-            for process in processes:
-                process.start()
-            workers = [psutil.Process(process.pid) for process in processes]
-            try:
-                await asyncio.sleep(2)
-                if arguments.warmup_tables:
-                    measured = await _batched(
-                        client,
-                        server,
-                        workers,
-                        arguments,
-                        tables=arguments.warmup_tables,
-                        shape="warm-up (not a measurement)",
-                    )
-                    print(measured.line(), flush=True)
-                if arguments.baseline_tables:
+    for count in arguments.workers:
+        rates: dict[int, list[float]] = {}
+        steady: dict[int, list[float]] = {}
+        async with AsyncExitStack() as servers:
+            for repeat in range(1, arguments.repeats + 1):
+                if repeat == 1 or arguments.fresh_server:
+                    # The last round's server and workers stop before the next round's start.
+                    await servers.aclose()
+                    serving = await servers.enter_async_context(_serving(root, count, arguments.window))
+                    await _warm_up(serving, arguments)
+                if repeat == 1 and arguments.baseline_tables:
                     measured = await _measure(
-                        client,
-                        server,
-                        workers,
+                        serving,
                         f"a workflow per table, {count} worker process(es)",
                         tables=arguments.baseline_tables,
                         max_concurrent_tables=arguments.window,
                         batch_tables=0,
                     )
                     print(measured.line(), flush=True)
-                rates: dict[int, list[float]] = {}
-                steady: dict[int, list[float]] = {}
-                for repeat in range(1, arguments.repeats + 1):
-                    for tables in arguments.tables:
-                        run = f", run {repeat} of {arguments.repeats}" if arguments.repeats > 1 else ""
-                        measured = await _batched(client, server, workers, arguments, tables=tables, run=run)
-                        rates.setdefault(tables, []).append(measured.rate)
-                        steady.setdefault(tables, []).append(measured.steady_rate)
-                        print(measured.line(), flush=True)
-                        ends.append(f"- {measured.tables:,} tables, {measured.label}: {measured.ends.line()}")
-                summaries.append(_flatness(count, rates))
-                summaries.append(_flatness(count, steady, "the steady part"))
-            finally:
-                for process in processes:
-                    process.stop(grace=3)
-    finally:
-        server_process.stop(grace=5)
+                for tables in arguments.tables:
+                    run = f", run {repeat} of {arguments.repeats}" if arguments.repeats > 1 else ""
+                    measured = await _batched(serving, arguments, tables=tables, run=run)
+                    rates.setdefault(tables, []).append(measured.rate)
+                    steady.setdefault(tables, []).append(measured.steady_rate)
+                    print(measured.line(), flush=True)
+                    ends.append(f"- {measured.tables:,} tables, {measured.label}: {measured.ends.line()}")
+        summaries.append(_flatness(count, rates))
+        summaries.append(_flatness(count, steady, "the steady part"))
     print("\n".join(summaries))
     print("The start (to the first batch or range scheduled) and the close (from the last one's end):")
     print("\n".join(ends))
@@ -462,6 +482,11 @@ def main() -> None:
         type=int,
         default=1,
         help="Purges of each size, in rounds of every size (rows and a median).",
+    )
+    parser.add_argument(
+        "--fresh-server",
+        action="store_true",
+        help="Each round on a new dev server (and worker processes, warmed up again).",
     )
     parser.add_argument(
         "--range-tables", type=int, default=None, help="Tables a range child takes (default: the contract's)."
