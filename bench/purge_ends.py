@@ -40,10 +40,20 @@ def _ends_unit(event: HistoryEvent, batches: set[int]) -> bool:
 
 
 def _steps(events: list[HistoryEvent]) -> str:
-    """The activities scheduled and the workflow tasks run within a span of events."""
+    """The activities scheduled and the workflow tasks run within a span of events, with the time
+    those tasks took from a worker's taking them to their completion (the worker's own part)."""
     names = [name for name in map(_activity, events) if name is not None]
-    tasks = sum(event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED for event in events)
-    return f"{', '.join(names) or 'no activity'}; {tasks} workflow task(s)"
+    taken = {event.event_id: _at(event) for event in events}
+    completed = [
+        event for event in events if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    ]
+    worked = sum(
+        (_at(event) - taken[event.workflow_task_completed_event_attributes.started_event_id]).total_seconds()
+        for event in completed
+        if event.workflow_task_completed_event_attributes.started_event_id in taken
+    )
+    tasks = f"{len(completed)} workflow task(s), {worked * 1000:.0f} ms taken"
+    return f"{', '.join(names) or 'no activity'}; {tasks}"
 
 
 @dataclass(frozen=True)

@@ -28,3 +28,8 @@ class History:
         begun.activity_task_started_event_attributes.scheduled_event_id = event.event_id
         done = self.add(closed, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
         done.activity_task_completed_event_attributes.scheduled_event_id = event.event_id
+
+    def workflow_task(self, started: float, completed: float) -> None:
+        begun = self.add(started, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED)
+        done = self.add(completed, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
+        done.workflow_task_completed_event_attributes.started_event_id = begun.event_id
