@@ -45,7 +45,6 @@ from tests.purge_helpers import assert_counts_add_up, eventually, status_when
 from tests.store import S3Store
 from tests.tables import simple_table
 
-DEPLOYMENT = "icepurge-upgrade"
 # Chunks of 200 files deleted 50 keys a request, 1.5 requests a second: the 2,000-file purge
 # takes ~30 s, long enough to be mid-way when the old worker stops.
 WORKER_ENV = {
@@ -70,6 +69,10 @@ class Fleet:
 
     def __init__(self, stack: EmbeddedStack, queue: str) -> None:
         self._stack, self.queue = stack, queue
+        # A Worker Deployment of this fleet's own: the server refuses a current version that
+        # lacks a task queue the deployment's current version still has traffic on, so a
+        # deployment shared with another test's queue could refuse this one's for a while.
+        self.deployment = queue
         self.workers: list[ServiceProcess] = []
 
     def old(self, name: str, release: Path) -> ServiceProcess:
@@ -95,7 +98,7 @@ class Fleet:
 
     def new(self, name: str, build_id: str, behaviour: str = "auto_upgrade") -> ServiceProcess:
         env = self._env(
-            ICEPURGE_DEPLOYMENT_NAME=DEPLOYMENT,
+            ICEPURGE_DEPLOYMENT_NAME=self.deployment,
             ICEPURGE_BUILD_ID=build_id,
             ICEPURGE_VERSIONING_BEHAVIOR=behaviour,
         )
@@ -126,24 +129,25 @@ def fleet(stack: EmbeddedStack) -> Iterator[Fleet]:
         workers.stop_all()
 
 
-async def _make_current(client: Client, build_id: str) -> None:
+async def _make_current(client: Client, fleet: Fleet, build_id: str) -> None:
     """Once the version's workers have polled (the server knows the version by then)."""
 
-    async def made() -> bool:
+    async def refused() -> str | None:
+        """Why the server refused, or None once it took it."""
         try:
             await client.workflow_service.set_worker_deployment_current_version(
                 SetWorkerDeploymentCurrentVersionRequest(
                     namespace=client.namespace,
-                    deployment_name=DEPLOYMENT,
+                    deployment_name=fleet.deployment,
                     build_id=build_id,
                     identity="upgrade",
                 )
             )
-        except RPCError:
-            return False
-        return True
+        except RPCError as error:
+            return f"{error.status.name}: {error.message}"
+        return None
 
-    await eventually(made, bool, seconds=30)
+    await eventually(refused, lambda reason: reason is None, seconds=30)
 
 
 async def _version_of(client: Client, workflow_id: str) -> tuple[int, str]:
@@ -222,7 +226,7 @@ async def test_a_rolling_upgrade_from_the_old_release_finishes_every_purge_in_fl
     await status_when(purges, soft_id, lambda status: status.dropped_at is not None)
 
     fleet.new("new-worker", "new")
-    await _make_current(temporal_client, "new")
+    await _make_current(temporal_client, fleet, "new")
     old.terminate()
     old.wait_or_kill(deadline=float("inf"))
     # Still in flight when the old worker went: the new release finishes each.
@@ -255,7 +259,7 @@ async def test_a_pinned_purge_waits_for_a_worker_of_its_own_version(
     tag = uuid.uuid4().hex[:6]
     pinned_table = simple_table(lake, ("pinned",), f"kept{tag}", appends=2)
     first = fleet.new("pinned-worker-a", "a", behaviour="pinned")
-    await _make_current(temporal_client, "a")
+    await _make_current(temporal_client, fleet, "a")
     pinned = await purges.purge_by_name(
         LAKE_CATALOG, ["pinned"], f"kept{tag}", requested_by="pinned", options={"purge_after_seconds": 3}
     )
@@ -265,7 +269,7 @@ async def test_a_pinned_purge_waits_for_a_worker_of_its_own_version(
     first.wait_or_kill(deadline=float("inf"))
 
     fleet.new("pinned-worker-b", "b", behaviour="pinned")
-    await _make_current(temporal_client, "b")
+    await _make_current(temporal_client, fleet, "b")
     # Version b purges what is started now, while the pinned purge's window runs out.
     later_table = simple_table(lake, ("pinned",), f"later{tag}", appends=1)
     later = await purges.purge_by_name(LAKE_CATALOG, ["pinned"], f"later{tag}", requested_by="pinned")
