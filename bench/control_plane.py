@@ -6,7 +6,7 @@ server's and the workers' CPU a table.
 
     .venv/bin/python -m bench.control_plane --tables 10000 100000 1000000 --workers 1 2 \
         [--window 64] [--batch-tables 32] [--baseline-tables 2000] [--range-tables 50000] \
-        [--warmup-tables 2000] [--repeats 3] [--fresh-server]
+        [--warmup-tables 2000] [--repeats 3] [--fresh-server] [--runners icepurge sdk]
 
 A purge of more tables than --range-tables runs as a tree (PurgeTableRange children); their
 histories count in the bytes a table.
@@ -40,7 +40,12 @@ whatever its size.
 Each worker process has as many activity slots as the window, payloads are sealed by the AES-GCM
 codec as in service, and the dev server suggests continue-as-new at its default.
 
-A worker process of this bench: `python -m bench.control_plane --serve ADDRESS QUEUE SLOTS`.
+--runners runs each round's purges once with each workflow runner, on a dev server and workers of
+their own: `icepurge` (the worker's, icepurge.worker.sandbox_runner: the SDK's sandbox with each
+snippet compiled once) and `sdk` (the SDK's sandbox as it comes, with the same restrictions), and
+ends with each size's median for one over the other's.
+
+A worker process of this bench: `python -m bench.control_plane --serve ADDRESS SLOTS RUNNER`.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from temporalio import activity
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from bench.purge_ends import PurgeEnds, purge_ends
 from icepurge.api.clients.temporal_namespace_client import NamespacePurgeClient, namespace_request
@@ -98,12 +104,14 @@ from icepurge.devstack.ports import StackPorts
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.temporal_server import temporal_server
 from icepurge.worker.purge_workers import PurgeWorkers
-from icepurge.worker.run import sandboxed_runner
+from icepurge.worker.sandbox_runner import sandboxed_runner
 from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
 from icepurge.workflows.table.purge_table import PurgeTableWorkflow
 
 QUEUE = "bench-control-plane"
+ICEPURGE_RUNNER = "icepurge"
+SDK_RUNNER = "sdk"
 CATALOG = "bench"
 # Each fake table: one data file, its manifest and manifest list, one metadata file.
 FILES_PER_TABLE = 4
@@ -211,7 +219,13 @@ def _table_workflow_steps() -> list[Callable[..., Any]]:
     return [dropped, finish]
 
 
-async def _serve(address: str, slots: int) -> None:
+def _runner(name: str) -> SandboxedWorkflowRunner:
+    """The worker's own sandbox, or the SDK's with the same restrictions."""
+    runner = sandboxed_runner()
+    return runner if name == ICEPURGE_RUNNER else SandboxedWorkflowRunner(restrictions=runner.restrictions)
+
+
+async def _serve(address: str, slots: int, runner: str) -> None:
     client = await connect(_settings(address))
 
     def build(task_queue: str, queue_slots: int) -> Worker:
@@ -221,7 +235,7 @@ async def _serve(address: str, slots: int) -> None:
             workflows=[PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, PurgeTableWorkflow],
             activities=[*TABLE_STEPS_ANSWERED, *_table_workflow_steps()],
             max_concurrent_activities=queue_slots,
-            workflow_runner=sandboxed_runner(),
+            workflow_runner=_runner(runner),
         )
 
     # As icepurge's worker: the task queue and its bulk queue, each with `slots`.
@@ -249,12 +263,17 @@ class Measured:
     def steady_rate(self) -> float:
         return self.tables / self.ends.between * 60
 
+    @property
+    def cpu_share(self) -> float:
+        """The workers' CPU over the server's: the host's pace moves both alike."""
+        return self.worker_cpu / self.server_cpu
+
     def line(self) -> str:
         per = max(self.tables, 1)
         return (
             f"| {self.label} | {self.tables:,} | {self.rate:,.0f} | {self.steady_rate:,.0f} | "
             f"{self.history_bytes / per:,.1f} | {self.runs} | {self.workflows - 1:,} | "
-            f"{self.server_cpu / per * 1000:.2f} | {self.worker_cpu / per * 1000:.2f} | {self.seconds:.1f} |"
+            f"{self.server_cpu / per * 1000:.3f} | {self.worker_cpu / per * 1000:.3f} | {self.seconds:.1f} |"
         )
 
 
@@ -374,8 +393,10 @@ def _flatness(workers: int, rates: dict[int, list[float]], over: str = "the whol
     )
 
 
-def _worker_process(address: str, slots: int, logs: Path, index: int) -> ServiceProcess:
-    command = [sys.executable, "-m", "bench.control_plane", "--serve", address, str(slots)]
+def _worker_process(
+    address: str, slots: int, logs: Path, index: int, runner: str = ICEPURGE_RUNNER
+) -> ServiceProcess:
+    command = [sys.executable, "-m", "bench.control_plane", "--serve", address, str(slots), runner]
     return ServiceProcess(f"bench-worker-{index}", command, logs / f"worker-{index}.log")
 
 
@@ -389,9 +410,9 @@ class Serving:
 
 
 @asynccontextmanager
-async def _serving(root: Path, processes: int, slots: int) -> AsyncIterator[Serving]:
+async def _serving(root: Path, processes: int, slots: int, runner: str) -> AsyncIterator[Serving]:
     """A dev server with a database of its own (in a new folder under `root`), and `processes`
-    worker processes on it."""
+    worker processes on it, their workflows on `runner`."""
     folder = Path(tempfile.mkdtemp(prefix="server-", dir=root))
     ports = StackPorts.free()
     server_process = temporal_server(folder, ports, codec_endpoint=f"http://127.0.0.1:{free_ports(1)[0]}")
@@ -400,7 +421,9 @@ async def _serving(root: Path, processes: int, slots: int) -> AsyncIterator[Serv
         server_process.wait_for_port(ports.temporal)
         address = f"127.0.0.1:{ports.temporal}"
         client = await connect(_settings(address))
-        workers = [_worker_process(address, slots, root / "logs", index) for index in range(processes)]
+        workers = [
+            _worker_process(address, slots, root / "logs", index, runner) for index in range(processes)
+        ]
         for worker in workers:
             worker.start()
         try:
@@ -423,45 +446,68 @@ async def _warm_up(serving: Serving, arguments: argparse.Namespace) -> None:
         print(measured.line(), flush=True)
 
 
+def _compared(workers: int, figures: dict[str, dict[int, list[float]]], of: str) -> str:
+    """Each size's median `of` on icepurge's runner over the SDK's."""
+    ratios = ", ".join(
+        f"{tables:,} tables {statistics.median(each) / statistics.median(figures[SDK_RUNNER][tables]):.2f}"
+        for tables, each in figures[ICEPURGE_RUNNER].items()
+    )
+    return f"{workers} worker process(es), icepurge's runner over the SDK's, medians of {of}: {ratios}"
+
+
 async def _run(arguments: argparse.Namespace) -> None:
     root = Path(tempfile.mkdtemp(prefix="icepurge-control-plane-"))
     (root / "logs").mkdir()
+    runners: list[str] = arguments.runners
     print(
         f"{os.cpu_count()} cores; window {arguments.window} work units, batches of {arguments.batch_tables}, "
         f"ranges of {arguments.range_tables or DEFAULT_RANGE_TABLES:,} tables"
         + ("; each round on a new dev server" if arguments.fresh_server else "")
+        + f"; workflow runners: {', '.join(runners)}"
     )
     print(HEADER)
     summaries: list[str] = []
     ends: list[str] = []
     for count in arguments.workers:
-        rates: dict[int, list[float]] = {}
-        steady: dict[int, list[float]] = {}
+        rates: dict[str, dict[int, list[float]]] = {runner: {} for runner in runners}
+        steady: dict[str, dict[int, list[float]]] = {runner: {} for runner in runners}
+        cpu_shares: dict[str, dict[int, list[float]]] = {runner: {} for runner in runners}
         async with AsyncExitStack() as servers:
             for repeat in range(1, arguments.repeats + 1):
-                if repeat == 1 or arguments.fresh_server:
-                    # The last round's server and workers stop before the next round's start.
-                    await servers.aclose()
-                    serving = await servers.enter_async_context(_serving(root, count, arguments.window))
-                    await _warm_up(serving, arguments)
-                if repeat == 1 and arguments.baseline_tables:
-                    measured = await _measure(
-                        serving,
-                        f"a workflow per table, {count} worker process(es)",
-                        tables=arguments.baseline_tables,
-                        max_concurrent_tables=arguments.window,
-                        batch_tables=0,
-                    )
-                    print(measured.line(), flush=True)
-                for tables in arguments.tables:
-                    run = f", run {repeat} of {arguments.repeats}" if arguments.repeats > 1 else ""
-                    measured = await _batched(serving, arguments, tables=tables, run=run)
-                    rates.setdefault(tables, []).append(measured.rate)
-                    steady.setdefault(tables, []).append(measured.steady_rate)
-                    print(measured.line(), flush=True)
-                    ends.append(f"- {measured.tables:,} tables, {measured.label}: {measured.ends.line()}")
-        summaries.append(_flatness(count, rates))
-        summaries.append(_flatness(count, steady, "the steady part"))
+                for runner in runners:
+                    if repeat == 1 or arguments.fresh_server or len(runners) > 1:
+                        # The last round's server and workers stop before the next round's start.
+                        await servers.aclose()
+                        serving = await servers.enter_async_context(
+                            _serving(root, count, arguments.window, runner)
+                        )
+                        await _warm_up(serving, arguments)
+                    if repeat == 1 and arguments.baseline_tables:
+                        measured = await _measure(
+                            serving,
+                            f"a workflow per table, {count} worker process(es)",
+                            tables=arguments.baseline_tables,
+                            max_concurrent_tables=arguments.window,
+                            batch_tables=0,
+                        )
+                        print(measured.line(), flush=True)
+                    for tables in arguments.tables:
+                        run = f", run {repeat} of {arguments.repeats}" if arguments.repeats > 1 else ""
+                        on = f", {runner}'s runner" if len(runners) > 1 else ""
+                        measured = await _batched(serving, arguments, tables=tables, run=on + run)
+                        rates[runner].setdefault(tables, []).append(measured.rate)
+                        steady[runner].setdefault(tables, []).append(measured.steady_rate)
+                        cpu_shares[runner].setdefault(tables, []).append(measured.cpu_share)
+                        print(measured.line(), flush=True)
+                        ends.append(f"- {measured.tables:,} tables, {measured.label}: {measured.ends.line()}")
+        for runner in runners:
+            on = f" ({runner}'s runner)" if len(runners) > 1 else ""
+            summaries.append(_flatness(count, rates[runner]) + on)
+            summaries.append(_flatness(count, steady[runner], "the steady part") + on)
+        if len(runners) > 1:
+            summaries.append(_compared(count, rates, "tables/min over the whole purge"))
+            summaries.append(_compared(count, steady, "tables/min over the steady part"))
+            summaries.append(_compared(count, cpu_shares, "the workers' CPU over the server's"))
     print("\n".join(summaries))
     print("The start (to the first batch or range scheduled) and the close (from the last one's end):")
     print("\n".join(ends))
@@ -491,12 +537,21 @@ def main() -> None:
     parser.add_argument(
         "--range-tables", type=int, default=None, help="Tables a range child takes (default: the contract's)."
     )
-    parser.add_argument("--serve", nargs=2, metavar=("ADDRESS", "SLOTS"))
+    parser.add_argument(
+        "--runners",
+        nargs="+",
+        choices=[ICEPURGE_RUNNER, SDK_RUNNER],
+        default=[ICEPURGE_RUNNER],
+        help="Each round once with each workflow runner, on a server and workers of its own.",
+    )
+    parser.add_argument("--serve", nargs=3, metavar=("ADDRESS", "SLOTS", "RUNNER"))
     arguments = parser.parse_args()
     if arguments.repeats < 1:
         parser.error("--repeats counts the purges of each size: give 1 or more")
+    if len(set(arguments.runners)) < len(arguments.runners):
+        parser.error("--runners names each runner once")
     if arguments.serve:
-        asyncio.run(_serve(arguments.serve[0], int(arguments.serve[1])))
+        asyncio.run(_serve(arguments.serve[0], int(arguments.serve[1]), arguments.serve[2]))
         return
     asyncio.run(_run(arguments))
 

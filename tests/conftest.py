@@ -31,7 +31,8 @@ from icepurge.devstack.postgres import PostgresServer
 from icepurge.devstack.process import ServiceProcess
 from icepurge.devstack.s3_proxy import FaultPlan, s3_proxy
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import activity_pool, build_worker, sandboxed_runner
+from icepurge.worker.run import activity_pool, build_worker
+from icepurge.worker.sandbox_runner import sandboxed_runner
 from icepurge.worker.settings import WorkerSettings
 from tests.api_server import CATALOG_A, CATALOG_B, token_file
 from tests.blob_store import BlobStore

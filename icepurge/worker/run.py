@@ -11,9 +11,7 @@ from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Interceptor, Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from icepurge import contract
 from icepurge.activities.catalog.catalog_activities import CatalogActivities
 from icepurge.activities.catalog.planned_drop import PlannedDrops
 from icepurge.activities.catalog.table_catalog import TableCatalog
@@ -43,6 +41,7 @@ from icepurge.stores.s3_client import load_s3_model
 from icepurge.worker.expected_failures import ExpectedFailures
 from icepurge.worker.malloc_arenas import limit_malloc_arenas
 from icepurge.worker.purge_workers import PurgeWorkers
+from icepurge.worker.sandbox_runner import sandboxed_runner
 from icepurge.worker.settings import WorkerSettings
 from icepurge.worker.sinks import build_sinks
 from icepurge.worker.spark_session import build_spark_session, warm_up
@@ -62,25 +61,6 @@ HEARTBEAT_THROTTLE = timedelta(seconds=2)
 STICKY_QUEUE_TIMEOUT = timedelta(seconds=3)
 # Local activities (a hold's first attempt) at once per worker; each has a thread of its own.
 LOCAL_ACTIVITY_SLOTS = 4
-
-
-# The contract (icepurge.contract and everything under it): pydantic models and names only,
-# deterministic, no state. Imported once per process instead of once per workflow run: rebuilding
-# their models took a fifth of the worker's CPU in a namespace purge of small tables (py-spy,
-# bench.namespace_purge).
-CONTRACT_PACKAGE = contract.__name__
-# Temporal's tracing interceptor runs inside the sandbox when tracing is on: its spans are the
-# process's own, not a workflow's state.
-OPENTELEMETRY_PACKAGE = "opentelemetry"
-
-
-def sandboxed_runner() -> SandboxedWorkflowRunner:
-    """The workflow sandbox with pydantic and the contract passed through."""
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules(
-            "pydantic", "pydantic_core", CONTRACT_PACKAGE, OPENTELEMETRY_PACKAGE
-        )
-    )
 
 
 def build_batches(

@@ -14,7 +14,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, TABLE_RANGE_WORKFLOW_TYPE, WORKFLOW_TYPE
-from icepurge.worker.run import sandboxed_runner
+from icepurge.worker.sandbox_runner import sandboxed_runner
 from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
 from icepurge.workflows.shared.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow

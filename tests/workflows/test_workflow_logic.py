@@ -82,7 +82,7 @@ from icepurge.contract.table_outcomes import TableEnd, TableOutcome, TableTallie
 from icepurge.devstack.binaries import binary
 from icepurge.stores.rate_budget import task_share
 from icepurge.worker.purge_workers import PurgeWorkers
-from icepurge.worker.run import sandboxed_runner
+from icepurge.worker.sandbox_runner import sandboxed_runner
 from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
 from icepurge.workflows.table.purge_table import PurgeTableWorkflow

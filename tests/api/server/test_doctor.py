@@ -14,7 +14,7 @@ from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.payload_codec import new_key
 from icepurge.devstack.free_ports import free_ports
 from icepurge.devstack.stack import EmbeddedStack
-from icepurge.worker.run import sandboxed_runner
+from icepurge.worker.sandbox_runner import sandboxed_runner
 from icepurge.workflows.shared.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
 from tests.api_server import TOKENS
 from tests.cli_runner import icepurge, icepurge_over_api

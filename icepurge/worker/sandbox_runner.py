@@ -1,0 +1,66 @@
+"""The workflow sandbox icepurge's workflows run in: the SDK's, with pydantic and the contract
+passed through, and each snippet of source the sandbox runs compiled once a process.
+
+The compiling rides on temporalio 1.35's private `_Instance._run_code` (uv.lock holds that
+version): tests/worker/test_sandbox_runner.py fails if an upgrade stops it being called."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from types import CodeType
+from typing import Any
+
+from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox._runner import _Instance
+
+from icepurge import contract
+
+# The contract (icepurge.contract and everything under it): pydantic models and names only,
+# deterministic, no state. Imported once per process instead of once per workflow run: rebuilding
+# their models took a fifth of the worker's CPU in a namespace purge of small tables (py-spy,
+# bench.namespace_purge).
+CONTRACT_PACKAGE = contract.__name__
+# Temporal's tracing interceptor runs inside the sandbox when tracing is on: its spans are the
+# process's own, not a workflow's state.
+OPENTELEMETRY_PACKAGE = "opentelemetry"
+# The sandbox's snippets are a handful of fixed strings and two a workflow class (its imports);
+# the bound only keeps a process from holding them without end were that ever to change.
+SNIPPETS_KEPT = 256
+
+
+@lru_cache(maxsize=SNIPPETS_KEPT)
+def compiled_snippet(source: str) -> CodeType:
+    """`exec` compiles a string each call; a code object, compiled with the same name, it runs as
+    it is."""
+    return compile(source, "<string>", "exec")
+
+
+class _SnippetsCompiledOnce(_Instance):
+    """The SDK's sandboxed workflow instance, its snippets compiled once: temporalio 1.35 `exec`s a
+    source string for every activation and, twice, for every payload sequence it encodes or decodes
+    (to learn its serialization and external store contexts). Compiling them was two thirds of that,
+    18 % of a control plane worker's Python CPU (bench/results/control_plane_worker_profile.txt)."""
+
+    def _run_code(self, code: str, **extra_globals: Any) -> None:
+        # The SDK passes its argument straight to `exec`, which takes a code object as well.
+        super()._run_code(compiled_snippet(code), **extra_globals)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class CompiledSandboxRunner(SandboxedWorkflowRunner):
+    """The SDK's sandbox, its restrictions and runner class unchanged, on instances that compile each
+    snippet once."""
+
+    def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
+        return _SnippetsCompiledOnce(det, self.runner_class, self.restrictions)
+
+
+def sandboxed_runner() -> SandboxedWorkflowRunner:
+    """The workflow sandbox with pydantic and the contract passed through."""
+    return CompiledSandboxRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(
+            "pydantic", "pydantic_core", CONTRACT_PACKAGE, OPENTELEMETRY_PACKAGE
+        )
+    )
