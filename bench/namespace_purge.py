@@ -14,7 +14,7 @@ line says how many of those tables' objects are left (0: the loop deleted everyt
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--no-ceiling]
         [--profile DIR] [--namespace-tables 1000]
-        [--baseline-tables 1000 [--baseline-alone [--baseline-again]]]
+        [--baseline-tables 1000 [--baseline-alone [--baseline-again]]] [--warmup-tables 300]
         [--trace-memory DIR]
         [--count-requests FILE]
 
@@ -24,6 +24,10 @@ namespace, so its cost follows a namespace's size, not the purge's.
 
 With --profile, py-spy samples the worker's busy threads (its CPU, not its waits) while each
 namespace purge runs and writes DIR/<namespace>.raw, for bench.step_phases.
+
+--warmup-tables seeds and purges a namespace of that many tables first, on its own, and leaves its
+rate out of every ratio: the first purge on a new stack ran 12-16 % slower than the next, in every
+process, SeaweedFS included, so without it a baseline measures the stack's first minutes.
 
 Each value of --batch-tables is a namespace purge of its own tables (0: a workflow per table; N:
 the small-table batches of N), one after the other in the same run.
@@ -526,11 +530,19 @@ def main() -> None:
         help="with --baseline-alone, seed and purge a second baseline namespace after the big purge: "
         "the host's pace drifts over a run of an hour, so the big purge is read against both",
     )
+    parser.add_argument(
+        "--warmup-tables",
+        type=int,
+        default=0,
+        help="first seed and purge a namespace of this many tables on its own, left out of every ratio",
+    )
     arguments = parser.parse_args()
     if arguments.baseline_again and not arguments.baseline_alone:
         parser.error("--baseline-again seeds its namespace after the big purge: add --baseline-alone")
     if arguments.trace_memory is not None and arguments.count_requests is not None:
         parser.error("--trace-memory and --count-requests each run a worker of their own: pick one")
+    if arguments.warmup_tables < 0:
+        parser.error("--warmup-tables counts the tables of the warm-up purge: give 0 or more")
     if arguments.baseline_alone and not arguments.baseline_tables:
         parser.error("--baseline-alone purges the --baseline-tables namespace first: give its size")
     with bench_stack("icepurge-bench-namespace-") as (_, stack):
@@ -657,12 +669,15 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
             # Alone, the baseline is seeded and purged before the big namespace is seeded: each
             # purge then runs in a catalog and store of its own size.
             stages = [[purge] for purge in purges] if arguments.baseline_alone else [purges]
+            if arguments.warmup_tables:
+                warmup = (*namespace[:-1], f"{namespace[-1]}_warmup")
+                stages.insert(0, [(warmup, arguments.warmup_tables)])
             shape = (batch_tables, count, s3_client)
             rates = [
                 rate
                 for stage in stages
                 for rate in _seeded_and_purged(stack, arguments, worker, shape, stage)
-            ]
+            ][1 if arguments.warmup_tables else 0 :]
             baselines = rates[::2] if arguments.baseline_tables else []
             for baseline_rate, when in zip(baselines, ("before", "after"), strict=False):
                 print(
