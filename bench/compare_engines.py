@@ -25,6 +25,10 @@ each GET that long, as a store across a network would; deletes pass without dela
     .venv/bin/python -m bench.compare_engines --sizes 6000 20000 100000 --stores s3 azure
     .venv/bin/python -m bench.compare_engines --sizes 6000 20000 --stores s3 --contenders b b0 b1 \
         --read-latency-ms 20 --pyiceberg-max 0
+
+With `--service-cpus 1`, SeaweedFS and the Temporal server run on core 1 and this process, its
+workers and (e)'s raw reads and deletes on the others (bench.cpu_pinning), as a store and a
+cluster of their own would: the purge's CPU then no longer takes the store's.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
+from bench.cpu_pinning import pin_services
 from bench.iceberg_own_purge import IcebergOwnPurges, iceberg_own_purges
 from bench.physical_limit import metadata_objects, read_limit
 from bench.purge_timeline import planning_step, purge_timeline
@@ -189,9 +194,7 @@ async def icepurge_purge(
     purge_id = await client.start(request)
     report = await client.wait(purge_id)
     seconds = time.perf_counter() - started
-    events = 0
-    async for execution in temporal.list_workflows(f"WorkflowId='{purge_id}'"):
-        events += execution.history_length
+    # The histories themselves: a run just closed can still be listed with a history length of 0.
     timeline = await purge_timeline(temporal, purge_id)
     planning = planning_step(timeline)
     total = report.status.counts.total()
@@ -207,7 +210,7 @@ async def icepurge_purge(
         finalize=timeline.seconds(FINALIZE_ACTIVITY),
         overlapped=timeline.overlap(planning, CHUNK_ACTIVITY),
         one_step=timeline.seconds(PLAN_AND_FINISH_ACTIVITY),
-        history_events=events,
+        history_events=timeline.events,
         peak_rss_mib=peak_rss_mib(worker.pid),
     )
 
@@ -432,9 +435,18 @@ def main() -> None:
         default=0.0,
         help="SeaweedFS only: each GET the icepurge contenders send is held this long",
     )
+    parser.add_argument(
+        "--service-cpus",
+        type=int,
+        nargs="*",
+        default=[],
+        help="cores for the store and the Temporal server alone; this process and its workers take the rest",
+    )
     args = parser.parse_args()
     with bench_stack("icepurge-bench-") as (root, stack):
         azurite = _azurite(root) if "azure" in args.stores else None
+        if args.service_cpus:
+            print(pin_services(set(args.service_cpus)), flush=True)
         print(
             "| table | contender | distinct objects/s | vs (d) | vs (e) | vs (a) | keys/distinct"
             " | planning / chunks / finalize of total (s), planning and chunks overlapped | history events"

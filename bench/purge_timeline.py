@@ -21,9 +21,11 @@ _CLOSED = {
 
 @dataclass
 class Timeline:
-    """Seconds from the first run's start to the last run's close, and each step's span."""
+    """Seconds from the first run's start to the last run's close, each step's span, and the
+    events of every run's history."""
 
     total: float = 0.0
+    events: int = 0
     spans: dict[str, list[tuple[datetime, datetime]]] = field(default_factory=dict)
 
     def seconds(self, step: str) -> float:
@@ -56,6 +58,7 @@ async def purge_timeline(client: Client, purge_id: str) -> Timeline:
     last: datetime | None = None
     async for execution in client.list_workflows(f"WorkflowId='{purge_id}'"):
         history = await client.get_workflow_handle(purge_id, run_id=execution.run_id).fetch_history()
+        timeline.events += len(history.events)
         scheduled: dict[int, tuple[str, datetime]] = {}
         for event in history.events:
             at = event.event_time.ToDatetime()
