@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
+from bench.purge_timeline import run_events
 from bench.table_templates import S3Template
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.connection.connect import connect
@@ -60,9 +61,7 @@ async def _purge(stack: EmbeddedStack, queue: str, table: Table, round_: int) ->
     purge_id = await client.start(request)
     report = await client.wait(purge_id)
     seconds = time.perf_counter() - started
-    events = 0
-    async for execution in temporal.list_workflows(f"WorkflowId='{purge_id}'"):
-        events += execution.history_length
+    events = sum(await run_events(temporal, purge_id))
     return Run(seconds, report.status.counts.total().deleted, events, report.status.events_undelivered)
 
 

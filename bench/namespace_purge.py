@@ -57,6 +57,7 @@ from bench.host_pace import HostPace, host_pace
 from bench.live_table_pages import pages_line, timed_pages
 from bench.memory_growth import growth_lines
 from bench.purge_throughput import bulk_delete_ceiling
+from bench.purge_timeline import run_events
 from bench.table_copies import copy_table
 from bench.thread_switches import thread_switches
 from bench.traced_worker import TRACE_DIR
@@ -152,12 +153,6 @@ def _peak_rss_mib(worker: ServiceProcess) -> str:
 
 def _rss_mib(worker: ServiceProcess) -> str:
     return " + ".join(f"{_status_mib(pid, 'VmRSS'):,.0f}" for pid in _worker_pids(worker))
-
-
-async def _events_per_run(client: Client, workflow_id: str) -> list[int]:
-    return [
-        execution.history_length async for execution in client.list_workflows(f"WorkflowId = '{workflow_id}'")
-    ]
 
 
 async def _timeline(client: Client, purge_id: str) -> str:
@@ -324,7 +319,7 @@ async def _purge(
         f"objects left: {_objects_left(stack, locations)}"
     )
     await asyncio.sleep(2)
-    runs = await _events_per_run(client, purge_id)
+    runs = await run_events(client, purge_id)
     print(f"  namespace purge history: {len(runs)} runs, events per run max {max(runs)}, total {sum(runs)}")
     print(f"  namespace workflow: {await _parent_anatomy(client, purge_id)}")
     print(f"  {shares.line()}")
@@ -339,7 +334,7 @@ async def _purge(
     children = (await purges.list(PurgeFilter(parent=purge_id), page_size=1)).items
     if children:
         child = children[0].purge_id
-        print(f"  one table purge's history: {sum(await _events_per_run(client, child))} events")
+        print(f"  one table purge's history: {sum(await run_events(client, child))} events")
         print(f"  one table purge's timeline: {await _timeline(client, child)}")
     print(f"  {await _table_pages(purges, stack, purge_id, status.tables_total)}")
     if trace is not None:

@@ -52,6 +52,15 @@ def planning_step(timeline: Timeline) -> str:
     return PLAN_AND_FINISH_ACTIVITY if timeline.spans.get(PLAN_AND_FINISH_ACTIVITY) else PLAN_ACTIVITY
 
 
+async def run_events(client: Client, workflow_id: str) -> list[int]:
+    """Each run's history events, read from its history: the visibility listing can still give a
+    run just closed a history length of 0."""
+    return [
+        len((await client.get_workflow_handle(workflow_id, run_id=execution.run_id).fetch_history()).events)
+        async for execution in client.list_workflows(f"WorkflowId='{workflow_id}'")
+    ]
+
+
 async def purge_timeline(client: Client, purge_id: str) -> Timeline:
     timeline = Timeline()
     first: datetime | None = None
