@@ -46,7 +46,7 @@ from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
-from bench.cpu_pinning import pin_services
+from bench.cpu_pinning import add_service_cpus_option, pin_services
 from bench.iceberg_own_purge import IcebergOwnPurges, iceberg_own_purges
 from bench.physical_limit import metadata_objects, read_limit
 from bench.purge_timeline import planning_step, purge_timeline
@@ -435,13 +435,7 @@ def main() -> None:
         default=0.0,
         help="SeaweedFS only: each GET the icepurge contenders send is held this long",
     )
-    parser.add_argument(
-        "--service-cpus",
-        type=int,
-        nargs="*",
-        default=[],
-        help="cores for the store and the Temporal server alone; this process and its workers take the rest",
-    )
+    add_service_cpus_option(parser)
     args = parser.parse_args()
     with bench_stack("icepurge-bench-") as (root, stack):
         azurite = _azurite(root) if "azure" in args.stores else None

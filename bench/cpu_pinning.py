@@ -4,6 +4,7 @@ and this process (with every worker it starts later, which inherit its affinity)
 
 from __future__ import annotations
 
+import argparse
 import os
 
 import psutil
@@ -31,4 +32,14 @@ def pin_services(service_cpus: set[int]) -> str:
     return (
         f"services ({names}) on cores {sorted(service_cpus)}; "
         f"this process and its workers on {sorted(client_cpus)}"
+    )
+
+
+def add_service_cpus_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--service-cpus",
+        type=int,
+        nargs="*",
+        default=[],
+        help="cores for the store and the Temporal server alone; this process and its workers take the rest",
     )

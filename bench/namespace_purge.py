@@ -9,7 +9,8 @@ host's pace (bench.host_pace).
 
 In the same run, on as many tables of the same shape in namespaces of their own, what a user
 would do instead: PyIceberg's `catalog.purge_table` in a loop, sequential and on 8 threads; each
-line says how many of those tables' objects are left (0: the loop deleted everything).
+line says how many of those tables' objects are left (0: the loop deleted everything) and each
+process's CPU a table while the loop ran (this process is the loop).
 
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--no-ceiling]
@@ -435,13 +436,17 @@ def _loop(stack: EmbeddedStack, label: str, threads: int, count: int) -> None:
         for index in range(worker, count, threads):
             catalogs[worker].purge_table((*namespace, _table_name(index)))
 
+    shares = CpuShares()
+    shares.sample()
     started = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(purge_every, range(threads)))
     seconds = time.perf_counter() - started
+    shares.sample()
     left = _objects_left(stack, locations)
     rate = count / seconds * 60
     print(f"  {label}: {count} tables in {seconds:.1f} s, tables/min {rate:,.0f}; objects left: {left}")
+    print(f"    {shares.per_item_line(count, item='table')}")
 
 
 def main() -> None:

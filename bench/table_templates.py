@@ -36,6 +36,9 @@ class S3Template:
             self._objects = dict(zip(keys, bodies, strict=True))
         self.objects = len(self._objects)
 
+    def kept_keys(self) -> list[str]:
+        return list(self._objects)
+
     def _keys(self) -> list[str]:
         pages = self._client.get_paginator("list_objects_v2").paginate(
             Bucket=self._bucket, Prefix=self._prefix
