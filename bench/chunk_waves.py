@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import SHAPES, table_of
-from bench.cpu_pinning import add_service_cpus_option, pin_services
+from bench.cpu_pinning import add_service_cpus_option, pin_services_if_asked
 from bench.purge_throughput import BATCH
 from bench.table_templates import S3Template
 from icepurge.activities.delete.chunk_deleter import ChunkJob
@@ -153,8 +153,7 @@ def main() -> None:
     add_service_cpus_option(parser)
     args = parser.parse_args()
     with bench_stack("icepurge-chunk-waves-") as (_, stack):
-        if args.service_cpus:
-            print(pin_services(set(args.service_cpus)), flush=True)
+        pin_services_if_asked(args.service_cpus)
         store = S3BenchStore(stack)
         table, _ = table_of(store, args.shape, args.size)
         template = S3Template(s3_client(store.properties, max_connections=40), table.location())

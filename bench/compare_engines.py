@@ -46,7 +46,7 @@ from pyiceberg.table import Table
 
 from bench.bench_stack import bench_stack
 from bench.bench_stores import AzureBenchStore, BenchStore, DiskBenchStore, S3BenchStore
-from bench.cpu_pinning import add_service_cpus_option, pin_services
+from bench.cpu_pinning import add_service_cpus_option, pin_services_if_asked
 from bench.iceberg_own_purge import IcebergOwnPurges, iceberg_own_purges
 from bench.physical_limit import metadata_objects, read_limit
 from bench.purge_timeline import planning_step, purge_timeline
@@ -439,8 +439,7 @@ def main() -> None:
     args = parser.parse_args()
     with bench_stack("icepurge-bench-") as (root, stack):
         azurite = _azurite(root) if "azure" in args.stores else None
-        if args.service_cpus:
-            print(pin_services(set(args.service_cpus)), flush=True)
+        pin_services_if_asked(args.service_cpus)
         print(
             "| table | contender | distinct objects/s | vs (d) | vs (e) | vs (a) | keys/distinct"
             " | planning / chunks / finalize of total (s), planning and chunks overlapped | history events"

@@ -43,3 +43,9 @@ def add_service_cpus_option(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="cores for the store and the Temporal server alone; this process and its workers take the rest",
     )
+
+
+def pin_services_if_asked(service_cpus: list[int]) -> None:
+    """`--service-cpus`: the services pinned there, and where everything went printed."""
+    if service_cpus:
+        print(pin_services(set(service_cpus)), flush=True)

@@ -27,7 +27,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from bench.bench_stack import bench_stack
 from bench.bench_stores import S3BenchStore
 from bench.compare_engines import CONTENDERS, SHAPES, Measured, Run, purges_in_turns, table_of
-from bench.cpu_pinning import add_service_cpus_option, pin_services
+from bench.cpu_pinning import add_service_cpus_option, pin_services_if_asked
 from icepurge.connection.connect import connect
 from icepurge.connection.exit_now import run_then_exit
 from icepurge.contract.names import (
@@ -136,8 +136,7 @@ def main() -> None:
     add_service_cpus_option(parser)
     args = parser.parse_args()
     with bench_stack("icepurge-anatomy-") as (_, stack):
-        if args.service_cpus:
-            print(pin_services(set(args.service_cpus)), flush=True)
+        pin_services_if_asked(args.service_cpus)
         store = S3BenchStore(stack)
         table, _ = table_of(store, args.shape, args.size)
         template = store.template(table.location())
