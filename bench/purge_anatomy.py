@@ -9,6 +9,9 @@ workflow tasks the purge took.
 
     .venv/bin/python -m bench.purge_anatomy --size 6000 --repeat 5
     .venv/bin/python -m bench.purge_anatomy --shape rewrite_heavy --contenders b0 b c
+    .venv/bin/python -m bench.purge_anatomy --size 20000 --contenders b --repeat 3 --service-cpus 1
+
+With --service-cpus, the store and the Temporal server run on those cores alone (bench.cpu_pinning).
 """
 
 from __future__ import annotations
