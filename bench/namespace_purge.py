@@ -15,7 +15,7 @@ process's CPU a table while the loop ran (this process is the loop).
     .venv/bin/python -m bench.namespace_purge --tables 1000 --window 16 [--batch-tables 0 8]
         [--workers 1 2] [--s3-clients obstore boto3] [--no-guard] [--no-loops] [--no-ceiling]
         [--profile DIR] [--namespace-tables 1000]
-        [--baseline-tables 1000 [--baseline-alone [--baseline-again]]] [--warmup-tables 300]
+        [--baseline-tables 1000 [--baseline-alone [--baseline-again] | --paired 4]] [--warmup-tables 300]
         [--trace-memory DIR]
         [--count-requests FILE]
 
@@ -29,6 +29,11 @@ namespace purge runs and writes DIR/<namespace>.raw, for bench.step_phases.
 --warmup-tables seeds and purges a namespace of that many tables first, on its own, and leaves its
 rate out of every ratio: the first purge on a new stack ran 12-16 % slower than the next, in every
 process, SeaweedFS included, so without it a baseline measures the stack's first minutes.
+
+--paired K seeds K namespaces of --baseline-tables beside the big one and purges each alone in a
+pause of the big purge, spread over it: each pair reads the big purge's last minute against the
+small purge right after it, minutes apart at most, where a baseline before or after a purge of an
+hour reads the host's hour as much as the purge's size (bench.paired_baselines).
 
 Each value of --batch-tables is a namespace purge of its own tables (0: a workflow per table; N:
 the small-table batches of N), one after the other in the same run.
@@ -47,6 +52,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from temporalio.client import Client
@@ -57,6 +63,7 @@ from bench.cpu_shares import CpuShares, cpu_shares
 from bench.host_pace import HostPace, host_pace
 from bench.live_table_pages import pages_line, timed_pages
 from bench.memory_growth import growth_lines
+from bench.paired_baselines import PairedBaselines
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.purge_timeline import run_events
 from bench.table_copies import copy_table
@@ -221,30 +228,42 @@ async def _parent_anatomy(client: Client, purge_id: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class PurgeShape:
+    """How each namespace purge of a run is asked for."""
+
+    window: int
+    batch_tables: int
+    recursive: bool
+    guard: bool
+
+
+async def _started(purges: PurgeClient, namespace: tuple[str, ...], shape: PurgeShape) -> str:
+    return await purges.namespaces.start(
+        namespace_request(
+            CATALOG,
+            list(namespace),
+            recursive=shape.recursive,
+            requested_by="bench",
+            max_concurrent_tables=shape.window,
+            batch_tables=shape.batch_tables,
+            options={"live_table_guard": shape.guard},
+        )
+    )
+
+
 async def _started_and_waited(
     purges: PurgeClient,
     namespace: tuple[str, ...],
+    shape: PurgeShape,
     *,
-    window: int,
-    batch_tables: int,
-    recursive: bool,
-    guard: bool,
     workers: list[ServiceProcess],
     traced: bool,
     shares: CpuShares,
     pace: HostPace,
+    pairs: PairedBaselines | None,
 ) -> tuple[str, NamespacePurgeReport]:
-    purge_id = await purges.namespaces.start(
-        namespace_request(
-            CATALOG,
-            list(namespace),
-            recursive=recursive,
-            requested_by="bench",
-            max_concurrent_tables=window,
-            batch_tables=batch_tables,
-            options={"live_table_guard": guard},
-        )
-    )
+    purge_id = await _started(purges, namespace, shape)
     waited = asyncio.ensure_future(purges.namespaces.wait(purge_id))
     done, started = 0, time.perf_counter()
     spent, mark = shares.seconds_by_role(), pace.mark()
@@ -252,7 +271,8 @@ async def _started_and_waited(
         await asyncio.wait([waited], timeout=PROGRESS_SECONDS)
         if waited.done():
             break
-        now = (await purges.namespaces.status(purge_id)).tables_done
+        status = await purges.namespaces.status(purge_id)
+        now = status.tables_done
         if traced:
             _snapshot(workers[0])
         rss = ", ".join(_rss_mib(worker) for worker in workers)
@@ -263,6 +283,9 @@ async def _started_and_waited(
             f"    {shares.per_item_line(now - done, item='table', since=spent)}; {pace.reading(mark)}",
             flush=True,
         )
+        if pairs is not None and pairs.due(now, status.tables_total):
+            await pairs.pair(purges, purge_id, shares)
+            now = (await purges.namespaces.status(purge_id)).tables_done
         done, spent, mark = now, shares.seconds_by_role(), pace.mark()
     return purge_id, waited.result()
 
@@ -271,22 +294,26 @@ async def _purge(
     stack: EmbeddedStack,
     *,
     namespace: tuple[str, ...],
-    window: int,
-    batch_tables: int,
-    recursive: bool,
-    guard: bool,
+    shape: PurgeShape,
     locations: list[str],
     workers: list[ServiceProcess],
     profile: Path | None,
     trace: Path | None,
     ceiling: bool,
     counted: Path | None,
+    paired: list[tuple[tuple[str, ...], list[str]]],
 ) -> float:
-    """Purges the namespace, prints what it measured; returns its tables/min."""
+    """Purges the namespace, prints what it measured; returns its tables/min (with `paired`
+    baselines, the time it stood paused for them left out)."""
     print(f"namespace {'.'.join(namespace)}, purged:", flush=True)
     counted_before = _request_counts(counted)
     client = await connect(stack.temporal_settings())
     purges = PurgeClient(client, QUEUE)
+    pairs = (
+        PairedBaselines([name for name, _ in paired], lambda baseline: _started(purges, baseline, shape))
+        if paired
+        else None
+    )
     started = time.perf_counter()
     with _profiled(workers[0], profile / f"{'.'.join(namespace)}.raw" if profile else None):
         async with (
@@ -298,23 +325,26 @@ async def _purge(
             purge_id, report = await _started_and_waited(
                 purges,
                 namespace,
-                window=window,
-                batch_tables=batch_tables,
-                recursive=recursive,
-                guard=guard,
+                shape,
                 workers=workers,
                 traced=trace is not None,
                 shares=shares,
                 pace=pace,
+                pairs=pairs,
             )
             host = pace.reading(whole)
-    seconds = time.perf_counter() - started
+    seconds = time.perf_counter() - started - (pairs.paused_seconds if pairs else 0.0)
     status = report.status
     files_per_second = status.files.deleted / seconds
     print(
         f"  namespace purge: {status.state.value}, {status.tables_done}/{status.tables_total} tables, "
         f"{status.files.deleted:,} files in {seconds:.1f} s"
+        + (f" (its {pairs.paused_seconds:.0f} s paused for the pairs left out)" if pairs else "")
     )
+    if pairs is not None:
+        print("\n".join(f"  {line}" for line in pairs.summary(status.tables_done / seconds * 60)))
+        for baseline, baseline_locations in paired:
+            print(f"  {'.'.join(baseline)}: objects left {_objects_left(stack, baseline_locations)}")
     print(
         f"  tables/min: {status.tables_done / seconds * 60:,.0f}; files/s: {files_per_second:,.0f}; "
         f"objects left: {_objects_left(stack, locations)}"
@@ -536,7 +566,21 @@ def main() -> None:
         default=0,
         help="first seed and purge a namespace of this many tables on its own, left out of every ratio",
     )
+    parser.add_argument(
+        "--paired",
+        type=int,
+        default=0,
+        help="with --baseline-tables, seed this many baseline namespaces beside the big one and purge "
+        "each in a pause of the big purge, spread over it (bench.paired_baselines)",
+    )
     arguments = parser.parse_args()
+    if arguments.paired and (not arguments.baseline_tables or arguments.baseline_alone):
+        parser.error(
+            "--paired purges --baseline-tables namespaces inside the big purge: give their size, "
+            "without --baseline-alone"
+        )
+    if arguments.paired < 0:
+        parser.error("--paired counts the pauses of the big purge: give 0 or more")
     if arguments.baseline_again and not arguments.baseline_alone:
         parser.error("--baseline-again seeds its namespace after the big purge: add --baseline-alone")
     if arguments.trace_memory is not None and arguments.count_requests is not None:
@@ -590,23 +634,31 @@ def _seeded_and_purged(
     worker: ServiceProcess,
     shape: tuple[int, int, str],
     purges: list[tuple[tuple[str, ...], int]],
+    *,
+    paired: list[tuple[tuple[str, ...], int]] | None = None,
 ) -> list[float]:
     """Seeds every namespace of `purges` (batch tables, worker processes, S3 client: `shape`), the
     last first, then purges them in order on `worker`, started once the first seeding is over;
-    returns their tables/min."""
+    returns their tables/min. The `paired` namespaces are seeded too, and purged in pauses of the
+    last purge (bench.paired_baselines)."""
     batch_tables, count, s3_client = shape
-    seeded = [
-        _seeded(
-            stack,
-            arguments,
-            namespace=purged,
-            tables=tables,
-            batch_tables=batch_tables,
-            count=count,
-            s3_client=s3_client,
-        )
-        for purged, tables in reversed(purges)
-    ][::-1]
+
+    def seeded_each(namespaces: list[tuple[tuple[str, ...], int]]) -> list[list[str]]:
+        return [
+            _seeded(
+                stack,
+                arguments,
+                namespace=purged,
+                tables=tables,
+                batch_tables=batch_tables,
+                count=count,
+                s3_client=s3_client,
+            )
+            for purged, tables in namespaces
+        ]
+
+    seeded = seeded_each(purges[::-1])[::-1]
+    paired_seeded = list(zip([name for name, _ in paired or []], seeded_each(paired or []), strict=True))
     if worker.pid is None:
         # After the seeding, which takes most of a big run: its CPU and memory stay out of the
         # worker's figures.
@@ -616,24 +668,25 @@ def _seeded_and_purged(
         while worker.log_path.read_text(errors="replace").count("icepurge worker polling") < count:
             assert time.monotonic() < deadline and worker.running(), f"see {worker.log_path}"
             time.sleep(0.5)
+    purge_shape = PurgeShape(
+        arguments.window, batch_tables, arguments.namespace_tables is not None, not arguments.no_guard
+    )
     return [
         asyncio.run(
             _purge(
                 stack,
                 namespace=purged,
-                window=arguments.window,
-                batch_tables=batch_tables,
-                recursive=arguments.namespace_tables is not None,
-                guard=not arguments.no_guard,
+                shape=purge_shape,
                 locations=locations,
                 workers=[worker],
                 profile=arguments.profile,
                 trace=arguments.trace_memory,
                 ceiling=not arguments.no_ceiling,
                 counted=arguments.count_requests,
+                paired=paired_seeded if index == len(purges) - 1 else [],
             )
         )
-        for (purged, _), locations in zip(purges, seeded, strict=True)
+        for index, ((purged, _), locations) in enumerate(zip(purges, seeded, strict=True))
     ]
 
 
@@ -660,7 +713,11 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
         for batch_tables in arguments.batch_tables:
             namespace = _namespace(batch_tables, count, s3_client)
             purges = [(namespace, arguments.tables)]
-            if arguments.baseline_tables:
+            paired = [
+                ((*namespace[:-1], f"{namespace[-1]}_pair{index}"), arguments.baseline_tables)
+                for index in range(arguments.paired)
+            ]
+            if arguments.baseline_tables and not paired:
                 baseline = (*namespace[:-1], f"{namespace[-1]}_baseline")
                 purges.insert(0, (baseline, arguments.baseline_tables))
             if arguments.baseline_again:
@@ -676,9 +733,11 @@ def _with_workers(stack: EmbeddedStack, arguments: argparse.Namespace, count: in
             rates = [
                 rate
                 for stage in stages
-                for rate in _seeded_and_purged(stack, arguments, worker, shape, stage)
+                for rate in _seeded_and_purged(
+                    stack, arguments, worker, shape, stage, paired=paired if stage is stages[-1] else None
+                )
             ][1 if arguments.warmup_tables else 0 :]
-            baselines = rates[::2] if arguments.baseline_tables else []
+            baselines = rates[::2] if arguments.baseline_tables and not paired else []
             for baseline_rate, when in zip(baselines, ("before", "after"), strict=False):
                 print(
                     f"  {arguments.tables:,} tables at {rates[1] / baseline_rate:.2f}x the tables/min of "
