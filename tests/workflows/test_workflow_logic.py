@@ -66,7 +66,7 @@ from icepurge.contract.namespace_steps import (
     TablePage,
     TablePageInput,
 )
-from icepurge.contract.range_steps import TableRangeReport
+from icepurge.contract.range_steps import RANGE_PROGRESS_SECONDS, TableRangeReport
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.states import PurgeState
 from icepurge.contract.status import GuardName, GuardOutcome, PlannedTotals, PurgeStatus
@@ -753,6 +753,31 @@ async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_rea
     for range_id in await _ranges_of(temporal_client, purge_id):
         description = await temporal_client.get_workflow_handle(range_id).describe()
         assert description.status is not None and description.status.name != "RUNNING"
+
+
+async def test_a_paused_tree_s_status_counts_every_table_that_ended_and_none_running(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    """A range tells its tallies at most every RANGE_PROGRESS_SECONDS. Paused, its last batches end
+    within that interval of its last signal, and no batch ends after them: the namespace purge's
+    status still showed the tables those batches held as running (64 of a 10^5 purge, for as long
+    as it stood paused), and not as done. The held-back tallies now follow once the interval is up."""
+    fake, purges = fake_worker
+    purge_id = await _tree_started(fake, purges, tables=400, window=32, range_tables=100)
+    await eventually(lambda: purges.namespaces.status(purge_id), lambda status: status.tables_done > 0)
+    await purges.namespaces.pause(purge_id)
+    await asyncio.sleep(fake.batch_seconds * 2)
+    held = sum(fake.batched.values())
+    status = await eventually(
+        lambda: purges.namespaces.status(purge_id),
+        lambda status: (status.tables_done, status.tables_running) == (held, 0),
+        seconds=RANGE_PROGRESS_SECONDS * 3,
+    )
+    assert status.paused and held < fake.tables
+    await purges.namespaces.resume(purge_id)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 400)
+    assert status.tables_running == 0
 
 
 async def test_a_tree_of_fewer_ranges_than_its_window_has_room_for_shares_the_whole_window_and_budget(

@@ -39,6 +39,7 @@ from icepurge.workflows.namespace.namespace_details import namespace_details_mar
 from icepurge.workflows.namespace.namespace_outcomes import KeptTables
 from icepurge.workflows.namespace.namespace_progress import NamespaceProgress, new_namespace_status
 from icepurge.workflows.namespace.namespace_tables import NamespaceRun, NamespaceTables
+from icepurge.workflows.shared.upgrades import RANGE_TRAILING_PROGRESS
 
 
 class CarriedRangeState(StrictModel):
@@ -80,6 +81,7 @@ class PurgeTableRangeWorkflow(NamespaceTables):
         self._tables_left = None
         self._invalid = None
         self._signalled_at: datetime | None = None
+        self._progress_due: asyncio.Task[None] | None = None
         status = carried.status if carried else _new_status(table_range)
         self._run = NamespaceRun(table_range.request, NamespaceProgress(status, _show), None)
 
@@ -122,6 +124,7 @@ class PurgeTableRangeWorkflow(NamespaceTables):
             return await self._report()
         if next_table < table_range.end:
             await workflow.wait_condition(workflow.all_handlers_finished)
+            await self._progress_now()
             carry = CarriedRangeState(status=progress.status, next_table=next_table, kept=self._kept)
             workflow.continue_as_new(args=[raw, carry])
         progress.move_to(NamespacePurgeState.SUCCEEDED, workflow.now())
@@ -143,11 +146,36 @@ class PurgeTableRangeWorkflow(NamespaceTables):
 
     async def _units_progressed(self) -> None:
         """At most every RANGE_PROGRESS_SECONDS, so a range's signals stay a small part of its
-        namespace purge's history whatever its tables."""
-        now = workflow.now()
-        if self._signalled_at and now - self._signalled_at < timedelta(seconds=RANGE_PROGRESS_SECONDS):
+        namespace purge's history whatever its tables; tallies held back go once the interval is up,
+        or a range that pauses (no unit ends after its last) would leave its last ones unsaid."""
+        if self._progress_due is not None:
             return
-        self._signalled_at = now
+        now = workflow.now()
+        wait = (
+            self._signalled_at + timedelta(seconds=RANGE_PROGRESS_SECONDS) - now
+            if self._signalled_at
+            else timedelta(0)
+        )
+        if wait <= timedelta(0):
+            await self._signal_progress()
+        elif workflow.patched(RANGE_TRAILING_PROGRESS):
+            self._progress_due = asyncio.create_task(self._progress_after(wait))
+
+    async def _progress_now(self) -> None:
+        """Tallies held back go before the run continues as new: the next run may start paused,
+        with no unit left to end and tell them."""
+        if self._progress_due is not None:
+            self._progress_due.cancel()
+            self._progress_due = None
+            await self._signal_progress()
+
+    async def _progress_after(self, wait: timedelta) -> None:
+        await workflow.sleep(wait)
+        self._progress_due = None
+        await self._signal_progress()
+
+    async def _signal_progress(self) -> None:
+        self._signalled_at = workflow.now()
         status = self.status()
         progress = RangeProgress(
             index=self._range.index, tallies=tallies_of(status, samples=False), running=status.tables_running

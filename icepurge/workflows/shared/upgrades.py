@@ -53,3 +53,6 @@ BUDGET_OVER_TABLES_LEFT: Final = "budget-over-tables-left"
 # once (the window, or the chunks not yet finished if fewer), not over the window: a one-chunk table
 # in a window of 2 used half its budget.
 CHUNK_SHARES_OVER_CHUNKS_LEFT: Final = "chunk-shares-over-chunks-left"
+# A range's tallies held back by its signal interval go to the namespace purge once the interval is
+# up: a range that pauses, or waits on one long table, no longer leaves its last tallies unsaid.
+RANGE_TRAILING_PROGRESS: Final = "range-trailing-progress"
