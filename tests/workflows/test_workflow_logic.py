@@ -40,7 +40,7 @@ from icepurge.contract.catalog_steps import (
 )
 from icepurge.contract.controls import TableControl
 from icepurge.contract.counts import Category, FileCounts, OutcomeCounts
-from icepurge.contract.events import DeliveryReport, EventBatch
+from icepurge.contract.events import DeliveryReport, EventBatch, EventKind, PurgeEvent
 from icepurge.contract.express_steps import (
     DroppedPlan,
     FinishInput,
@@ -129,6 +129,7 @@ class FakeSteps:
     chunk_shares: dict[tuple[str, int], float | None] = field(default_factory=dict)
     # The task queue each step ran on.
     queues: Counter[tuple[str, str]] = field(default_factory=Counter)
+    delivered: list[PurgeEvent] = field(default_factory=list)
 
     def _called(self, step: str, table: str) -> None:
         self.calls[step] += 1
@@ -177,6 +178,7 @@ class FakeSteps:
 
         @activity.defn(name=steps.DELIVER_EVENTS.name)
         async def deliver(batch: EventBatch) -> DeliveryReport:
+            self.delivered += batch.events
             return DeliveryReport()
 
         @activity.defn(name=steps.LOAD_TABLE.name)
@@ -692,7 +694,13 @@ async def test_a_tree_s_table_purge_workflows_are_the_namespace_purge_s_children
 
 
 async def _tree_started(
-    fake: FakeSteps, purges: PurgeClient, *, tables: int, window: int, range_tables: int
+    fake: FakeSteps,
+    purges: PurgeClient,
+    *,
+    tables: int,
+    window: int,
+    range_tables: int,
+    options: dict[str, Any] | None = None,
 ) -> str:
     """A tree whose batches of two tables each take 0.3 s: its ranges run for seconds."""
     fake.tables = tables
@@ -704,6 +712,7 @@ async def _tree_started(
         max_concurrent_tables=window,
         batch_tables=2,
         range_tables=range_tables,
+        options=options,
     )
     return await purges.namespaces.start(request)
 
@@ -778,6 +787,37 @@ async def test_a_paused_tree_s_status_counts_every_table_that_ended_and_none_run
     status = (await purges.namespaces.wait(purge_id)).status
     assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 400)
     assert status.tables_running == 0
+
+
+async def test_a_tree_s_events_tell_its_progress_while_its_ranges_run(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+) -> None:
+    """Its ranges' tallies reached the namespace purge's status, but its events only when a range
+    ended: a 10^5-table tree of two ranges told its event sinks nothing for ~25 minutes."""
+    fake, purges = fake_worker
+    purge_id = await _tree_started(
+        fake, purges, tables=800, window=32, range_tables=400, options={"progress_event_seconds": 1}
+    )
+
+    def progress_while_ranges_ran() -> list[PurgeEvent]:
+        return [
+            event
+            for event in fake.delivered
+            if event.purge_id == purge_id
+            and event.kind is EventKind.PROGRESS
+            and event.tables is not None
+            and event.tables.done > 0
+        ]
+
+    async def status_and_events() -> tuple[NamespacePurgeStatus, list[PurgeEvent]]:
+        return await purges.namespaces.status(purge_id), progress_while_ranges_ran()
+
+    status, events = await eventually(status_and_events, lambda found: len(found[1]) >= 2, seconds=30)
+    assert status.ranges_done == 0
+    assert events[0].tables is not None and events[-1].tables is not None
+    assert events[0].tables.done < events[-1].tables.done
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 800)
 
 
 async def test_a_tree_of_fewer_ranges_than_its_window_has_room_for_shares_the_whole_window_and_budget(

@@ -68,7 +68,13 @@ from icepurge.workflows.shared.step_outcomes import (
     failure_type,
 )
 from icepurge.workflows.shared.steps_runner import run_step
-from icepurge.workflows.shared.upgrades import PREVIEW_DROPS, RUN_SCOPED_STATE, SLIM_BATCHES, TABLE_RANGES
+from icepurge.workflows.shared.upgrades import (
+    PREVIEW_DROPS,
+    RANGE_PROGRESS_EVENTS,
+    RUN_SCOPED_STATE,
+    SLIM_BATCHES,
+    TABLE_RANGES,
+)
 
 # Between a namespace purge's id and its run chain in its table purges' request ids.
 CHILD_REQUEST_SEPARATOR = "@"
@@ -159,9 +165,13 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
 
     @workflow.signal(name=RANGE_PROGRESS_SIGNAL)
     def range_progress(self, progress: RangeProgress) -> None:
-        """Each range of the tree signals its tallies so far: the status counts them live."""
+        """Each range of the tree signals its tallies so far: the status counts them live, and the
+        events tell them (at most every progress interval), as a flat purge's rounds do; a tree's
+        own rounds end only as a range ends, minutes apart."""
         if self._run is not None:
             self._run.progress.range_progressed(progress, workflow.now())
+            if workflow.patched(RANGE_PROGRESS_EVENTS):
+                self._events_progressed()
 
     def _root_id(self) -> str:
         return self._namespace_run().progress.status.purge_id
