@@ -793,7 +793,7 @@ async def test_a_tree_s_events_tell_its_progress_while_its_ranges_run(
     fake_worker: tuple[FakeSteps, PurgeClient],
 ) -> None:
     """Its ranges' tallies reached the namespace purge's status, but its events only when a range
-    ended: a 10^5-table tree of two ranges told its event sinks nothing for ~25 minutes."""
+    ended: a 10^5-table tree's two ranges run side by side and end near its close, ~50 minutes on."""
     fake, purges = fake_worker
     purge_id = await _tree_started(
         fake, purges, tables=800, window=32, range_tables=400, options={"progress_event_seconds": 1}

@@ -57,5 +57,5 @@ CHUNK_SHARES_OVER_CHUNKS_LEFT: Final = "chunk-shares-over-chunks-left"
 # up: a range that pauses, or waits on one long table, no longer leaves its last tallies unsaid.
 RANGE_TRAILING_PROGRESS: Final = "range-trailing-progress"
 # A tree's events tell its ranges' tallies as they come (at most every progress interval): its own
-# rounds end only as a range ends, so a 10^5-table tree told its sinks nothing for ~25 minutes.
+# rounds end only as a range ends: a 10^5-table tree's two ranges end together, near its close.
 RANGE_PROGRESS_EVENTS: Final = "range-progress-events"
