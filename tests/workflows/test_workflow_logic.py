@@ -122,6 +122,7 @@ class FakeSteps:
     calls: Counter[str] = field(default_factory=Counter)
     # How long each batch takes, and under which namespace purge each batch listed its tables.
     batch_seconds: float = 0.0
+    chunk_seconds: float = 0.0
     listed_under: Counter[str | None] = field(default_factory=Counter)
     batched: Counter[int] = field(default_factory=Counter)
     chunk_calls: Counter[tuple[str, int]] = field(default_factory=Counter)
@@ -158,6 +159,7 @@ class FakeSteps:
             options = step.request.options
             share = task_share(options.bucket_requests_per_second, options.chunk_window)
             self.chunk_shares[(step.purge_id, step.chunk_index)] = share
+            await asyncio.sleep(self.chunk_seconds)
             return ChunkResult(
                 chunk_index=step.chunk_index,
                 counts=_deleted(Category.DATA_FILES, FILES_PER_CHUNK),
@@ -488,6 +490,33 @@ async def test_a_pause_signalled_with_the_start_holds_the_deletes_until_resumed(
     assert fake.calls["chunk"] == 3
 
 
+async def test_a_paused_purge_tells_its_sinks_it_stands_paused_and_where(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """Its progress events came only as chunks ended, at most every progress interval: paused before
+    a chunk ended, or within the interval of its last progress event, it told its sinks (its
+    namespace purge among them) nothing of the pause, nor what the interval held back."""
+    fake, purges = fake_worker
+    purge_id = await _start_paused(temporal_client, "told", None)
+    held = await _until(purges, purge_id, lambda status: status.state is PurgeState.PAUSED)
+
+    async def told_paused() -> list[PurgeEvent]:
+        return [
+            event
+            for event in fake.delivered
+            if event.purge_id == purge_id
+            and event.kind is EventKind.PROGRESS
+            and event.state is PurgeState.PAUSED
+        ]
+
+    told = await eventually(told_paused, bool, seconds=10)
+    assert (told[-1].files_done, told[-1].chunks_total) == (held.files_done, held.chunks_total)
+    await temporal_client.get_workflow_handle(purge_id).signal(
+        NAMESPACE_CONTROL_SIGNAL, TableControl(paused=False, bucket_requests_per_second=None)
+    )
+    assert (await purges.wait(purge_id)).status.state is PurgeState.SUCCEEDED
+
+
 async def test_a_small_purge_by_snapshot_finished_by_its_plan_step_is_recorded_as_its_steps(
     fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
 ) -> None:
@@ -693,7 +722,7 @@ async def test_a_tree_s_table_purge_workflows_are_the_namespace_purge_s_children
     assert sorted(str(item.table) for item in listed) == sorted(TABLE_NAMES)
 
 
-async def _tree_started(
+async def _batches_started(
     fake: FakeSteps,
     purges: PurgeClient,
     *,
@@ -702,7 +731,8 @@ async def _tree_started(
     range_tables: int,
     options: dict[str, Any] | None = None,
 ) -> str:
-    """A tree whose batches of two tables each take 0.3 s: its ranges run for seconds."""
+    """A namespace purge whose batches of two tables each take 0.3 s, so it runs for seconds: a tree
+    of ranges when `range_tables` is below `tables`."""
     fake.tables = tables
     fake.batch_seconds = 0.3
     request = namespace_request(
@@ -721,7 +751,7 @@ async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_rea
     fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
 ) -> None:
     fake, purges = fake_worker
-    purge_id = await _tree_started(fake, purges, tables=400, window=32, range_tables=100)
+    purge_id = await _batches_started(fake, purges, tables=400, window=32, range_tables=100)
     # Counted while its ranges run, from their signals: before any range ends.
     for _ in range(200):
         status = await purges.namespaces.status(purge_id)
@@ -772,7 +802,7 @@ async def test_a_paused_tree_s_status_counts_every_table_that_ended_and_none_run
     status still showed the tables those batches held as running (64 of a 10^5 purge, for as long
     as it stood paused), and not as done. The held-back tallies now follow once the interval is up."""
     fake, purges = fake_worker
-    purge_id = await _tree_started(fake, purges, tables=400, window=32, range_tables=100)
+    purge_id = await _batches_started(fake, purges, tables=400, window=32, range_tables=100)
     await eventually(lambda: purges.namespaces.status(purge_id), lambda status: status.tables_done > 0)
     await purges.namespaces.pause(purge_id)
     await asyncio.sleep(fake.batch_seconds * 2)
@@ -795,7 +825,7 @@ async def test_a_tree_s_events_tell_its_progress_while_its_ranges_run(
     """Its ranges' tallies reached the namespace purge's status, but its events only when a range
     ended: a 10^5-table tree's two ranges run side by side and end near its close, ~50 minutes on."""
     fake, purges = fake_worker
-    purge_id = await _tree_started(
+    purge_id = await _batches_started(
         fake, purges, tables=800, window=32, range_tables=400, options={"progress_event_seconds": 1}
     )
 
@@ -820,13 +850,116 @@ async def test_a_tree_s_events_tell_its_progress_while_its_ranges_run(
     assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 800)
 
 
+@pytest.mark.parametrize(
+    ("tables", "window", "continues_as_new"),
+    [(40, 2, False), (800, 32, True)],
+    ids=["stands-paused-in-its-run", "drains-into-a-new-run"],
+)
+async def test_a_paused_namespace_purge_s_events_catch_up_with_its_status(
+    fake_worker: tuple[FakeSteps, PurgeClient],
+    temporal_client: Client,
+    tables: int,
+    window: int,
+    continues_as_new: bool,
+) -> None:
+    """Its progress events follow its rounds, at most every progress interval. Paused right after
+    one, its last batches ended within the interval and no round ended after them: its sinks heard
+    of fewer tables done, and some running, for as long as it stood paused. A window of 32 drains
+    past CONTINUE_AS_NEW_EVENTS, so its next run starts paused, with nothing to tell."""
+    fake, purges = fake_worker
+    purge_id = await _batches_started(
+        fake, purges, tables=tables, window=window, range_tables=1_000, options={"progress_event_seconds": 5}
+    )
+
+    async def progress_told() -> list[PurgeEvent]:
+        return [
+            event
+            for event in fake.delivered
+            if event.purge_id == purge_id
+            and event.kind is EventKind.PROGRESS
+            and event.tables is not None
+            and event.tables.done > 0
+        ]
+
+    first = (await eventually(progress_told, bool, seconds=30))[0]
+    await purges.namespaces.pause(purge_id)
+    status = await eventually(
+        lambda: purges.namespaces.status(purge_id),
+        lambda status: status.paused and status.tables_running == 0,
+        seconds=10,
+    )
+    told = await eventually(
+        progress_told,
+        lambda found: found[-1].tables is not None and found[-1].tables.done == status.tables_done,
+        seconds=15,
+    )
+    assert told[-1].tables is not None and told[-1].tables.running == 0
+    standing = await temporal_client.get_workflow_handle(purge_id).describe()
+    assert (standing.run_id != first.run_id) is continues_as_new
+    assert status.tables_done < fake.tables
+    await purges.namespaces.resume(purge_id)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, tables)
+
+
+@pytest.mark.parametrize("range_tables", [1_000, 2], ids=["flat", "tree"])
+async def test_a_paused_namespace_purge_counts_what_its_tables_own_workflows_deleted(
+    fake_worker: tuple[FakeSteps, PurgeClient], range_tables: int
+) -> None:
+    """A table purged by a workflow of its own tells its namespace purge (or its range) its counts by
+    its progress events, at most every interval, and a range passes them on as a table ends. Paused,
+    such a table told nothing more, and no table ended: the namespace purge's files, and its events,
+    stayed behind what its tables had deleted for as long as it stood paused."""
+    fake, purges = fake_worker
+    fake.tables, fake.chunks, fake.chunk_seconds = 4, 4, 1.0
+    request = namespace_request(
+        "tests",
+        ["ns", uuid.uuid4().hex[:8]],
+        requested_by="pytest",
+        max_concurrent_tables=4,
+        batch_tables=1,
+        range_tables=range_tables,
+        options={"progress_event_seconds": 5, "chunk_window": 1, "express_lane": False},
+    )
+    purge_id = await purges.namespaces.start(request)
+
+    async def tables_files_done() -> list[int]:
+        table_purges = {purge for purge, _ in fake.chunk_calls if purge != purge_id}
+        return [(await purges.status(purge)).files_done for purge in sorted(table_purges)]
+
+    await eventually(
+        tables_files_done, lambda done: len(done) == 4 and min(done) >= 2 * FILES_PER_CHUNK, seconds=30
+    )
+    await purges.namespaces.pause(purge_id)
+    await asyncio.sleep(fake.chunk_seconds * 2)
+    deleted = sum(await tables_files_done())
+    assert deleted < 4 * fake.chunks * FILES_PER_CHUNK
+    status = await eventually(
+        lambda: purges.namespaces.status(purge_id), lambda status: status.files.done == deleted, seconds=20
+    )
+    assert status.paused
+
+    async def files_told() -> list[int]:
+        return [
+            event.files_done
+            for event in fake.delivered
+            if event.purge_id == purge_id and event.kind is EventKind.PROGRESS
+        ]
+
+    await eventually(files_told, lambda told: bool(told) and told[-1] == deleted, seconds=20)
+    assert sum(await tables_files_done()) == deleted
+    await purges.namespaces.resume(purge_id)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 4)
+
+
 async def test_a_tree_of_fewer_ranges_than_its_window_has_room_for_shares_the_whole_window_and_budget(
     fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
 ) -> None:
     """A window of 64 has room for four ranges of 16 units: its two ranges run 32 units and half
     the budget each, where each ran 16 and a quarter, and half the window and budget stood idle."""
     fake, purges = fake_worker
-    purge_id = await _tree_started(fake, purges, tables=1_600, window=64, range_tables=800)
+    purge_id = await _batches_started(fake, purges, tables=1_600, window=64, range_tables=800)
     await eventually(lambda: purges.namespaces.status(purge_id), lambda status: status.ranges_running == 2)
     await purges.namespaces.set_rate_budget(purge_id, 100.0)
     ranges = sorted(await _ranges_of(temporal_client, purge_id))

@@ -162,6 +162,8 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
         """Each table purge signals its events here: the running ones' counts stay live."""
         if self._run is not None:
             self._run.progress.event(event, workflow.now())
+            if self._run.progress.status.paused:
+                self._events().standing_still(news=True)
 
     @workflow.signal(name=RANGE_PROGRESS_SIGNAL)
     def range_progress(self, progress: RangeProgress) -> None:
@@ -187,7 +189,10 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
         self._events_progressed()
 
     def _events_progressed(self) -> None:
-        self._events().progress()
+        events = self._events()
+        events.progress()
+        if self._namespace_run().progress.status.paused:
+            events.standing_still()
 
     def _events(self) -> EventStream:
         events = self._namespace_run().events
@@ -216,7 +221,7 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
             first = carried.next_table if carried else 0
             next_table = await self._purge_from(parsed, tree, first)
             if next_table < tree.tables_total:
-                await events.close()
+                await events.close_for_next_run()
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 carry = CarriedNamespaceState(
                     status=status, tree=tree, next_table=next_table, events=events.cursor, kept=self._kept

@@ -39,7 +39,7 @@ from icepurge.workflows.namespace.namespace_details import namespace_details_mar
 from icepurge.workflows.namespace.namespace_outcomes import KeptTables
 from icepurge.workflows.namespace.namespace_progress import NamespaceProgress, new_namespace_status
 from icepurge.workflows.namespace.namespace_tables import NamespaceRun, NamespaceTables
-from icepurge.workflows.shared.upgrades import RANGE_TRAILING_PROGRESS
+from icepurge.workflows.shared.upgrades import PAUSED_PROGRESS_TOLD, RANGE_TRAILING_PROGRESS
 
 
 class CarriedRangeState(StrictModel):
@@ -90,8 +90,13 @@ class PurgeTableRangeWorkflow(NamespaceTables):
         return self._namespace_run().progress.status
 
     @workflow.signal(name=EVENT_SIGNAL)
-    def table_event(self, event: PurgeEvent) -> None:
-        self._namespace_run().progress.event(event, workflow.now())
+    async def table_event(self, event: PurgeEvent) -> None:
+        """A table purge of its own tells its counts here; paused, no unit ends to pass them on.
+        (A signal handler runs as a task of its own, sync or not: this one's order is unchanged.)"""
+        progress = self._namespace_run().progress
+        progress.event(event, workflow.now())
+        if progress.status.paused and workflow.patched(PAUSED_PROGRESS_TOLD):
+            await self._units_progressed()
 
     @workflow.signal(name=NAMESPACE_CONTROL_SIGNAL)
     async def namespace_control(self, control: TableControl) -> None:

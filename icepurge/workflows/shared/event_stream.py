@@ -19,7 +19,7 @@ from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import EVENT_SIGNAL, NAMESPACE_ID_PREFIX
 from icepurge.workflows.shared.steps_runner import run_step
-from icepurge.workflows.shared.upgrades import PARENT_SIGNALS
+from icepurge.workflows.shared.upgrades import PARENT_SIGNALS, PAUSED_PROGRESS_TOLD
 
 # A namespace purge learns these of a table purge from the child workflow's own start and result
 # (its report): signalling them too cost the parent's workflow, whose tasks run one at a time,
@@ -50,6 +50,10 @@ class EventStream:
         self._pending: list[PurgeEvent] = []
         self._closing = False
         self._pump: asyncio.Task[None] | None = None
+        # Progress held back by the interval since the last progress event, and the timer that
+        # tells it while the purge stands still.
+        self._held = False
+        self._held_told: asyncio.Task[None] | None = None
 
     @classmethod
     def for_run(
@@ -76,6 +80,7 @@ class EventStream:
         self._cursor.next_sequence += 1
         if kind is EventKind.PROGRESS:
             self._cursor.last_progress_at = now
+            self._held = False
 
     def progress(self) -> None:
         """Emits a progress event unless one went out less than the interval ago, or the stream
@@ -85,12 +90,40 @@ class EventStream:
         last = self._cursor.last_progress_at
         if last is None or workflow.now() - last >= self._progress_interval:
             self.emit(EventKind.PROGRESS)
+        else:
+            self._held = True
+
+    def standing_still(self, news: bool = False) -> None:
+        """The purge stands paused: progress the interval held back (or `news`, such as the pause
+        itself) goes once the interval is up, as nothing later would tell it."""
+        if self._closing or self._held_told is not None or not (self._held or news):
+            return
+        if not workflow.patched(PAUSED_PROGRESS_TOLD):
+            return
+        last = self._cursor.last_progress_at
+        wait = last + self._progress_interval - workflow.now() if last else timedelta(0)
+        if wait <= timedelta(0):
+            self.emit(EventKind.PROGRESS)
+        else:
+            self._held_told = asyncio.create_task(self._progress_after(wait))
+
+    async def _progress_after(self, wait: timedelta) -> None:
+        await workflow.sleep(wait)
+        self._held_told = None
+        self.progress()
 
     def retrying(self) -> None:
         """A step's attempt failed: an event, unless the stream is closing (then the final event,
         or the next run's stream, tells the rest)."""
         if not self._closing:
             self.emit(EventKind.RETRYING)
+
+    async def close_for_next_run(self) -> None:
+        """The run continues as new: progress the interval held back goes first, as the next run
+        may start paused, with nothing to tell."""
+        if self._held and not self._closing and workflow.patched(PAUSED_PROGRESS_TOLD):
+            self.emit(EventKind.PROGRESS)
+        await self.close()
 
     async def close(self) -> None:
         """Returns once every emitted event has been handed to every sink (or given up on)."""

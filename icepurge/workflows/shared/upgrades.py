@@ -59,3 +59,7 @@ RANGE_TRAILING_PROGRESS: Final = "range-trailing-progress"
 # A tree's events tell its ranges' tallies as they come (at most every progress interval): its own
 # rounds end only as a range ends: a 10^5-table tree's two ranges end together, near its close.
 RANGE_PROGRESS_EVENTS: Final = "range-progress-events"
+# A purge that stands paused tells its sinks what its progress events' interval held back, once the
+# interval is up: nothing later would, and its sinks (a namespace purge counting a table purge's
+# files among them) stayed up to an interval's work behind for as long as it stood.
+PAUSED_PROGRESS_TOLD: Final = "paused-progress-told"

@@ -110,6 +110,8 @@ class PurgeTableWorkflow(TableSteps, ControlHandlers[PurgeStatus]):
             self._run.progress.chunk_progress(update.chunk_index, update.counts, workflow.now())
             workflow.set_current_details(details_markdown(self._run.progress.status))
             self._run.events.progress()
+            if self._run.progress.status.paused:
+                self._run.events.standing_still()
 
     @workflow.signal(name=CHUNKS_READY_SIGNAL)
     def chunks_ready(self, ready: ChunksReady) -> None:
@@ -229,7 +231,7 @@ class PurgeTableWorkflow(TableSteps, ControlHandlers[PurgeStatus]):
                     self._deletes.resume_at(plan, carried.next_chunk)
                 await self._deletes.delete_chunks(plan, progress)
                 if self._deletes.next_chunk < plan.chunk_count:
-                    await events.close()
+                    await events.close_for_next_run()
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     self._continue(progress, plan, self._deletes.next_chunk, events.cursor)
                 report = await self._finalize(plan, progress)

@@ -143,6 +143,7 @@ class TableDeletes:
 
     async def _stay_paused(self, progress: Progress) -> None:
         progress.move_to(PurgeState.PAUSED, workflow.now())
+        self._run().events.standing_still(news=True)
         await workflow.wait_condition(lambda: not progress.status.paused)
         progress.move_to(PurgeState.DELETING, workflow.now())
 
