@@ -747,6 +747,18 @@ async def _batches_started(
     return await purges.namespaces.start(request)
 
 
+def _tables_progress(fake: FakeSteps, purge_id: str) -> list[PurgeEvent]:
+    """The namespace purge's progress events delivered so far that count a table done."""
+    return [
+        event
+        for event in fake.delivered
+        if event.purge_id == purge_id
+        and event.kind is EventKind.PROGRESS
+        and event.tables is not None
+        and event.tables.done > 0
+    ]
+
+
 async def test_a_tree_counts_its_ranges_tables_live_and_its_pause_and_cancel_reach_every_range(
     fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
 ) -> None:
@@ -829,18 +841,8 @@ async def test_a_tree_s_events_tell_its_progress_while_its_ranges_run(
         fake, purges, tables=800, window=32, range_tables=400, options={"progress_event_seconds": 1}
     )
 
-    def progress_while_ranges_ran() -> list[PurgeEvent]:
-        return [
-            event
-            for event in fake.delivered
-            if event.purge_id == purge_id
-            and event.kind is EventKind.PROGRESS
-            and event.tables is not None
-            and event.tables.done > 0
-        ]
-
     async def status_and_events() -> tuple[NamespacePurgeStatus, list[PurgeEvent]]:
-        return await purges.namespaces.status(purge_id), progress_while_ranges_ran()
+        return await purges.namespaces.status(purge_id), _tables_progress(fake, purge_id)
 
     status, events = await eventually(status_and_events, lambda found: len(found[1]) >= 2, seconds=30)
     assert status.ranges_done == 0
@@ -850,38 +852,26 @@ async def test_a_tree_s_events_tell_its_progress_while_its_ranges_run(
     assert (status.state, status.tables_done) == (NamespacePurgeState.SUCCEEDED, 800)
 
 
-@pytest.mark.parametrize(
-    ("tables", "window", "continues_as_new"),
-    [(40, 2, False), (800, 32, True)],
-    ids=["stands-paused-in-its-run", "drains-into-a-new-run"],
-)
+@pytest.mark.parametrize(("tables", "window"), [(40, 2), (800, 32)], ids=["window-2", "window-32"])
 async def test_a_paused_namespace_purge_s_events_catch_up_with_its_status(
     fake_worker: tuple[FakeSteps, PurgeClient],
-    temporal_client: Client,
     tables: int,
     window: int,
-    continues_as_new: bool,
 ) -> None:
     """Its progress events follow its rounds, at most every progress interval. Paused right after
     one, its last batches ended within the interval and no round ended after them: its sinks heard
-    of fewer tables done, and some running, for as long as it stood paused. A window of 32 drains
-    past CONTINUE_AS_NEW_EVENTS, so its next run starts paused, with nothing to tell."""
+    of fewer tables done, and some running, for as long as it stood paused. Its run may also end as
+    it drains (this server suggests continuing as new every CONTINUE_AS_NEW_EVENTS): then the next
+    run starts paused, with nothing to tell."""
     fake, purges = fake_worker
     purge_id = await _batches_started(
         fake, purges, tables=tables, window=window, range_tables=1_000, options={"progress_event_seconds": 5}
     )
 
     async def progress_told() -> list[PurgeEvent]:
-        return [
-            event
-            for event in fake.delivered
-            if event.purge_id == purge_id
-            and event.kind is EventKind.PROGRESS
-            and event.tables is not None
-            and event.tables.done > 0
-        ]
+        return _tables_progress(fake, purge_id)
 
-    first = (await eventually(progress_told, bool, seconds=30))[0]
+    await eventually(progress_told, bool, seconds=30)
     await purges.namespaces.pause(purge_id)
     status = await eventually(
         lambda: purges.namespaces.status(purge_id),
@@ -894,8 +884,6 @@ async def test_a_paused_namespace_purge_s_events_catch_up_with_its_status(
         seconds=15,
     )
     assert told[-1].tables is not None and told[-1].tables.running == 0
-    standing = await temporal_client.get_workflow_handle(purge_id).describe()
-    assert (standing.run_id != first.run_id) is continues_as_new
     assert status.tables_done < fake.tables
     await purges.namespaces.resume(purge_id)
     status = (await purges.namespaces.wait(purge_id)).status
@@ -911,7 +899,7 @@ async def test_a_paused_namespace_purge_counts_what_its_tables_own_workflows_del
     such a table told nothing more, and no table ended: the namespace purge's files, and its events,
     stayed behind what its tables had deleted for as long as it stood paused."""
     fake, purges = fake_worker
-    fake.tables, fake.chunks, fake.chunk_seconds = 4, 4, 1.0
+    fake.tables, fake.chunks, fake.chunk_seconds = 4, 6, 1.0
     request = namespace_request(
         "tests",
         ["ns", uuid.uuid4().hex[:8]],
