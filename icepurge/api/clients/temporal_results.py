@@ -18,6 +18,9 @@ from icepurge.api.clients.errors import (
 
 ResultT = TypeVar("ResultT")
 _UNAVAILABLE = {RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
+# What the server answers an update on a run that closed, or that closed after admitting it (its
+# status may read SUCCEEDED while it delivers its final event): the purge exists, and has finished.
+_CLOSED_RUN = ("already completed", "aborted by closing workflow")
 
 
 def translate_rpc_error(error: RPCError, purge_id: str | None = None) -> Exception:
@@ -61,7 +64,7 @@ async def run_update(
         message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
         raise PurgeControlRejectedError(message) from None
     except RPCError as error:
-        if error.status == RPCStatusCode.NOT_FOUND and "completed" in error.message:
+        if error.status == RPCStatusCode.NOT_FOUND and any(said in error.message for said in _CLOSED_RUN):
             raise PurgeControlRejectedError(f"purge {handle.id} has already finished") from None
         raise translate_rpc_error(error, handle.id) from None
     return result
