@@ -42,7 +42,7 @@ def cancel(purge_id: str) -> None:
     async def go() -> None:
         await (await cli_client()).cancel(purge_id)
 
-    run_or_exit(go(), PurgeNotFoundError)
+    run_or_exit(go(), PurgeNotFoundError, PurgeControlRejectedError)
     say(f"cancel requested for {purge_id}")
 
 

@@ -143,6 +143,14 @@ class PurgeClient(WorkflowPurges[PurgeStatus, PurgeReport]):
             return StartOutcome(purge_id=purge_id, closed=await self._closed_note(purge_id))
         return StartOutcome(purge_id=purge_id)
 
+    async def start_again(self, request: PurgeRequest) -> str:
+        """Starts the snapshot's purge again after its last run closed, or attaches to a run a
+        concurrent caller started: for a purge that closed before its table left the catalog (its
+        caller's drop was refused, or never confirmed), which deleted nothing. The earlier runs stay
+        listed."""
+        await self._start(request, WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+        return purge_id_for(request)
+
     async def purge_by_name(
         self,
         catalog: str,
@@ -328,9 +336,20 @@ class PurgeClient(WorkflowPurges[PurgeStatus, PurgeReport]):
         return description.typed_search_attributes.get(attributes.CATALOG)
 
     async def cancel(self, purge_id: str) -> None:
-        """Asks the purge to stop; it ends CANCELLED once its running chunks have stopped."""
+        """Asks the purge to stop; it ends CANCELLED once its running chunks have stopped.
+        PurgeControlRejectedError once it has finished: the server accepts a cancel of a closed
+        run without a word, so it is looked at first. A purge that closes between the look and
+        the cancel is still told "cancel requested"."""
+        handle = self._client.get_workflow_handle(purge_id)
         try:
-            await self._client.get_workflow_handle(purge_id).cancel()
+            description = await handle.describe()
+            if description.status not in (None, WorkflowExecutionStatus.RUNNING):
+                state = description.typed_search_attributes.get(attributes.STATE)
+                raise PurgeControlRejectedError(
+                    f"purge {purge_id} has already finished ({state or description.status.name}); "
+                    "there is nothing to cancel"
+                )
+            await handle.cancel()
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
 

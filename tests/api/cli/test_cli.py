@@ -105,3 +105,8 @@ async def test_list_and_cancel_through_the_cli(
     code, _, stderr = await icepurge(stack, "purge", "cancel", "icepurge-" + "0" * 32)
     assert code == 2
     assert "no purge" in stderr
+    # Waited for to its result, so its run has closed: nothing is left to cancel, and the CLI says so.
+    code, stdout, stderr = await icepurge(stack, "purge", "cancel", purge_id)
+    assert code == 2
+    assert "has already finished (SUCCEEDED)" in stderr
+    assert "cancel requested" not in stdout

@@ -16,6 +16,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from icepurge.api.clients.errors import (
     PurgeAccessDeniedError,
+    PurgeControlRejectedError,
     PurgeNotFoundError,
     PurgeServiceUnavailableError,
 )
@@ -76,7 +77,8 @@ async def test_start_is_idempotent_and_points_at_the_status(
 
 
 async def test_auth_matrix(catalog: SqlCatalog, s3: S3Store, api_url: str, http: httpx.AsyncClient) -> None:
-    body_a = _json(_request(catalog, s3, CATALOG_A, "matrix_a"))
+    # Held SCHEDULED, so the cancel at the end finds it running.
+    body_a = _json(_request(catalog, s3, CATALOG_A, "matrix_a", purge_after_seconds=3600))
     body_b = _json(_request(catalog, s3, CATALOG_B, "matrix_b"))
     purge_b = (await http.post(f"{api_url}/v1/purges", json=body_b, headers=bearer("admin"))).json()[
         "purge_id"
@@ -305,6 +307,29 @@ async def test_cancel_stops_a_running_purge(
                 timeout=60,
             )
     assert status.state is PurgeState.CANCELLED
+
+
+async def test_cancel_of_a_finished_purge_is_refused_as_finished(
+    catalog: SqlCatalog, s3: S3Store, api_url: str, http: httpx.AsyncClient
+) -> None:
+    """The server accepts a cancel of a closed run without a word; it was answered "cancel
+    requested" (202) for a purge that could no longer be cancelled."""
+    async with HttpPurgeClient(api_url, TOKENS["a-full"][0]) as client:
+        purge_id = await client.start(_request(catalog, s3, CATALOG_A, "cancelled_late"))
+        succeeded = status_when(client, purge_id, lambda current: current.state is PurgeState.SUCCEEDED)
+        await asyncio.wait_for(succeeded, timeout=60)
+        # The status reads SUCCEEDED while the run delivers its final event; a cancel is refused
+        # once the run itself has closed.
+        for _ in range(300):
+            refused = await http.post(f"{api_url}/v1/purges/{purge_id}/cancel", headers=bearer("a-full"))
+            if refused.status_code != 202:
+                break
+            await asyncio.sleep(0.2)
+        assert refused.status_code == 409, refused.text
+        assert "has already finished (SUCCEEDED)" in refused.json()["detail"]
+        with pytest.raises(PurgeControlRejectedError, match="nothing to cancel"):
+            await client.cancel(purge_id)
+        assert (await client.status(purge_id)).state is PurgeState.SUCCEEDED
 
 
 async def test_no_secret_in_any_response_or_log(

@@ -11,10 +11,11 @@ purge id (a retry attaches to it)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Protocol
 
-from icepurge.api.clients.errors import PurgeNotFoundError
+from icepurge.api.clients.errors import PurgeControlRejectedError, PurgeNotFoundError
 from icepurge.api.clients.listing import PurgeFilter
 from icepurge.api.clients.temporal_client import PurgeClient
 from icepurge.api.server.front_door.drops import DropOutcome, TableId, not_yet, wait_for_stage
@@ -58,6 +59,19 @@ def snapshot_request(
             "options": options,
         }
     )
+
+
+async def _started(purges: PurgeClient, request: PurgeRequest) -> str:
+    """The snapshot's purge. One that closed before its table's drop (the upstream refused an
+    earlier caller, or no caller confirmed the drop) deleted nothing and would refuse every later
+    drop of the table: it starts again. One that closed after its drop keeps its result."""
+    outcome = await purges.begin(request)
+    if outcome.closed is None:
+        return outcome.purge_id
+    status = await purges.status(outcome.purge_id)
+    if status.dropped_at is None and status.counts.total().deleted == 0:
+        return await purges.start_again(request)
+    return outcome.purge_id
 
 
 async def planned(purges: PurgeClient, purge_id: str, policy: FrontDoorPolicy) -> DropOutcome | None:
@@ -125,7 +139,7 @@ async def drop_as_caller(
     if snapshot is None:
         return loaded, None
     request = snapshot_request(table, snapshot, door.catalog_properties, policy)
-    purge_id = await purges.start(request)
+    purge_id = await _started(purges, request)
     if not policy.upstream_keeps_storage:
         unplanned = await planned(purges, purge_id, policy)
         if unplanned is not None:
@@ -138,7 +152,10 @@ async def drop_as_caller(
         await confirm(purges, purge_id, request)
         return DropOutcome(purge_id, dropped=True), purge_id
     if dropped.status not in (200, 204):
-        await purges.cancel(purge_id)
+        # The upstream kept the table, so its purge must not go on; one that closed already (a
+        # start that found this snapshot's purge finished) has nothing to stop.
+        with contextlib.suppress(PurgeControlRejectedError):
+            await purges.cancel(purge_id)
         return dropped, purge_id
     await confirm(purges, purge_id, request)
     return DropOutcome(purge_id, dropped=True), purge_id

@@ -91,6 +91,7 @@ async def purge_status(purge_id: str, caller: Caller, client: Purges, request: R
 
 @router.post("/purges/{purge_id}/cancel", status_code=202, response_model=CancelRequested)
 async def cancel_purge(purge_id: str, caller: Caller, client: Purges) -> CancelRequested:
+    """Asks the purge to stop its running chunks; it ends CANCELLED. 409 once it has finished."""
     await authorize(client, caller, Role.CANCEL, purge_id)
     await client.cancel(purge_id)
     log.info("purge %s cancelled by %s", purge_id, caller.name)

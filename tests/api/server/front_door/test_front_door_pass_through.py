@@ -136,10 +136,25 @@ async def test_a_caller_the_upstream_refuses_gets_its_answer_and_nothing_is_drop
     status = await purges.status(purge_id)
     assert status.dropped_at is None
     assert status.counts.total().deleted == 0
+    # The same snapshot's purge closed before any drop: a caller refused again gets the upstream's
+    # answer again, and one who may drop drops it. Both were "the purge ended CANCELLED before the
+    # drop" (409), so nobody could drop the table through the front door until it changed.
+    with pytest.raises(ForbiddenError, match="may not drop"):
+        await asyncio.to_thread(reader.purge_table, (NAMESPACE, name))
+    assert s3.list(table.location()) == files
+    dropped = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0])
+    assert (dropped.status_code, dropped.headers[PURGE_ID_HEADER]) == (204, purge_id), dropped.text
+    retried = (await purges.wait(purge_id)).status
+    assert retried.state is PurgeState.SUCCEEDED, retried
+    assert_counts_add_up(retried)
+    assert retried.planned.files == len(files)
+    assert s3.list(table.location()) == set()
+    with pytest.raises(NoSuchTableError):
+        dropper.load_table((NAMESPACE, name))
 
 
 async def test_a_purge_whose_drop_is_never_confirmed_deletes_nothing_and_says_so(
-    dropper: RestCatalog, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
+    dropper: RestCatalog, api_url: str, purges: PurgeClient, s3: S3Store, stack: EmbeddedStack
 ) -> None:
     """The front door died between recording the purge and the drop, and no client retried."""
     name = f"u{uuid.uuid4().hex[:8]}"
@@ -161,6 +176,15 @@ async def test_a_purge_whose_drop_is_never_confirmed_deletes_nothing_and_says_so
     assert "nothing was deleted" in str(failed.value)
     assert s3.list(table.location()) == files
     assert dropper.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 10
+    # A client's drop afterwards finds this snapshot's purge closed before its drop, and starts it
+    # again: it was refused with the unconfirmed purge's error (409), whoever asked.
+    dropped = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0])
+    assert (dropped.status_code, dropped.headers[PURGE_ID_HEADER]) == (204, purge_id), dropped.text
+    retried = (await purges.wait(purge_id)).status
+    assert retried.state is PurgeState.SUCCEEDED, retried
+    assert_counts_add_up(retried)
+    assert retried.planned.files == len(files)
+    assert s3.list(table.location()) == set()
 
 
 async def test_a_drop_retried_after_the_front_door_died_between_drop_and_confirmation_finishes_it(
