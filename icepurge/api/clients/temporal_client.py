@@ -144,11 +144,13 @@ class PurgeClient(WorkflowPurges[PurgeStatus, PurgeReport]):
         return StartOutcome(purge_id=purge_id)
 
     async def start_again(self, request: PurgeRequest) -> str:
-        """Starts the snapshot's purge again after its last run closed, or attaches to a run a
-        concurrent caller started: for a purge that closed before its table left the catalog (its
-        caller's drop was refused, or never confirmed), which deleted nothing. The earlier runs stay
-        listed."""
-        await self._start(request, WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+        """Starts the snapshot's purge again when its last run FAILED or was CANCELLED, or
+        attaches to a run a concurrent caller started: for a purge that closed before its table
+        left the catalog (its caller's drop was refused, or never confirmed), which deleted
+        nothing. A last run that completed meanwhile (a concurrent caller's, which dropped the
+        table) keeps its result. The earlier runs stay listed."""
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await self._start(request, WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY)
         return purge_id_for(request)
 
     async def purge_by_name(

@@ -94,3 +94,29 @@ async def test_a_dry_run_does_not_stand_in_for_the_real_purge(
     assert real_id != dry_id
     assert report.status.dry_run is False
     assert s3.list(table.location()) == set()
+
+
+async def test_start_again_runs_a_purge_that_closed_before_its_drop_and_keeps_one_that_completed(
+    catalog: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client
+) -> None:
+    """The front door's start for a snapshot whose purge closed before its table was dropped. A
+    concurrent caller's purge that completed meanwhile must not get a run after it, whose plan of a
+    dropped table would end FAILED and read as the purge's state."""
+    unconfirmed = simple_table(catalog, ("idempotent",), "unconfirmed", appends=1)
+    request = request_for(unconfirmed, s3.properties, await_drop_seconds=1)
+    purge_id = await purges.start(request)
+    with pytest.raises(PurgeFailedError):
+        await purges.wait(purge_id)
+    first_run = (await temporal_client.get_workflow_handle(purge_id).describe()).run_id
+    assert await purges.start_again(request) == purge_id
+    assert (await temporal_client.get_workflow_handle(purge_id).describe()).run_id != first_run
+    assert await _runs(temporal_client, purge_id, 2) == 2
+
+    completed = simple_table(catalog, ("idempotent",), "completed", appends=1)
+    request = request_for(completed, s3.properties)
+    purge_id = await purges.start(request)
+    assert (await purges.wait(purge_id)).status.state is PurgeState.SUCCEEDED
+    assert await purges.start_again(request) == purge_id
+    assert (await purges.status(purge_id)).state is PurgeState.SUCCEEDED
+    await asyncio.sleep(1)
+    assert await _runs(temporal_client, purge_id, 1) == 1
