@@ -142,13 +142,7 @@ async def test_a_caller_the_upstream_refuses_gets_its_answer_and_nothing_is_drop
     with pytest.raises(ForbiddenError, match="may not drop"):
         await asyncio.to_thread(reader.purge_table, (NAMESPACE, name))
     assert s3.list(table.location()) == files
-    dropped = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0])
-    assert (dropped.status_code, dropped.headers[PURGE_ID_HEADER]) == (204, purge_id), dropped.text
-    retried = (await purges.wait(purge_id)).status
-    assert retried.state is PurgeState.SUCCEEDED, retried
-    assert_counts_add_up(retried)
-    assert retried.planned.files == len(files)
-    assert s3.list(table.location()) == set()
+    await _dropped_and_purged(api_url, name, purge_id, purges, s3, table.location(), files)
     with pytest.raises(NoSuchTableError):
         dropper.load_table((NAMESPACE, name))
 
@@ -178,13 +172,7 @@ async def test_a_purge_whose_drop_is_never_confirmed_deletes_nothing_and_says_so
     assert dropper.load_table((NAMESPACE, name)).scan().to_arrow().num_rows == 10
     # A client's drop afterwards finds this snapshot's purge closed before its drop, and starts it
     # again: it was refused with the unconfirmed purge's error (409), whoever asked.
-    dropped = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0])
-    assert (dropped.status_code, dropped.headers[PURGE_ID_HEADER]) == (204, purge_id), dropped.text
-    retried = (await purges.wait(purge_id)).status
-    assert retried.state is PurgeState.SUCCEEDED, retried
-    assert_counts_add_up(retried)
-    assert retried.planned.files == len(files)
-    assert s3.list(table.location()) == set()
+    await _dropped_and_purged(api_url, name, purge_id, purges, s3, table.location(), files)
 
 
 async def test_a_drop_retried_after_the_front_door_died_between_drop_and_confirmation_finishes_it(
@@ -229,6 +217,19 @@ def _table_url(api_url: str, name: str) -> str:
     prefix = config.get("overrides", {}).get("prefix") or config.get("defaults", {}).get("prefix")
     under = f"{base}/{quote(prefix, safe='')}" if prefix else base
     return f"{under}/namespaces/{NAMESPACE}/tables/{name}"
+
+
+async def _dropped_and_purged(
+    api_url: str, name: str, purge_id: str, purges: PurgeClient, s3: S3Store, location: str, files: set[str]
+) -> None:
+    """A caller who may drop drops the table through the front door, by the purge of its snapshot."""
+    dropped = await asyncio.to_thread(_delete, api_url, name, TOKENS["bucket-dropper"][0])
+    assert (dropped.status_code, dropped.headers[PURGE_ID_HEADER]) == (204, purge_id), dropped.text
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert_counts_add_up(status)
+    assert status.planned.files == len(files)
+    assert s3.list(location) == set()
 
 
 def _delete(api_url: str, name: str, token: str) -> httpx.Response:
