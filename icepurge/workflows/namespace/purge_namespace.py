@@ -189,10 +189,7 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
         self._events_progressed()
 
     def _events_progressed(self) -> None:
-        events = self._events()
-        events.progress()
-        if self._namespace_run().progress.status.paused:
-            events.standing_still()
+        self._events().progress(standing_still=self._namespace_run().progress.status.paused)
 
     def _events(self) -> EventStream:
         events = self._namespace_run().events

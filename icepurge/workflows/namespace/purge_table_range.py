@@ -39,6 +39,7 @@ from icepurge.workflows.namespace.namespace_details import namespace_details_mar
 from icepurge.workflows.namespace.namespace_outcomes import KeptTables
 from icepurge.workflows.namespace.namespace_progress import NamespaceProgress, new_namespace_status
 from icepurge.workflows.namespace.namespace_tables import NamespaceRun, NamespaceTables
+from icepurge.workflows.shared.held_back import HeldBack
 from icepurge.workflows.shared.upgrades import PAUSED_PROGRESS_TOLD, RANGE_TRAILING_PROGRESS
 
 
@@ -81,7 +82,7 @@ class PurgeTableRangeWorkflow(NamespaceTables):
         self._tables_left = None
         self._invalid = None
         self._signalled_at: datetime | None = None
-        self._progress_due: asyncio.Task[None] | None = None
+        self._held_back = HeldBack(timedelta(seconds=RANGE_PROGRESS_SECONDS))
         status = carried.status if carried else _new_status(table_range)
         self._run = NamespaceRun(table_range.request, NamespaceProgress(status, _show), None)
 
@@ -153,31 +154,19 @@ class PurgeTableRangeWorkflow(NamespaceTables):
         """At most every RANGE_PROGRESS_SECONDS, so a range's signals stay a small part of its
         namespace purge's history whatever its tables; tallies held back go once the interval is up,
         or a range that pauses (no unit ends after its last) would leave its last ones unsaid."""
-        if self._progress_due is not None:
+        if self._held_back.armed:
             return
-        now = workflow.now()
-        wait = (
-            self._signalled_at + timedelta(seconds=RANGE_PROGRESS_SECONDS) - now
-            if self._signalled_at
-            else timedelta(0)
-        )
+        wait = self._held_back.left(self._signalled_at)
         if wait <= timedelta(0):
             await self._signal_progress()
         elif workflow.patched(RANGE_TRAILING_PROGRESS):
-            self._progress_due = asyncio.create_task(self._progress_after(wait))
+            self._held_back.arm(wait, self._signal_progress)
 
     async def _progress_now(self) -> None:
         """Tallies held back go before the run continues as new: the next run may start paused,
         with no unit left to end and tell them."""
-        if self._progress_due is not None:
-            self._progress_due.cancel()
-            self._progress_due = None
+        if self._held_back.disarm():
             await self._signal_progress()
-
-    async def _progress_after(self, wait: timedelta) -> None:
-        await workflow.sleep(wait)
-        self._progress_due = None
-        await self._signal_progress()
 
     async def _signal_progress(self) -> None:
         self._signalled_at = workflow.now()

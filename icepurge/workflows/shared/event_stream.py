@@ -18,6 +18,7 @@ from temporalio.exceptions import ActivityError, FailureError
 from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import EVENT_SIGNAL, NAMESPACE_ID_PREFIX
+from icepurge.workflows.shared.held_back import HeldBack
 from icepurge.workflows.shared.steps_runner import run_step
 from icepurge.workflows.shared.upgrades import PARENT_SIGNALS, PAUSED_PROGRESS_TOLD
 
@@ -45,15 +46,14 @@ class EventStream:
     ) -> None:
         self._source = source
         self._cursor = cursor
-        self._progress_interval = progress_interval
         self._notify_workflow_id = notify_workflow_id
         self._pending: list[PurgeEvent] = []
         self._closing = False
         self._pump: asyncio.Task[None] | None = None
-        # Progress held back by the interval since the last progress event, and the timer that
-        # tells it while the purge stands still.
+        # Progress held back by the interval since the last progress event; its timer tells it
+        # while the purge stands still.
         self._held = False
-        self._held_told: asyncio.Task[None] | None = None
+        self._held_back = HeldBack(progress_interval)
 
     @classmethod
     def for_run(
@@ -82,34 +82,33 @@ class EventStream:
             self._cursor.last_progress_at = now
             self._held = False
 
-    def progress(self) -> None:
+    def progress(self, standing_still: bool = False) -> None:
         """Emits a progress event unless one went out less than the interval ago, or the stream
-        is closing: a late chunk signal must not follow the final event."""
+        is closing: a late chunk signal must not follow the final event. A purge `standing_still`
+        (paused) has what the interval held back told once it is up."""
         if self._closing:
             return
-        last = self._cursor.last_progress_at
-        if last is None or workflow.now() - last >= self._progress_interval:
+        if self._held_back.left(self._cursor.last_progress_at) <= timedelta(0):
             self.emit(EventKind.PROGRESS)
         else:
             self._held = True
+        if standing_still:
+            self.standing_still()
 
     def standing_still(self, news: bool = False) -> None:
         """The purge stands paused: progress the interval held back (or `news`, such as the pause
         itself) goes once the interval is up, as nothing later would tell it."""
-        if self._closing or self._held_told is not None or not (self._held or news):
+        if self._closing or self._held_back.armed or not (self._held or news):
             return
         if not workflow.patched(PAUSED_PROGRESS_TOLD):
             return
-        last = self._cursor.last_progress_at
-        wait = last + self._progress_interval - workflow.now() if last else timedelta(0)
+        wait = self._held_back.left(self._cursor.last_progress_at)
         if wait <= timedelta(0):
             self.emit(EventKind.PROGRESS)
         else:
-            self._held_told = asyncio.create_task(self._progress_after(wait))
+            self._held_back.arm(wait, self._tell_held)
 
-    async def _progress_after(self, wait: timedelta) -> None:
-        await workflow.sleep(wait)
-        self._held_told = None
+    async def _tell_held(self) -> None:
         self.progress()
 
     def retrying(self) -> None:

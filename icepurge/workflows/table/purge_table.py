@@ -109,9 +109,7 @@ class PurgeTableWorkflow(TableSteps, ControlHandlers[PurgeStatus]):
         if self._run is not None:
             self._run.progress.chunk_progress(update.chunk_index, update.counts, workflow.now())
             workflow.set_current_details(details_markdown(self._run.progress.status))
-            self._run.events.progress()
-            if self._run.progress.status.paused:
-                self._run.events.standing_still()
+            self._run.events.progress(standing_still=self._run.progress.status.paused)
 
     @workflow.signal(name=CHUNKS_READY_SIGNAL)
     def chunks_ready(self, ready: ChunksReady) -> None:
