@@ -436,13 +436,19 @@ def _create_tables(
     in child namespaces of that many tables each (`n000`, `n001`, ...), a template in each."""
     if per_namespace is None:
         return _tables_in(stack, namespace, range(count))
-    return [
-        location
-        for child, first in enumerate(range(0, count, per_namespace))
-        for location in _tables_in(
-            stack, (*namespace, f"n{child:03d}"), range(first, min(first + per_namespace, count))
+    started, locations = time.perf_counter(), []
+    for child, first in enumerate(range(0, count, per_namespace)):
+        end = min(first + per_namespace, count)
+        locations += _tables_in(stack, (*namespace, f"n{child:03d}"), range(first, end))
+        # Seeding 10^5 tables takes most of an hour: this tells where it stands. Reading the
+        # catalog's SQLite file instead locks out its writers, and the seeding fails.
+        print(
+            f"seeding {'.'.join(namespace)}: {end:,} of {count:,} tables "
+            f"({time.perf_counter() - started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
         )
-    ]
+    return locations
 
 
 def _tables_in(stack: EmbeddedStack, namespace: tuple[str, ...], indexes: range) -> list[str]:
