@@ -441,7 +441,7 @@ def _create_tables(
         end = min(first + per_namespace, count)
         locations += _tables_in(stack, (*namespace, f"n{child:03d}"), range(first, end))
         # Seeding 10^5 tables takes most of an hour: this tells where it stands. Reading the
-        # catalog's SQLite file instead locks out its writers, and the seeding fails.
+        # catalog's SQLite file instead takes the lock its writers wait on.
         print(
             f"seeding {'.'.join(namespace)}: {end:,} of {count:,} tables "
             f"({time.perf_counter() - started:.0f} s)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,13 +21,18 @@ from typing import Any
 
 import fastavro
 from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import TableAlreadyExistsError
 from pyiceberg.table import Table
+from sqlalchemy.exc import OperationalError
 
 from icepurge.stores.registry import open_store
 from icepurge.stores.store import Store, StoreContext
 
 AVRO_HEADER_KEYS = ("avro.schema", "avro.codec")
 WRITE_CONNECTIONS = 32
+# SQLite lets one writer in at a time. Threads registering at once, on cores a test run also
+# wanted, waited past its 5 s busy timeout once, and a 10^5-table seeding died at 70,283.
+REGISTER_TRIES = 5
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,28 @@ def _rewritten(value: Any, rewrite: Callable[[str], str]) -> Any:
     return value
 
 
+def _registered(catalog: Catalog, identifier: tuple[str, ...], metadata_location: str) -> None:
+    """register_table, tried again (and said on stderr) while SQLite finds its database locked; a
+    try whose commit landed before its error counts as done."""
+    for attempt in range(1, REGISTER_TRIES + 1):
+        try:
+            catalog.register_table(identifier, metadata_location)
+            return
+        except TableAlreadyExistsError:
+            if attempt == 1:
+                raise
+            return
+        except OperationalError as error:
+            if "database is locked" not in str(error) or attempt == REGISTER_TRIES:
+                raise
+            print(
+                f"registering {'.'.join(identifier)}: the catalog's database is locked "
+                f"(try {attempt} of {REGISTER_TRIES}); trying again",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def copy_table(
     catalog: Catalog, template: Table, names: list[str], properties: dict[str, str], threads: int
 ) -> list[str]:
@@ -83,7 +111,7 @@ def copy_table(
         for template_object in objects:
             body = template_object.copied(old_location, new_location, (old_uuid, str(uuid.uuid4())))
             store.write(new_location + template_object.relative, body)
-        catalog.register_table((*namespace, name), new_location + metadata_relative)
+        _registered(catalog, (*namespace, name), new_location + metadata_relative)
         return new_location
 
     with ThreadPoolExecutor(threads) as pool:
