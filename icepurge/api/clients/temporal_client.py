@@ -320,14 +320,18 @@ class PurgeClient(WorkflowPurges[PurgeStatus, PurgeReport]):
 
     async def _closed_note(self, purge_id: str) -> str | None:
         """What a start that found the purge closed says; None if a rerun started it meanwhile."""
+        state = await self._closed_state(purge_id)
+        return None if state is None else closed_start_note(purge_id, state)
+
+    async def _closed_state(self, purge_id: str) -> str | None:
+        """The state its latest run closed in; None while that run is open."""
         try:
             description = await self._client.get_workflow_handle(purge_id).describe()
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
         if description.status in (None, WorkflowExecutionStatus.RUNNING):
             return None
-        state = description.typed_search_attributes.get(attributes.STATE)
-        return closed_start_note(purge_id, state or description.status.name)
+        return description.typed_search_attributes.get(attributes.STATE) or description.status.name
 
     async def catalog_of(self, purge_id: str) -> str | None:
         """The purge's catalog, from its search attributes (no workflow code runs)."""
@@ -342,16 +346,13 @@ class PurgeClient(WorkflowPurges[PurgeStatus, PurgeReport]):
         PurgeControlRejectedError once it has finished: the server accepts a cancel of a closed
         run without a word, so it is looked at first. A purge that closes between the look and
         the cancel is still told "cancel requested"."""
-        handle = self._client.get_workflow_handle(purge_id)
+        state = await self._closed_state(purge_id)
+        if state is not None:
+            raise PurgeControlRejectedError(
+                f"purge {purge_id} has already finished ({state}); there is nothing to cancel"
+            )
         try:
-            description = await handle.describe()
-            if description.status not in (None, WorkflowExecutionStatus.RUNNING):
-                state = description.typed_search_attributes.get(attributes.STATE)
-                raise PurgeControlRejectedError(
-                    f"purge {purge_id} has already finished ({state or description.status.name}); "
-                    "there is nothing to cancel"
-                )
-            await handle.cancel()
+            await self._client.get_workflow_handle(purge_id).cancel()
         except RPCError as error:
             raise translate_rpc_error(error, purge_id) from None
 
