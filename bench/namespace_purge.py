@@ -66,7 +66,7 @@ from bench.memory_growth import growth_lines
 from bench.paired_baselines import PairedBaselines
 from bench.purge_throughput import bulk_delete_ceiling
 from bench.purge_timeline import run_events
-from bench.table_copies import copy_table
+from bench.table_copies import copy_table, seeding_order
 from bench.thread_switches import thread_switches
 from bench.traced_worker import TRACE_DIR
 from icepurge.api.clients.listing import PurgeFilter
@@ -436,19 +436,25 @@ def _create_tables(
     in child namespaces of that many tables each (`n000`, `n001`, ...), a template in each."""
     if per_namespace is None:
         return _tables_in(stack, namespace, range(count))
-    started, locations = time.perf_counter(), []
-    for child, first in enumerate(range(0, count, per_namespace)):
+    started, seeded = time.perf_counter(), 0
+    firsts = {
+        (*namespace, f"n{child:03d}"): first for child, first in enumerate(range(0, count, per_namespace))
+    }
+    locations: dict[tuple[str, ...], list[str]] = {}
+    for child in seeding_order(firsts):
+        first = firsts[child]
         end = min(first + per_namespace, count)
-        locations += _tables_in(stack, (*namespace, f"n{child:03d}"), range(first, end))
+        locations[child] = _tables_in(stack, child, range(first, end))
+        seeded += end - first
         # Seeding 10^5 tables takes most of an hour: this tells where it stands. Reading the
         # catalog's SQLite file instead takes the lock its writers wait on.
         print(
-            f"seeding {'.'.join(namespace)}: {end:,} of {count:,} tables "
+            f"seeding {'.'.join(namespace)}: {seeded:,} of {count:,} tables "
             f"({time.perf_counter() - started:.0f} s)",
             file=sys.stderr,
             flush=True,
         )
-    return locations
+    return [location for child in firsts for location in locations[child]]
 
 
 def _tables_in(stack: EmbeddedStack, namespace: tuple[str, ...], indexes: range) -> list[str]:
@@ -643,10 +649,10 @@ def _seeded_and_purged(
     *,
     paired: list[tuple[tuple[str, ...], int]] | None = None,
 ) -> list[float]:
-    """Seeds every namespace of `purges` (batch tables, worker processes, S3 client: `shape`), the
-    last first, then purges them in order on `worker`, started once the first seeding is over;
-    returns their tables/min. The `paired` namespaces are seeded too, and purged in pauses of the
-    last purge (bench.paired_baselines)."""
+    """Seeds every namespace of `purges` and `paired` (batch tables, worker processes, S3 client:
+    `shape`) in bench.table_copies.seeding_order, then purges those of `purges` in order on
+    `worker`, started once the first seeding is over; returns their tables/min. The `paired` ones
+    are purged in pauses of the last purge (bench.paired_baselines)."""
     batch_tables, count, s3_client = shape
 
     def seeded_each(namespaces: list[tuple[tuple[str, ...], int]]) -> list[list[str]]:
@@ -663,8 +669,10 @@ def _seeded_and_purged(
             for purged, tables in namespaces
         ]
 
-    seeded = seeded_each(purges[::-1])[::-1]
-    paired_seeded = list(zip([name for name, _ in paired or []], seeded_each(paired or []), strict=True))
+    sizes = dict(purges + (paired or []))
+    order = seeding_order(sizes)
+    seeded = dict(zip(order, seeded_each([(name, sizes[name]) for name in order]), strict=True))
+    paired_seeded = [(name, seeded[name]) for name, _ in paired or []]
     if worker.pid is None:
         # After the seeding, which takes most of a big run: its CPU and memory stay out of the
         # worker's figures.
@@ -683,7 +691,7 @@ def _seeded_and_purged(
                 stack,
                 namespace=purged,
                 shape=purge_shape,
-                locations=locations,
+                locations=seeded[purged],
                 workers=[worker],
                 profile=arguments.profile,
                 trace=arguments.trace_memory,
@@ -692,7 +700,7 @@ def _seeded_and_purged(
                 paired=paired_seeded if index == len(purges) - 1 else [],
             )
         )
-        for index, ((purged, _), locations) in enumerate(zip(purges, seeded, strict=True))
+        for index, (purged, _) in enumerate(purges)
     ]
 
 

@@ -14,7 +14,7 @@ import io
 import json
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -90,6 +90,16 @@ def _registered(catalog: Catalog, identifier: tuple[str, ...], metadata_location
                 file=sys.stderr,
                 flush=True,
             )
+
+
+def seeding_order(namespaces: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The order to seed namespaces in: the last name first. PyIceberg's SqlCatalog checks, before
+    each register_table, that the namespace exists, with a read of the tables in key order that
+    stops at the first row of that namespace, past every row of the namespaces that sort before
+    it; in ascending order that read passed every table seeded so far, and a seeding of 10^5
+    tables slowed from ~2,250 a minute over its first 10,000 to ~1,150 over its last. In this
+    order no seeded row sorts before."""
+    return sorted(namespaces, key=".".join, reverse=True)
 
 
 def copy_table(

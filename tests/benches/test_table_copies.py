@@ -6,15 +6,23 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
+from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
-from bench.table_copies import copy_table
+from bench.table_copies import copy_table, seeding_order
 from icepurge.devstack.small_tables import create_demo_table
 from icepurge.devstack.stack import EmbeddedStack
+
+INSERT_TABLE = (
+    "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location)"
+    " VALUES (?, ?, ?, ?)"
+)
 
 
 def _files(table_location: str, catalog: SqlCatalog, identifier: tuple[str, ...]) -> set[str]:
@@ -81,3 +89,44 @@ def test_a_copy_registers_through_a_locked_catalog_database(
     [location] = copy_table(catalog, template, ["t00001"], stack.s3_properties, threads=1)
     assert catalog.load_table((*namespace, "t00001")).location() == location
     assert capsys.readouterr().err.count("database is locked") == 2
+
+
+def _namespace_check_steps(order: list[tuple[str, ...]], path: Path, tables: int) -> list[int]:
+    """SQLite's VM steps for the namespace check each register_table makes, in each namespace as
+    it is seeded in `order`: its first table already there, as after its template."""
+    catalog = SqlCatalog("seeding", uri=f"sqlite:///{path}", warehouse=path.parent.as_uri())
+    steps = [0]
+
+    def counted() -> int:
+        steps[0] += 1
+        return 0
+
+    def count_steps(connection: sqlite3.Connection, *_: object) -> None:
+        connection.set_progress_handler(counted, 1)
+
+    event.listen(catalog.engine, "checkout", count_steps)
+    seen = []
+    for namespace in order:
+        catalog.create_namespace(namespace)
+        name = ".".join(namespace)
+        rows = [("seeding", name, f"t{index:05d}", f"{name}/t{index:05d}") for index in range(tables)]
+        with closing(sqlite3.connect(path)) as connection:
+            connection.executemany(INSERT_TABLE, rows[:1])
+            connection.commit()
+            steps[0] = 0
+            assert catalog.namespace_exists(namespace)
+            seen.append(steps[0])
+            connection.executemany(INSERT_TABLE, rows[1:])
+            connection.commit()
+    catalog.engine.dispose()
+    return seen
+
+
+def test_seeding_order_keeps_the_namespace_check_one_row_read(tmp_path: Path) -> None:
+    """PyIceberg's check reads the tables in key order up to the namespace's first: in ascending
+    order it passes every table seeded before, in seeding_order none."""
+    namespaces = [("seed", f"n{index:03d}") for index in range(6)]
+    ascending = _namespace_check_steps(sorted(namespaces), tmp_path / "ascending.db", 300)
+    seeding = _namespace_check_steps(seeding_order(namespaces), tmp_path / "seeding.db", 300)
+    assert ascending[-1] > 10 * ascending[0], ascending
+    assert max(seeding) <= 2 * seeding[0], seeding
