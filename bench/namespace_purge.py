@@ -543,7 +543,7 @@ def main() -> None:
         "--baseline-tables",
         type=int,
         default=None,
-        help="first purge a namespace of this many tables, spread the same way and seeded after the "
+        help="first purge a namespace of this many tables, spread the same way and seeded with the "
         "big one (the store then holds both): the run ends with the big purge's tables/min against it",
     )
     parser.add_argument(
