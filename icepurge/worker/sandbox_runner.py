@@ -11,7 +11,12 @@ from functools import lru_cache
 from types import CodeType
 from typing import Any
 
-from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails
+from temporalio.bridge.proto.workflow_activation import WorkflowActivation
+from temporalio.bridge.proto.workflow_completion import WorkflowActivationCompletion
+from temporalio.converter import SerializationContext
+from temporalio.converter._extstore import StorageDriverStoreContext
+from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, WorkflowRunner
+from temporalio.worker._command_aware_visitor import CommandInfo
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 from temporalio.worker.workflow_sandbox._runner import _Instance
 
@@ -28,6 +33,9 @@ OPENTELEMETRY_PACKAGE = "opentelemetry"
 # The sandbox's snippets are a handful of fixed strings and two a workflow class (its imports);
 # the bound only keeps a process from holding them without end were that ever to change.
 SNIPPETS_KEPT = 256
+# The two contexts the SDK asks of a workflow for each payload it encodes or decodes.
+SERIALIZATION = "serialization"
+EXTERNAL_STORE = "external store"
 
 
 @lru_cache(maxsize=SNIPPETS_KEPT)
@@ -38,14 +46,52 @@ def compiled_snippet(source: str) -> CodeType:
 
 
 class _SnippetsCompiledOnce(_Instance):
-    """The SDK's sandboxed workflow instance, its snippets compiled once: temporalio 1.35 `exec`s a
-    source string for every activation and, twice, for every payload sequence it encodes or decodes
-    (to learn its serialization and external store contexts). Compiling them was two thirds of that,
-    18 % of a control plane worker's Python CPU (bench/results/control_plane_worker_profile.txt)."""
+    """The SDK's sandboxed workflow instance, its snippets compiled once, and each command's payload
+    contexts learnt once between two activations.
+
+    temporalio 1.35 `exec`s a source string for every activation and, four times, for every payload
+    it encodes or decodes (to learn its serialization and external store contexts). Compiling them
+    was two thirds of that, 18 % of a control plane worker's Python CPU
+    (bench/results/control_plane_worker_profile.txt). Between two activations nothing changes the
+    workflow's pending commands, which is all a context is made of, so each command's contexts are
+    asked of the sandbox once there, not once for every payload: most of a namespace purge's first
+    window of batches went into asking them again (an input and a summary each)."""
+
+    def __init__(
+        self,
+        instance_details: WorkflowInstanceDetails,
+        runner_class: type[WorkflowRunner],
+        restrictions: SandboxRestrictions,
+    ) -> None:
+        self._contexts: dict[tuple[str, CommandInfo | None], Any] = {}
+        super().__init__(instance_details, runner_class, restrictions)
 
     def _run_code(self, code: str, **extra_globals: Any) -> None:
         # The SDK passes its argument straight to `exec`, which takes a code object as well.
         super()._run_code(compiled_snippet(code), **extra_globals)  # type: ignore[arg-type]
+
+    def activate(self, act: WorkflowActivation) -> WorkflowActivationCompletion:
+        # An activation moves the pending commands: what was learnt before it no longer holds, and
+        # nothing is kept from its middle.
+        self._contexts.clear()
+        try:
+            return super().activate(act)
+        finally:
+            self._contexts.clear()
+
+    def get_serialization_context(self, command_info: CommandInfo | None) -> SerializationContext | None:
+        key = (SERIALIZATION, command_info)
+        if key not in self._contexts:
+            self._contexts[key] = super().get_serialization_context(command_info)
+        context: SerializationContext | None = self._contexts[key]
+        return context
+
+    def get_external_store_context(self, command_info: CommandInfo | None) -> StorageDriverStoreContext:
+        key = (EXTERNAL_STORE, command_info)
+        if key not in self._contexts:
+            self._contexts[key] = super().get_external_store_context(command_info)
+        context: StorageDriverStoreContext = self._contexts[key]
+        return context
 
 
 @dataclass(frozen=True)
