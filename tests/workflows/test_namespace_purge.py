@@ -5,11 +5,13 @@ found in the store beforehand."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from functools import partial
 
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
+from temporalio.converter import decode_typed_search_attributes
 
 from icepurge.api.clients.errors import PurgeFailedError
 from icepurge.api.clients.temporal_client import PurgeClient
@@ -22,10 +24,12 @@ from icepurge.contract.names import (
     PROTECTED_PROPERTY,
 )
 from icepurge.contract.namespace_status import NamespacePurgeState, NamespacePurgeStatus
+from icepurge.contract.search_attributes import FILES_DELETED, STATE
 from icepurge.contract.states import PurgeState
 from icepurge.contract.validation import InvalidPurgeRequestError
 from icepurge.devstack.stack import EmbeddedStack
 from icepurge.worker.settings import WorkerSettings
+from icepurge.workflows.namespace.purge_namespace import PROGRESS_ATTRIBUTES_SECONDS
 from tests.batch_records import batch_records
 from tests.catalog_drops import other_engines_entry
 from tests.conftest import ATTIC_CATALOG, LAKE_CATALOG, LISTENER_QUEUE
@@ -334,3 +338,72 @@ async def test_a_namespace_holding_another_engines_entries_stays_and_says_what_i
     # Both namespaces and their properties are still there.
     assert lake.load_namespace_properties(("viewed",))["owner"] == "analytics"
     assert lake.load_namespace_properties(("viewed", "indexed"))["owner"] == "search"
+
+
+INTERVAL = timedelta(seconds=PROGRESS_ATTRIBUTES_SECONDS)
+
+
+async def _runs(client: Client, purge_id: str) -> list[WorkflowHistory]:
+    """Each run's history, oldest first."""
+    runs = [run async for run in client.list_workflows(f"WorkflowId = '{purge_id}'")]
+    ordered = sorted(runs, key=lambda run: run.start_time)
+    return [await client.get_workflow_handle(purge_id, run_id=run.run_id).fetch_history() for run in ordered]
+
+
+def _upserts(history: WorkflowHistory) -> list[tuple[datetime, int, str | None, int | None]]:
+    """Each upsert of the purge's state and counts in a run: when, in which workflow task, the
+    state it set and the files deleted (a patch's own upsert sets neither)."""
+    found = []
+    for event in history.events:
+        if event.HasField("upsert_workflow_search_attributes_event_attributes"):
+            upsert = event.upsert_workflow_search_attributes_event_attributes
+            attributes = decode_typed_search_attributes(upsert.search_attributes)
+            if attributes.get(STATE) is not None:
+                found.append(
+                    (
+                        event.event_time.ToDatetime(),
+                        upsert.workflow_task_completed_event_id,
+                        attributes.get(STATE),
+                        attributes.get(FILES_DELETED),
+                    )
+                )
+    return found
+
+
+@pytest.mark.parametrize("batch_tables", [0, 2])
+async def test_the_search_attributes_follow_the_tables_at_most_once_an_interval_and_end_exact(
+    lake: SqlCatalog, purges: PurgeClient, s3: S3Store, temporal_client: Client, batch_tables: int
+) -> None:
+    """Each round of a flat purge (and each table purge's event) used to upsert the purge's search
+    attributes: a visibility write and a history event each. Now a state change upserts at once,
+    progress at most once an interval, and the last upsert holds the final state and counts. Five
+    tables, one at a time: five rounds (three batches), well within the interval."""
+    namespace = f"indexed{batch_tables}"
+    tree = flat_namespace(lake, s3, (namespace,), 5, appends=0)
+    purge_id = await purges.namespaces.start(
+        namespace_request(
+            LAKE_CATALOG,
+            [namespace],
+            requested_by="pytest",
+            max_concurrent_tables=1,
+            batch_tables=batch_tables,
+            options={"progress_event_seconds": 1},
+        )
+    )
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED and status.files.deleted == tree.files
+    runs = await eventually(
+        partial(_runs, temporal_client, purge_id), lambda runs: len(runs) == status.run_count
+    )
+    for history in runs:
+        upserts = _upserts(history)
+        for (at, task, state, _), (before, task_before, state_before, _) in zip(
+            upserts[1:], upserts, strict=False
+        ):
+            # A run's start publishes what the last run carried, then its first state, in one task.
+            assert state != state_before or task == task_before or at - before >= INTERVAL, (
+                f"an upsert of progress {at - before} after the last: {upserts}"
+            )
+    assert _upserts(runs[-1])[-1][2:] == (NamespacePurgeState.SUCCEEDED.value, tree.files)
+    visible = (await temporal_client.get_workflow_handle(purge_id).describe()).typed_search_attributes
+    assert (visible.get(STATE), visible.get(FILES_DELETED)) == ("SUCCEEDED", tree.files)

@@ -207,8 +207,13 @@ class NamespaceTables(ABC):
         return started
 
     async def _round_ended(self) -> None:
-        self._namespace_run().progress.publish()
+        self._progress_published()
         await self._units_progressed()
+
+    def _progress_published(self) -> None:
+        """The tables' progress moved: show it (a namespace purge also throttles its search
+        attributes' share of it)."""
+        self._namespace_run().progress.publish()
 
     async def _purge_one(
         self, request: NamespacePurgeRequest, index: int, name: TableName

@@ -9,6 +9,7 @@ Deterministic: no I/O; every side effect is an activity or a child workflow.
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from pydantic import Field
@@ -70,6 +71,7 @@ from icepurge.workflows.shared.step_outcomes import (
 from icepurge.workflows.shared.steps_runner import run_step
 from icepurge.workflows.shared.upgrades import (
     PREVIEW_DROPS,
+    PROGRESS_ATTRIBUTES_INTERVAL,
     RANGE_PROGRESS_EVENTS,
     RUN_SCOPED_STATE,
     SLIM_BATCHES,
@@ -78,6 +80,10 @@ from icepurge.workflows.shared.upgrades import (
 
 # Between a namespace purge's id and its run chain in its table purges' request ids.
 CHILD_REQUEST_SEPARATOR = "@"
+# Least time between two upserts of a namespace purge's search attributes as its tables progress
+# (PROGRESS_ATTRIBUTES_INTERVAL): visibility's lists and filters lag it by no more than that, where
+# the status query is exact. A state change goes at once.
+PROGRESS_ATTRIBUTES_SECONDS = 5.0
 
 
 class CarriedNamespaceState(StrictModel):
@@ -101,11 +107,6 @@ def _cutoff_ms(request: NamespacePurgeRequest) -> int | None:
     return int((workflow.now() - age).timestamp() * 1000) if age else None
 
 
-def _publish(status: NamespacePurgeStatus) -> None:
-    workflow.upsert_search_attributes(namespace_updates(status))
-    workflow.set_current_details(namespace_details_markdown(status))
-
-
 @workflow.defn(name=NAMESPACE_WORKFLOW_TYPE)
 class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStatus]):
     @workflow.init
@@ -122,15 +123,38 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
         self._range_slots: int | None = None
         self._invalid: str | None = None
         self._run: NamespaceRun | None = None
+        # Set by the run (PROGRESS_ATTRIBUTES_INTERVAL); a handler that comes before it publishes as before.
+        self._attributes_every_interval = False
+        self._indexed_at: datetime | None = None
         start = start_run(request, parse_namespace_request, carried, new_namespace_status, NamespaceEvents)
         if isinstance(start, str):
             self._invalid = start
             return
-        self._run = NamespaceRun(start.request, NamespaceProgress(start.status, _publish), start.events)
+        self._run = NamespaceRun(start.request, NamespaceProgress(start.status, self._publish), start.events)
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> NamespacePurgeStatus:
         return self._namespace_run().progress.status
+
+    def _publish(self, status: NamespacePurgeStatus) -> None:
+        workflow.upsert_search_attributes(namespace_updates(status))
+        workflow.set_current_details(namespace_details_markdown(status))
+        self._indexed_at = workflow.now()
+
+    def _progress_published(self) -> None:
+        """The details show the tables' progress at once; the search attributes at most once an
+        interval, so a purge of many short rounds writes visibility (and its history) a few times a
+        minute, not once a round. What the interval holds back goes with the next news: a round, a
+        table purge's event, a range's progress, a state change."""
+        progress = self._namespace_run().progress
+        if not self._attributes_every_interval:
+            progress.publish()
+            return
+        since = workflow.now() - self._indexed_at if self._indexed_at else None
+        if since is None or since >= timedelta(seconds=PROGRESS_ATTRIBUTES_SECONDS):
+            progress.publish()
+        else:
+            workflow.set_current_details(namespace_details_markdown(progress.status))
 
     def _controlled_status(self) -> NamespacePurgeStatus:
         return self.status()
@@ -164,6 +188,8 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
             self._run.progress.event(event, workflow.now())
             if self._run.progress.status.paused:
                 self._events().standing_still(news=True)
+            if self._attributes_every_interval:
+                self._progress_published()
 
     @workflow.signal(name=RANGE_PROGRESS_SIGNAL)
     def range_progress(self, progress: RangeProgress) -> None:
@@ -174,6 +200,8 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
             self._run.progress.range_progressed(progress, workflow.now())
             if workflow.patched(RANGE_PROGRESS_EVENTS):
                 self._events_progressed()
+            if self._attributes_every_interval:
+                self._progress_published()
 
     def _root_id(self) -> str:
         return self._namespace_run().progress.status.purge_id
@@ -203,6 +231,7 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
     ) -> NamespacePurgeReport:
         self._run_scoped = workflow.patched(RUN_SCOPED_STATE)
         self._slim = workflow.patched(SLIM_BATCHES)
+        self._attributes_every_interval = workflow.patched(PROGRESS_ATTRIBUTES_INTERVAL)
         if self._run is None:
             raise ApplicationError(str(self._invalid), type=ERROR_INVALID_REQUEST, non_retryable=True)
         parsed, progress, events = self._run.request, self._run.progress, self._events()
