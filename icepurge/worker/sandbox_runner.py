@@ -49,9 +49,9 @@ class _SnippetsCompiledOnce(_Instance):
     """The SDK's sandboxed workflow instance, its snippets compiled once, and each command's payload
     contexts learnt once between two activations.
 
-    temporalio 1.35 `exec`s a source string for every activation and, four times, for every payload
-    it encodes or decodes (to learn its serialization and external store contexts). Compiling them
-    was two thirds of that, 18 % of a control plane worker's Python CPU
+    temporalio 1.35 `exec`s a source string for every activation and, three times, for every payload
+    it encodes or decodes to learn its serialization context (a fourth, encoding, for its external
+    store context). Compiling them was two thirds of that, 18 % of a control plane worker's Python CPU
     (bench/results/control_plane_worker_profile.txt). Between two activations nothing changes the
     workflow's pending commands, which is all a context is made of, so each command's contexts are
     asked of the sandbox once there, not once for every payload: most of a namespace purge's first

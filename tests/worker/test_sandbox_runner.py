@@ -63,8 +63,8 @@ async def test_a_replay_runs_every_snippet_compiled_and_a_second_compiles_none()
 async def test_each_commands_contexts_are_asked_of_the_sandbox_once_between_activations(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The SDK asks a workflow for a payload's contexts four times a payload it encodes or decodes;
-    the worker's instances run the sandbox's context snippets once a command between two
+    """The SDK asks a workflow for a payload's contexts three or four times a payload it encodes or
+    decodes; the worker's instances run the sandbox's context snippets once a command between two
     activations, and answer each ask with what the sandbox answers for it at that moment."""
     asked: list[tuple[object, object]] = []
     context_runs = 0
