@@ -6,6 +6,7 @@ version): tests/worker/test_sandbox_runner.py fails if an upgrade stops it being
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
@@ -80,18 +81,24 @@ class _SnippetsCompiledOnce(_Instance):
             self._contexts.clear()
 
     def get_serialization_context(self, command_info: CommandInfo | None) -> SerializationContext | None:
-        key = (SERIALIZATION, command_info)
-        if key not in self._contexts:
-            self._contexts[key] = super().get_serialization_context(command_info)
-        context: SerializationContext | None = self._contexts[key]
+        context: SerializationContext | None = self._learnt(
+            SERIALIZATION, command_info, super().get_serialization_context
+        )
         return context
 
     def get_external_store_context(self, command_info: CommandInfo | None) -> StorageDriverStoreContext:
-        key = (EXTERNAL_STORE, command_info)
-        if key not in self._contexts:
-            self._contexts[key] = super().get_external_store_context(command_info)
-        context: StorageDriverStoreContext = self._contexts[key]
+        context: StorageDriverStoreContext = self._learnt(
+            EXTERNAL_STORE, command_info, super().get_external_store_context
+        )
         return context
+
+    def _learnt(
+        self, kind: str, command_info: CommandInfo | None, ask: Callable[[CommandInfo | None], Any]
+    ) -> Any:
+        key = (kind, command_info)
+        if key not in self._contexts:
+            self._contexts[key] = ask(command_info)
+        return self._contexts[key]
 
 
 @dataclass(frozen=True)

@@ -150,8 +150,8 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
         if not self._attributes_every_interval:
             progress.publish()
             return
-        since = workflow.now() - self._indexed_at if self._indexed_at else None
-        if since is None or since >= timedelta(seconds=PROGRESS_ATTRIBUTES_SECONDS):
+        last = self._indexed_at
+        if last is None or workflow.now() - last >= timedelta(seconds=PROGRESS_ATTRIBUTES_SECONDS):
             progress.publish()
         else:
             workflow.set_current_details(namespace_details_markdown(progress.status))
