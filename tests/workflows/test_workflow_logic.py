@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from temporalio import activity
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client, WorkflowFailureError, WorkflowQueryFailedError
+from temporalio.client import Client, WorkflowFailureError, WorkflowHistory, WorkflowQueryFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
@@ -33,6 +33,8 @@ from icepurge.contract.catalog_steps import (
     DropInput,
     DropResult,
     GuardInput,
+    HeldTable,
+    HoldInput,
     LoadedTable,
     RegisterInput,
     RegisterResult,
@@ -86,7 +88,7 @@ from icepurge.worker.sandbox_runner import sandboxed_runner
 from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
 from icepurge.workflows.table.purge_table import PurgeTableWorkflow
-from tests.purge_helpers import eventually
+from tests.purge_helpers import eventually, local_activity_type
 
 QUEUE = "icepurge-workflow-logic"
 # The SDK's default activity slots, on each queue.
@@ -131,6 +133,14 @@ class FakeSteps:
     # The task queue each step ran on.
     queues: Counter[tuple[str, str]] = field(default_factory=Counter)
     delivered: list[PurgeEvent] = field(default_factory=list)
+    # Steps whose attempts inside a workflow task (local activities) fail, as a catalog or sink
+    # that is slow or down for a moment would make them: the activity's attempts succeed.
+    fail_in_task: set[str] = field(default_factory=set)
+    delivered_in_task: list[PurgeEvent] = field(default_factory=list)
+
+    def _in_task(self, step: str) -> None:
+        if activity.info().is_local and step in self.fail_in_task:
+            raise ApplicationError(f"{step} failed inside the workflow task", type="Unavailable")
 
     def _called(self, step: str, table: str) -> None:
         self.calls[step] += 1
@@ -180,7 +190,10 @@ class FakeSteps:
 
         @activity.defn(name=steps.DELIVER_EVENTS.name)
         async def deliver(batch: EventBatch) -> DeliveryReport:
+            self._in_task(steps.DELIVER_EVENTS.name)
             self.delivered += batch.events
+            if activity.info().is_local:
+                self.delivered_in_task += batch.events
             return DeliveryReport()
 
         @activity.defn(name=steps.LOAD_TABLE.name)
@@ -191,6 +204,12 @@ class FakeSteps:
                 file_io_properties={},
                 protection=GuardOutcome(guard=GuardName.PROTECTION, applied=True, passed=True, detail="none"),
             )
+
+        @activity.defn(name=steps.HOLD_TABLE.name)
+        async def hold(step: HoldInput) -> HeldTable:
+            self._in_task(steps.HOLD_TABLE.name)
+            held = step.table.model_copy(update={"namespace": [step.hold_namespace]})
+            return HeldTable(loaded=await load(step.table), held=held)
 
         @activity.defn(name=steps.DROP_TABLE.name)
         async def drop(step: DropInput) -> DropResult:
@@ -260,6 +279,7 @@ class FakeSteps:
 
         @activity.defn(name=steps.ENUMERATE.name)
         async def enumerate_tree(step: EnumerateInput) -> EnumerationSummary:
+            self._in_task(steps.ENUMERATE.name)
             self._called("enumerate", ".".join(step.namespace))
             return EnumerationSummary(
                 tree_location=f"memory://{step.purge_id}/tree.json",
@@ -307,6 +327,7 @@ class FakeSteps:
             finalize,
             deliver,
             load,
+            hold,
             drop,
             guard,
             register,
@@ -548,6 +569,38 @@ async def test_a_small_purge_by_snapshot_finished_by_its_plan_step_is_recorded_a
     assert (fake.calls["plan"], fake.calls["guard"], fake.calls["chunk"]) == (2, 2, 6)
 
 
+def _scheduled_and_in_task(history: WorkflowHistory) -> tuple[list[str], list[str]]:
+    """The activity types a run scheduled, and those it ran inside its workflow tasks."""
+    scheduled = [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]
+    return scheduled, [kind for kind in map(local_activity_type, history.events) if kind is not None]
+
+
+@pytest.mark.parametrize("fails_in_task", [False, True])
+async def test_a_hold_that_fails_inside_the_workflow_task_goes_on_as_its_activity(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client, fails_in_task: bool
+) -> None:
+    """A catalog down for a moment fails the hold's attempt in the workflow task: the purge holds
+    the table with the activity's attempts instead, and goes on."""
+    fake, purges = fake_worker
+    if fails_in_task:
+        fake.fail_in_task = {steps.HOLD_TABLE.name}
+    table = f"held-{uuid.uuid4().hex[:8]}"
+    purge_id = await purges.purge_by_name(
+        "tests", ["logic"], table, requested_by="pytest", options={"hold_namespace": "attic"}
+    )
+    status = (await purges.wait(purge_id)).status
+    assert status.state is PurgeState.SUCCEEDED, status
+    assert status.held_as == f"attic.{table}"
+    history = await temporal_client.get_workflow_handle(purge_id).fetch_history()
+    scheduled, in_task = _scheduled_and_in_task(history)
+    assert in_task[0] == steps.HOLD_TABLE.name
+    assert (steps.HOLD_TABLE.name in scheduled) is fails_in_task
+
+
 async def test_an_undropped_soft_delete_registers_its_table_again_and_deletes_nothing(
     fake_worker: tuple[FakeSteps, PurgeClient],
 ) -> None:
@@ -591,6 +644,32 @@ async def test_a_namespace_purge_counts_each_table_purges_outcome(
     assert status.failure_sample[0].table.endswith("bad")
     assert status.namespaces_dropped == 1
     assert status.files.deleted == 2 * (3 * FILES_PER_CHUNK + 1)
+
+
+@pytest.mark.parametrize("fails_in_task", [False, True])
+async def test_a_namespace_purge_enumerates_and_tells_its_end_inside_workflow_tasks(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client, fails_in_task: bool
+) -> None:
+    """The enumeration and the final event each go first inside a workflow task, with no dispatch
+    and no task after them; an attempt there that fails goes on as the activity, and the purge ends
+    the same, its final event told once."""
+    fake, purges = fake_worker
+    if fails_in_task:
+        fake.fail_in_task = {steps.ENUMERATE.name, steps.DELIVER_EVENTS.name}
+    request = namespace_request("tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest")
+    purge_id = await purges.namespaces.start(request)
+    status = (await purges.namespaces.wait(purge_id)).status
+    assert status.state is NamespacePurgeState.SUCCEEDED
+    assert (status.tables_total, status.tables_done) == (3, 3)
+    history = await temporal_client.get_workflow_handle(purge_id).fetch_history()
+    scheduled, in_task = _scheduled_and_in_task(history)
+    assert in_task == [steps.ENUMERATE.name, steps.DELIVER_EVENTS.name]
+    assert (steps.ENUMERATE.name in scheduled) is fails_in_task
+    told = [event.kind for event in fake.delivered if event.purge_id == purge_id]
+    assert told[0] is EventKind.STARTED and told[-1] is EventKind.COMPLETED
+    assert told.count(EventKind.COMPLETED) == 1
+    told_in_task = [event.kind for event in fake.delivered_in_task if event.purge_id == purge_id]
+    assert told_in_task == ([] if fails_in_task else [EventKind.COMPLETED])
 
 
 @pytest.mark.parametrize("batch_tables", [0, None])

@@ -71,9 +71,11 @@ class NamespaceActivities(CatalogCalls):
             root = kind.spelled_as_listed(step.namespace)
             self._check_root(kind, step, root)
             chain = [step.run_chain] if step.run_chain else []
-            # Each attempt writes a list of its own: an attempt the server gave up on, still
-            # walking, must not mix its pages into the list the purge goes on with.
-            attempt = f"attempt-{activity.info().attempt}"
+            # Each attempt writes a list of its own: an attempt the server (or the workflow, for
+            # the one inside its task) gave up on, still walking, must not mix its pages into the
+            # list the purge goes on with. The local attempt and the activity's first share a number.
+            info = activity.info()
+            attempt = f"{'local-' if info.is_local else ''}attempt-{info.attempt}"
             location = self._state.uri("namespace-purges", step.purge_id, *chain, attempt, INDEX_NAME)
             writer = TableListWriter(self._state, location, self._page_entries)
             walk = NamespaceWalk(catalog, step, writer, self._registry.redact)

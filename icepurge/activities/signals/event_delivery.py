@@ -21,7 +21,8 @@ class EventDelivery:
     @implements(DELIVER_EVENTS)
     def deliver_events(self, batch: EventBatch) -> DeliveryReport:
         """A sink's failure is counted, never raised: one bad sink mustn't hold back the others
-        or the purge. Only a lost worker makes the batch go out again (same event ids)."""
+        or the purge. Only a lost worker, or a first attempt inside the workflow task that ran out
+        of time, makes the batch go out again (same event ids)."""
         undelivered: Counter[str] = Counter()
         for event in batch.events:
             for sink in self._sinks:

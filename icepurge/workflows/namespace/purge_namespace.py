@@ -68,8 +68,9 @@ from icepurge.workflows.shared.step_outcomes import (
     failure_reason,
     failure_type,
 )
-from icepurge.workflows.shared.steps_runner import run_step
+from icepurge.workflows.shared.steps_runner import run_step, run_step_in_task_first
 from icepurge.workflows.shared.upgrades import (
+    ENUMERATE_IN_WORKFLOW_TASK,
     PREVIEW_DROPS,
     PROGRESS_ATTRIBUTES_INTERVAL,
     RANGE_PROGRESS_EVENTS,
@@ -84,6 +85,11 @@ CHILD_REQUEST_SEPARATOR = "@"
 # (PROGRESS_ATTRIBUTES_INTERVAL): visibility's lists and filters lag it by no more than that, where
 # the status query is exact. A state change goes at once.
 PROGRESS_ATTRIBUTES_SECONDS = 5.0
+# A walk of a SQL catalog lists ~100,000 tables a second (bench/results/enumeration.txt): a tree
+# of up to a few hundred thousand tables, or a selection that loads a few hundred, is enumerated
+# inside the first workflow task. A longer walk gives up this much and goes on as the activity,
+# whose heartbeats show its progress; meanwhile the workflow answers no query.
+ENUMERATE_IN_TASK_TIMEOUT = timedelta(seconds=5)
 
 
 class CarriedNamespaceState(StrictModel):
@@ -308,18 +314,19 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
     ) -> EnumerationSummary:
         progress.move_to(NamespacePurgeState.ENUMERATING, workflow.now())
         status = progress.status
-        tree: EnumerationSummary = await run_step(
-            ENUMERATE,
-            EnumerateInput(
-                purge_id=status.purge_id,
-                catalog=request.catalog,
-                namespace=request.namespace,
-                nested=request.walks_nested,
-                run_chain=self._run_chain(),
-                selection=request.selection,
-                cutoff_ms=_cutoff_ms(request),
-            ),
+        step = EnumerateInput(
+            purge_id=status.purge_id,
+            catalog=request.catalog,
+            namespace=request.namespace,
+            nested=request.walks_nested,
+            run_chain=self._run_chain(),
+            selection=request.selection,
+            cutoff_ms=_cutoff_ms(request),
         )
+        if workflow.patched(ENUMERATE_IN_WORKFLOW_TASK):
+            tree = await run_step_in_task_first(ENUMERATE, step, ENUMERATE_IN_TASK_TIMEOUT)
+        else:
+            tree = await run_step(ENUMERATE, step)
         progress.enumerated(tree)
         return tree
 

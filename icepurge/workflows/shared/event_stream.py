@@ -16,16 +16,24 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, FailureError
 
 from icepurge.contract.activity_steps import DELIVER_EVENTS
-from icepurge.contract.events import DeliveryReport, EventBatch, EventCursor, EventKind, PurgeEvent
+from icepurge.contract.events import EventBatch, EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import EVENT_SIGNAL, NAMESPACE_ID_PREFIX
 from icepurge.workflows.shared.held_back import HeldBack
-from icepurge.workflows.shared.steps_runner import run_step
-from icepurge.workflows.shared.upgrades import PARENT_SIGNALS, PAUSED_PROGRESS_TOLD
+from icepurge.workflows.shared.steps_runner import run_step, run_step_in_task_first
+from icepurge.workflows.shared.upgrades import (
+    FINAL_EVENTS_IN_WORKFLOW_TASK,
+    PARENT_SIGNALS,
+    PAUSED_PROGRESS_TOLD,
+)
 
 # A namespace purge learns these of a table purge from the child workflow's own start and result
 # (its report): signalling them too cost the parent's workflow, whose tasks run one at a time,
 # two more tasks per table.
 KNOWN_TO_THE_PARENT = frozenset({EventKind.STARTED, EventKind.COMPLETED, EventKind.COMPLETED_WITH_ERRORS})
+# The events a closing run waits for go first inside its workflow task (FINAL_EVENTS_IN_WORKFLOW_TASK):
+# healthy sinks take a batch in milliseconds. A sink slower than this costs the close this much
+# more, and the sinks the attempt reached get the batch again (the same event ids) from the activity.
+FINAL_DELIVERY_IN_TASK_TIMEOUT = timedelta(seconds=2)
 
 
 class EventSource(Protocol):
@@ -139,12 +147,16 @@ class EventStream:
             await self._deliver(batch)
 
     async def _deliver(self, batch: list[PurgeEvent]) -> None:
+        summary = f"events {batch[0].sequence}-{batch[-1].sequence}"
+        events = EventBatch(events=batch)
         try:
-            report: DeliveryReport = await run_step(
-                DELIVER_EVENTS,
-                EventBatch(events=batch),
-                summary=f"events {batch[0].sequence}-{batch[-1].sequence}",
-            )
+            # The run waits for what it delivers once closing: the task that delivers it ends it.
+            if self._closing and workflow.patched(FINAL_EVENTS_IN_WORKFLOW_TASK):
+                report = await run_step_in_task_first(
+                    DELIVER_EVENTS, events, FINAL_DELIVERY_IN_TASK_TIMEOUT, summary=summary
+                )
+            else:
+                report = await run_step(DELIVER_EVENTS, events, summary=summary)
             self._source.undelivered(sum(report.undelivered.values()))
         except ActivityError:
             self._source.undelivered(len(batch))

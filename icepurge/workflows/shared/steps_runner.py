@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, CancelledError, FailureError
 
 from icepurge.contract.activity_steps import Input, Result, Step
 
@@ -40,15 +41,30 @@ async def run_step(
     return await start_step(step, argument, summary=summary, cancellation_type=cancellation_type)
 
 
-async def try_step_in_task(step: Step[Input, Result], argument: Input, timeout: timedelta) -> Result:
-    """One attempt of the step inside the workflow task (a local activity): no dispatch, no task
-    after it. Local attempts show in no pending-activity list, so there is one, kept short; the
-    caller retries as an activity, whose attempts show."""
-    result: Result = await workflow.execute_local_activity(
-        step.name,
-        argument,
-        result_type=step.result_type,
-        start_to_close_timeout=timeout,
-        retry_policy=RetryPolicy(maximum_attempts=1),
+async def run_step_in_task_first(
+    step: Step[Input, Result], argument: Input, timeout: timedelta, *, summary: str | None = None
+) -> Result:
+    """The step's first attempt inside the workflow task (a local activity): no dispatch, and no
+    task after it to take its result. Local attempts show in no pending-activity list, so there is
+    one, kept short; unless cancelled, the step goes on as the activity, whose attempts show and
+    whose failures come as every step's do (a refusal meets its activity attempt again)."""
+    try:
+        result: Result = await workflow.execute_local_activity(
+            step.name,
+            argument,
+            result_type=step.result_type,
+            start_to_close_timeout=timeout,
+            retry_policy=RetryPolicy(maximum_attempts=1),
+        )
+        return result
+    except FailureError as error:
+        # temporalio 1.35 raises a local attempt's own failure bare, a timeout in an ActivityError.
+        if _cancelled(error):
+            raise
+    return await run_step(step, argument, summary=summary)
+
+
+def _cancelled(error: FailureError) -> bool:
+    return isinstance(error, CancelledError) or (
+        isinstance(error, ActivityError) and isinstance(error.cause, CancelledError)
     )
-    return result

@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from icepurge.contract.activity_steps import (
     DROP_TABLE,
@@ -34,7 +33,7 @@ from icepurge.contract.catalog_steps import (
 )
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import GuardOutcome
-from icepurge.workflows.shared.steps_runner import run_step, try_step_in_task
+from icepurge.workflows.shared.steps_runner import run_step, run_step_in_task_first
 from icepurge.workflows.shared.upgrades import HOLD_IN_WORKFLOW_TASK
 
 # A hold is a load and a rename (0.1-0.3 s here, about a second on a loaded machine). Longer, and
@@ -96,21 +95,10 @@ async def hold_table(table: TableRef, hold_namespace: str) -> HeldTable:
     """First tried inside the workflow task; retried as an activity. Each attempt first looks for
     the run's held name, so one that follows an attempt whose rename landed late finds it held."""
     step = HoldInput(table=table, hold_namespace=hold_namespace)
+    summary = f"hold {table.name} in {hold_namespace}"
     if workflow.patched(HOLD_IN_WORKFLOW_TASK):
-        try:
-            return await try_step_in_task(HOLD_TABLE, step, HOLD_IN_TASK_TIMEOUT)
-        except ActivityError as error:
-            if not _worth_retrying(error):
-                raise
-    return await run_step(HOLD_TABLE, step, summary=f"hold {table.name} in {hold_namespace}")
-
-
-def _worth_retrying(error: ActivityError) -> bool:
-    """Not a cancellation, nor a refusal another attempt would meet again."""
-    cause = error.cause
-    if isinstance(cause, CancelledError):
-        return False
-    return not (isinstance(cause, ApplicationError) and cause.non_retryable)
+        return await run_step_in_task_first(HOLD_TABLE, step, HOLD_IN_TASK_TIMEOUT, summary=summary)
+    return await run_step(HOLD_TABLE, step, summary=summary)
 
 
 async def release_held_table(held: HeldTable, table: TableRef) -> RegisterResult:
