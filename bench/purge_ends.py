@@ -14,6 +14,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 
 from icepurge.contract.activity_steps import PURGE_RANGE_BATCH
+from tests.purge_helpers import local_activity_type
 
 
 def _at(event: HistoryEvent) -> datetime:
@@ -39,10 +40,17 @@ def _ends_unit(event: HistoryEvent, batches: set[int]) -> bool:
     return event.event_type == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED
 
 
+def _step(event: HistoryEvent) -> str | None:
+    """The activity an event scheduled, or ran inside a workflow task (a local activity)."""
+    in_task = local_activity_type(event)
+    return f"{in_task} (in the task)" if in_task is not None else _activity(event)
+
+
 def _steps(events: list[HistoryEvent]) -> str:
-    """The activities scheduled and the workflow tasks run within a span of events, with the time
-    those tasks took from a worker's taking them to their completion (the worker's own part)."""
-    names = [name for name in map(_activity, events) if name is not None]
+    """The activities scheduled (or run inside a workflow task) and the workflow tasks run within a
+    span of events, with the time those tasks took from a worker's taking them to their completion
+    (the worker's own part)."""
+    names = [name for name in map(_step, events) if name is not None]
     taken = {event.event_id: _at(event) for event in events}
     completed = [
         event for event in events if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED

@@ -3,10 +3,13 @@ histories."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
+
+from tests.purge_helpers import LOCAL_ACTIVITY_MARKER
 
 START = datetime(2026, 11, 23, tzinfo=UTC)
 
@@ -33,3 +36,10 @@ class History:
         begun = self.add(started, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED)
         done = self.add(completed, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
         done.workflow_task_completed_event_attributes.started_event_id = begun.event_id
+
+    def in_task(self, name: str, recorded: float) -> None:
+        """A local activity's marker: the step ran inside the workflow task that recorded it."""
+        event = self.add(recorded, EventType.EVENT_TYPE_MARKER_RECORDED)
+        marker = event.marker_recorded_event_attributes
+        marker.marker_name = LOCAL_ACTIVITY_MARKER
+        marker.details["data"].payloads.add().data = json.dumps({"activity_type": name}).encode()

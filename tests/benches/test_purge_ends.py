@@ -59,3 +59,27 @@ def test_a_tree_over_two_runs_splits_at_the_first_range_started_and_the_last_one
 
     assert (ends.start, ends.between, ends.close) == pytest.approx((0.1, 5.9, 0.25))
     assert ends.close_steps == f"{DROP_NAMESPACES.name}; 0 workflow task(s), 0 ms taken"
+
+
+def test_the_steps_run_inside_a_workflow_task_are_named_among_the_start_s_and_the_close_s() -> None:
+    history = History()
+    history.add(0.0, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)
+    history.workflow_task(started=0.002, completed=0.03)
+    history.in_task(ENUMERATE.name, recorded=0.03)
+    history.activity(DELIVER_EVENTS.name, scheduled=0.03, started=0.031, closed=0.04)
+    history.activity(PURGE_RANGE_BATCH.name, scheduled=0.03, started=0.035, closed=0.9)
+    history.workflow_task(started=0.905, completed=0.915)
+    history.activity(DROP_NAMESPACES.name, scheduled=0.915, started=0.92, closed=0.93)
+    history.workflow_task(started=0.932, completed=0.94)
+    history.in_task(DELIVER_EVENTS.name, recorded=0.94)
+    history.add(0.94, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)
+
+    ends = purge_ends(history.events, history.events)
+
+    assert (ends.start, ends.between, ends.close) == pytest.approx((0.03, 0.87, 0.04))
+    assert ends.start_steps == (
+        f"{ENUMERATE.name} (in the task), {DELIVER_EVENTS.name}; 1 workflow task(s), 28 ms taken"
+    )
+    assert ends.close_steps == (
+        f"{DROP_NAMESPACES.name}, {DELIVER_EVENTS.name} (in the task); 2 workflow task(s), 18 ms taken"
+    )
