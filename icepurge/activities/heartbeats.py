@@ -76,8 +76,10 @@ def _beats() -> Beats:
 
 
 def heartbeat(*details: object) -> None:
-    """activity.heartbeat, throttled for the calling activity (each runs in a context of its own)."""
-    _beats().beat(*details)
+    """activity.heartbeat, throttled for the calling activity (each runs in a context of its own).
+    A local activity has no heartbeat to keep: the SDK's core answers its beats with a warning."""
+    if not activity.info().is_local:
+        _beats().beat(*details)
 
 
 @contextmanager

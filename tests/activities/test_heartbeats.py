@@ -6,6 +6,7 @@ every pulse carries the checkpoint last sent."""
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import threading
 import time
 
@@ -88,6 +89,23 @@ def test_a_step_on_a_pulse_beats_while_it_waits_on_a_call_and_stops_when_it_ends
     time.sleep(1.5)
     assert sent[0] == ("checkpoint",)
     assert 2 <= beats == len(sent) and set(sent) == {("checkpoint",)}
+
+
+def test_a_step_inside_a_workflow_task_sends_no_beat() -> None:
+    """A local activity (a step's first attempt inside the workflow task) has no heartbeat: the
+    SDK's core warned of an unknown activity at every beat of one."""
+    environment = ActivityEnvironment()
+    environment.info = dataclasses.replace(environment.info, is_local=True)
+    sent: list[tuple[object, ...]] = []
+    environment.on_heartbeat = lambda *details: sent.append(details)
+
+    def step() -> None:
+        heartbeat("checkpoint")
+        with pulsing():
+            heartbeat("later")
+
+    contextvars.copy_context().run(environment.run, step)
+    assert sent == []
 
 
 def test_a_plan_beats_once_per_checkpoint_not_once_per_read(
