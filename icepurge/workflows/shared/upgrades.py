@@ -71,6 +71,6 @@ PAUSED_PROGRESS_TOLD: Final = "paused-progress-told"
 PROGRESS_ATTRIBUTES_INTERVAL: Final = "progress-attributes-interval"
 # A namespace purge's enumeration and a purge's final events are first tried inside the workflow
 # task (local activities), then as activities: a 10^4-table purge's start and close each lost a task
-# and a dispatch, ~0.05 s of its ~1 s (bench/results/control_plane_steps_in_task_ab.txt).
+# and a dispatch, 0.03 s of its ~1 s (bench/results/control_plane_steps_in_task_ab.txt).
 ENUMERATE_IN_WORKFLOW_TASK: Final = "enumerate-in-workflow-task"
 FINAL_EVENTS_IN_WORKFLOW_TASK: Final = "final-events-in-workflow-task"
