@@ -3,23 +3,20 @@ code without a nondeterminism error: a purge started before an upgrade finishes 
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from icepurge.contract.names import NAMESPACE_WORKFLOW_TYPE, TABLE_RANGE_WORKFLOW_TYPE, WORKFLOW_TYPE
-from icepurge.worker.sandbox_runner import sandboxed_runner
-from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
-from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
-from icepurge.workflows.shared.echo import ECHO_WORKFLOW_TYPE, EchoWorkflow
-from icepurge.workflows.table.purge_table import PurgeTableWorkflow
+from icepurge.workflows.shared.echo import ECHO_WORKFLOW_TYPE
+from icepurge.workflows.shared.upgrades import PATCHES_BEFORE_STEPS_IN_TASK
 from tests.paths import TESTS
+from tests.workflows.replays import replay_failure
+from tests.workflows.task_splits import split_after_steps_in_task
 
 HISTORIES = sorted((TESTS / "histories").glob("*/*.json.gz"))
 
@@ -60,12 +57,46 @@ def test_every_workflow_type_and_main_path_has_a_recorded_history() -> None:
 @pytest.mark.parametrize("recorded", HISTORIES, ids=lambda path: f"{path.parent.name}/{path.name}")
 async def test_a_recorded_history_replays_on_todays_code(recorded: Path) -> None:
     saved = _saved(recorded)
-    # Child ids derive from the workflow's own id: a replay under another id would differ.
-    history = WorkflowHistory.from_json(saved["workflow_id"], saved["history"])
-    replayer = Replayer(
-        workflows=[PurgeTableWorkflow, PurgeNamespaceWorkflow, PurgeTableRangeWorkflow, EchoWorkflow],
-        data_converter=pydantic_data_converter,
-        workflow_runner=sandboxed_runner(),
+    failure = await replay_failure(saved["workflow_id"], saved["history"])
+    assert failure is None, failure
+
+
+def _patches(recorded: Path) -> set[str]:
+    """The patches the run's markers record."""
+    markers = (
+        event.get("markerRecordedEventAttributes", {}) for event in _saved(recorded)["history"]["events"]
     )
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
+    payloads = (
+        payload
+        for marker in markers
+        for payload in marker.get("details", {}).get("patch-data", {}).get("payloads", [])
+    )
+    return {json.loads(base64.b64decode(payload["data"]))["id"] for payload in payloads}
+
+
+# Recorded since runs decide their patches before their steps inside the workflow task, with such a
+# step that commands of its own task follow.
+SPLITTABLE = [
+    path
+    for path in HISTORIES
+    if PATCHES_BEFORE_STEPS_IN_TASK in _patches(path)
+    and split_after_steps_in_task(_saved(path)["history"])[1]
+]
+
+
+def test_the_histories_split_below_hold_a_namespace_purge_and_a_held_purge() -> None:
+    assert {"namespace_purge_ranged", "namespace_purge_dry_run", "table_purge_held"} <= {
+        path.name.removesuffix(".json.gz") for path in SPLITTABLE
+    }
+
+
+@pytest.mark.parametrize("recorded", SPLITTABLE, ids=lambda path: f"{path.parent.name}/{path.name}")
+async def test_a_recorded_history_replays_whatever_task_the_code_after_its_steps_in_task_ran_in(
+    recorded: Path,
+) -> None:
+    """A query that came just as a step inside the workflow task ended would have left the code
+    after it to a task of its own (task_splits)."""
+    saved = _saved(recorded)
+    split, _ = split_after_steps_in_task(saved["history"])
+    failure = await replay_failure(saved["workflow_id"], split)
+    assert failure is None, failure

@@ -7,6 +7,7 @@ is a download these machines can't make: docs/reference/layout.md)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -89,6 +90,8 @@ from icepurge.workflows.namespace.purge_namespace import PurgeNamespaceWorkflow
 from icepurge.workflows.namespace.purge_table_range import PurgeTableRangeWorkflow
 from icepurge.workflows.table.purge_table import PurgeTableWorkflow
 from tests.purge_helpers import eventually, local_activity_type
+from tests.workflows.replays import replay_failure
+from tests.workflows.task_splits import split_after_steps_in_task
 
 QUEUE = "icepurge-workflow-logic"
 # The SDK's default activity slots, on each queue.
@@ -670,6 +673,51 @@ async def test_a_namespace_purge_enumerates_and_tells_its_end_inside_workflow_ta
     assert told.count(EventKind.COMPLETED) == 1
     told_in_task = [event.kind for event in fake.delivered_in_task if event.purge_id == purge_id]
     assert told_in_task == ([] if fails_in_task else [EventKind.COMPLETED])
+
+
+async def _split_replay(client: Client, workflow_id: str) -> tuple[int, Exception | None]:
+    """How many of the closed run's steps inside the task commands of their task follow, and why
+    its history, split after each (task_splits), fails to replay, or None."""
+    history = json.loads((await client.get_workflow_handle(workflow_id).fetch_history()).to_json())
+    split, splits = split_after_steps_in_task(history)
+    return splits, await replay_failure(workflow_id, split)
+
+
+async def test_a_purge_replays_though_the_code_after_its_steps_in_task_ran_in_a_task_of_its_own(
+    fake_worker: tuple[FakeSteps, PurgeClient], temporal_client: Client
+) -> None:
+    """A query that comes just as a step inside the workflow task ends can end that task with the
+    step's marker, and leave the code after the step to a task of its own (task_splits). Such a
+    history of a namespace purge (a tree, or a workflow per table) or of a held purge failed to
+    replay: on replay, the first patch consulted after the step read False."""
+    fake, purges = fake_worker
+    tree = await purges.namespaces.start(
+        namespace_request(
+            "tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", batch_tables=1, range_tables=2
+        )
+    )
+    per_table = await purges.namespaces.start(
+        namespace_request("tests", ["ns", uuid.uuid4().hex[:8]], requested_by="pytest", batch_tables=0)
+    )
+    held = await purges.purge_by_name(
+        "tests",
+        ["logic"],
+        f"held-{uuid.uuid4().hex[:8]}",
+        requested_by="pytest",
+        options={"hold_namespace": "attic"},
+    )
+    for purge_id in (tree, per_table):
+        assert (await purges.namespaces.wait(purge_id)).status.state is NamespacePurgeState.SUCCEEDED
+    assert (await purges.wait(held)).status.state is PurgeState.SUCCEEDED
+    children = [
+        event.start_child_workflow_execution_initiated_event_attributes.workflow_id
+        async for event in temporal_client.get_workflow_handle(per_table).fetch_history_events()
+        if event.HasField("start_child_workflow_execution_initiated_event_attributes")
+    ]
+    assert len(children) == fake.tables
+    for workflow_id in (tree, per_table, held, *children):
+        splits, failure = await _split_replay(temporal_client, workflow_id)
+        assert splits > 0 and failure is None, (workflow_id, failure)
 
 
 @pytest.mark.parametrize("batch_tables", [0, None])

@@ -62,6 +62,7 @@ from icepurge.workflows.namespace.namespace_ranges import NamespaceRanges
 from icepurge.workflows.namespace.namespace_tables import NamespaceRun
 from icepurge.workflows.shared.control_handlers import ControlChecks, ControlHandlers
 from icepurge.workflows.shared.event_stream import EventStream
+from icepurge.workflows.shared.patches_first import decide_patches_first
 from icepurge.workflows.shared.run_start import start_run
 from icepurge.workflows.shared.step_outcomes import (
     error_memo,
@@ -71,6 +72,7 @@ from icepurge.workflows.shared.step_outcomes import (
 from icepurge.workflows.shared.steps_runner import run_step, run_step_in_task_first
 from icepurge.workflows.shared.upgrades import (
     ENUMERATE_IN_WORKFLOW_TASK,
+    NAMESPACE_PURGE_PATCHES,
     PREVIEW_DROPS,
     PROGRESS_ATTRIBUTES_INTERVAL,
     RANGE_PROGRESS_EVENTS,
@@ -235,6 +237,7 @@ class PurgeNamespaceWorkflow(NamespaceRanges, ControlHandlers[NamespacePurgeStat
     async def run(
         self, request: dict[str, Any], carried: CarriedNamespaceState | None = None
     ) -> NamespacePurgeReport:
+        decide_patches_first(NAMESPACE_PURGE_PATCHES)
         self._run_scoped = workflow.patched(RUN_SCOPED_STATE)
         self._slim = workflow.patched(SLIM_BATCHES)
         self._attributes_every_interval = workflow.patched(PROGRESS_ATTRIBUTES_INTERVAL)

@@ -19,6 +19,7 @@ from icepurge.contract.activity_steps import DELIVER_EVENTS
 from icepurge.contract.events import EventBatch, EventCursor, EventKind, PurgeEvent
 from icepurge.contract.names import EVENT_SIGNAL, NAMESPACE_ID_PREFIX
 from icepurge.workflows.shared.held_back import HeldBack
+from icepurge.workflows.shared.patches_first import decide_patches_first
 from icepurge.workflows.shared.steps_runner import run_step, run_step_in_task_first
 from icepurge.workflows.shared.upgrades import (
     FINAL_EVENTS_IN_WORKFLOW_TASK,
@@ -152,6 +153,8 @@ class EventStream:
         try:
             # The run waits for what it delivers once closing: the task that delivers it ends it.
             if self._closing and workflow.patched(FINAL_EVENTS_IN_WORKFLOW_TASK):
+                if self._tells_parent_news_only():
+                    decide_patches_first([PARENT_SIGNALS])
                 report = await run_step_in_task_first(
                     DELIVER_EVENTS, events, FINAL_DELIVERY_IN_TASK_TIMEOUT, summary=summary
                 )
@@ -163,15 +166,18 @@ class EventStream:
         if self._notify_workflow_id:
             await self._signal(self._notify_workflow_id, self._news_for_target(batch))
 
-    def _news_for_target(self, batch: list[PurgeEvent]) -> list[PurgeEvent]:
-        """Every event, unless the target is the namespace purge that started this table purge."""
+    def _tells_parent_news_only(self) -> bool:
+        """The target is the namespace purge that started this table purge."""
         parent = workflow.info().parent
-        of_namespace_purge = (
+        return (
             parent is not None
             and parent.workflow_id == self._notify_workflow_id
             and parent.workflow_id.startswith(NAMESPACE_ID_PREFIX)
         )
-        if not of_namespace_purge or not workflow.patched(PARENT_SIGNALS):
+
+    def _news_for_target(self, batch: list[PurgeEvent]) -> list[PurgeEvent]:
+        """Every event, unless the target is the namespace purge that started this table purge."""
+        if not self._tells_parent_news_only() or not workflow.patched(PARENT_SIGNALS):
             return batch
         # Progress sent with the report's own event is overtaken by the report at once.
         reported = any(event.kind in KNOWN_TO_THE_PARENT - {EventKind.STARTED} for event in batch)

@@ -74,3 +74,37 @@ PROGRESS_ATTRIBUTES_INTERVAL: Final = "progress-attributes-interval"
 # and a dispatch, 0.03 s of its ~1 s (bench/results/control_plane_steps_in_task_ab.txt).
 ENUMERATE_IN_WORKFLOW_TASK: Final = "enumerate-in-workflow-task"
 FINAL_EVENTS_IN_WORKFLOW_TASK: Final = "final-events-in-workflow-task"
+# A run decides the patches it may consult after a step inside the workflow task before that step.
+# A query that comes just as such a step ends can end the task with the step's marker; the code
+# after the step then runs in a task of its own, but a replay hands it the step's result in the task
+# before, whose successor's patch markers it does not know yet: a patch it consulted there first
+# read False, and the replay failed (a tree's status query, after its cancel; a held purge).
+PATCHES_BEFORE_STEPS_IN_TASK: Final = "patches-before-steps-in-task"
+
+# What each workflow with steps inside the task decides before them: a namespace purge every patch
+# it consults (at its start); a held purge what its steps after the hold do.
+NAMESPACE_PURGE_PATCHES: Final = (
+    RUN_SCOPED_STATE,
+    SLIM_BATCHES,
+    PROGRESS_ATTRIBUTES_INTERVAL,
+    ENUMERATE_IN_WORKFLOW_TASK,
+    TABLE_RANGES,
+    WHOLE_WINDOW_RANGES,
+    BUDGET_OVER_TABLES_LEFT,
+    RANGE_PROGRESS_EVENTS,
+    PAUSED_PROGRESS_TOLD,
+    PREVIEW_DROPS,
+    FINAL_EVENTS_IN_WORKFLOW_TASK,
+)
+AFTER_HOLD_PATCHES: Final = (
+    EXPRESS_LANE,
+    DROP_WITH_PLAN,
+    WAITING_MEMO,
+    OUTCOME_MEMO,
+    PREVIEW_GUARDS,
+    SWEEP_ANY_LISTABLE_STORE,
+    CHUNK_SHARES_OVER_CHUNKS_LEFT,
+    PAUSED_PROGRESS_TOLD,
+    PARENT_SIGNALS,
+    FINAL_EVENTS_IN_WORKFLOW_TASK,
+)

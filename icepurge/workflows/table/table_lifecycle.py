@@ -33,8 +33,9 @@ from icepurge.contract.catalog_steps import (
 )
 from icepurge.contract.request import PurgeRequest
 from icepurge.contract.status import GuardOutcome
+from icepurge.workflows.shared.patches_first import decide_patches_first
 from icepurge.workflows.shared.steps_runner import run_step, run_step_in_task_first
-from icepurge.workflows.shared.upgrades import HOLD_IN_WORKFLOW_TASK
+from icepurge.workflows.shared.upgrades import AFTER_HOLD_PATCHES, HOLD_IN_WORKFLOW_TASK
 
 # A hold is a load and a rename (0.1-0.3 s here, about a second on a loaded machine). Longer, and
 # the workflow, which answers no query meanwhile, moves it to an activity.
@@ -97,6 +98,7 @@ async def hold_table(table: TableRef, hold_namespace: str) -> HeldTable:
     step = HoldInput(table=table, hold_namespace=hold_namespace)
     summary = f"hold {table.name} in {hold_namespace}"
     if workflow.patched(HOLD_IN_WORKFLOW_TASK):
+        decide_patches_first(AFTER_HOLD_PATCHES)
         return await run_step_in_task_first(HOLD_TABLE, step, HOLD_IN_TASK_TIMEOUT, summary=summary)
     return await run_step(HOLD_TABLE, step, summary=summary)
 
