@@ -78,7 +78,9 @@ FINAL_EVENTS_IN_WORKFLOW_TASK: Final = "final-events-in-workflow-task"
 # A query that comes just as such a step ends can end the task with the step's marker; the code
 # after the step then runs in a task of its own, but a replay hands it the step's result in the task
 # before, whose successor's patch markers it does not know yet: a patch it consulted there first
-# read False, and the replay failed (a tree's status query, after its cancel; a held purge).
+# read False, and the replay failed (a tree's status query, after its cancel; a held purge). For
+# the same reason, the code right after such a step decides no command by workflow.now(): a replay
+# runs it at the earlier task's time.
 PATCHES_BEFORE_STEPS_IN_TASK: Final = "patches-before-steps-in-task"
 
 # What each workflow with steps inside the task decides before them: a namespace purge every patch
