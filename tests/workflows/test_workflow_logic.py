@@ -688,8 +688,9 @@ async def test_a_purge_replays_though_the_code_after_its_steps_in_task_ran_in_a_
 ) -> None:
     """A query that comes just as a step inside the workflow task ends can end that task with the
     step's marker, and leave the code after the step to a task of its own (task_splits). Such a
-    history of a namespace purge (a tree, or a workflow per table) or of a held purge failed to
-    replay: on replay, the first patch consulted after the step read False."""
+    history of a namespace purge (a tree, or a workflow per table) failed to replay: on replay, the
+    first patch consulted after the step read False. A held purge's did when a patch was first
+    consulted after its hold (tests/histories/v197e6b2/table_purge_held, split)."""
     fake, purges = fake_worker
     tree = await purges.namespaces.start(
         namespace_request(
